@@ -1,0 +1,317 @@
+"""JSON API under /api/v1/ (django-ninja; OpenAPI at /api/v1/openapi.json, docs at /api/v1/docs).
+
+Thin: parse and check the request shape, call a service or selector, shape the reply.
+Errors are ``{"error": {"code", "message", "field"}}`` with 400/401/403/404/409/413.
+"""
+
+import datetime as dt
+import logging
+
+from django.db import transaction
+from django.http import HttpRequest
+from django.utils.dateparse import parse_datetime
+from ninja import NinjaAPI, Schema
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.security import HttpBearer
+from pydantic import ConfigDict, Field
+
+from memories import services, store
+from memories.errors import InvalidInput, NotFound, ServiceError
+from memories.index import fields as index_fields
+from memories.models import Memory, RankingProfile
+from memories.profiles import profile_resolve
+from memories.roles import require_role
+from memories.search import memory_search
+from memories.tokens import token_user
+from memories.validation import MEMORY_ID_RE, clean_identifier
+
+log = logging.getLogger(__name__)
+
+
+class BearerAuth(HttpBearer):
+    def authenticate(self, request, token):
+        user = token_user(token)
+        if user is not None:
+            request.user = user
+        return user
+
+
+api = NinjaAPI(title="Memory Console API", version="1", auth=BearerAuth(), urls_namespace="api")
+
+
+def _error(request, status: int, code: str, message: str, field=None, **extra):
+    body = {"error": {"code": code, "message": message, "field": field, **extra}}
+    return api.create_response(request, body, status=status)
+
+
+@api.exception_handler(ServiceError)
+def _service_error(request, exc: ServiceError):
+    return api.create_response(request, exc.as_dict(), status=exc.status)
+
+
+@api.exception_handler(ValidationError)
+def _validation_error(request, exc: ValidationError):
+    first = exc.errors[0] if exc.errors else {}
+    loc = [str(p) for p in first.get("loc", []) if p not in ("body", "payload", "query", "path")]
+    field = ".".join(loc) or None
+    kind = first.get("type", "")
+    if kind == "extra_forbidden":
+        message = f"unknown field {field!r}"
+    elif kind == "missing":
+        message = f"{field} is required"
+    else:
+        message = f"{field}: {first.get('msg', 'invalid value')}" if field else first.get(
+            "msg", "invalid request")
+    return _error(request, 400, "invalid", message, field)
+
+
+@api.exception_handler(AuthenticationError)
+def _auth_error(request, exc):
+    return _error(request, 401, "unauthorized", "missing or invalid bearer token")
+
+
+@api.exception_handler(HttpError)
+def _http_error(request, exc: HttpError):
+    code = {400: "invalid", 404: "not_found", 405: "method_not_allowed"}.get(exc.status_code,
+                                                                              "error")
+    return _error(request, exc.status_code, code, str(exc))
+
+
+class Strict(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MemoryIn(Strict):
+    user_id: str
+    content: str
+    conversation_id: str | None = None
+    type: str = "long_term"
+    importance: float | None = None
+    tags: list[str] | None = None
+    metadata: dict | None = None
+    source: str = ""
+    author: str = ""
+    keywords: list[str] | None = None
+    ttl_seconds: int | None = None
+    created_at: str | None = None
+
+
+class MemoryPatch(Strict):
+    content: str | None = None
+    importance: float | None = None
+    tags: list[str] | None = None
+    type: str | None = None
+    metadata: dict | None = None
+    reason: str = Field(default="", max_length=1000)
+    version: int | None = None
+
+
+class ReasonIn(Strict):
+    reason: str = Field(default="", max_length=1000)
+
+
+class RollbackIn(Strict):
+    version: int
+    reason: str = Field(max_length=1000)
+
+
+class RecallIn(Strict):
+    user_id: str
+    query: str = Field(max_length=4096)
+    conversation_id: str | None = None
+    limit: int = Field(default=5, ge=1, le=100)
+    types: list[str] | None = None
+    profile: str | None = None
+    match_mode: str | None = None
+
+
+class AnalyzeIn(Strict):
+    text: str = Field(max_length=65536)
+    profile: str | None = None
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def memory_out(memory: Memory, **extra) -> dict:
+    """The API shape of a memory: every model field, datetimes as ISO 8601."""
+    return {
+        "memory_id": memory.memory_id, "user_id": memory.user_id,
+        "conversation_id": memory.conversation_id, "type": memory.type,
+        "content": memory.content, "keywords": memory.keywords, "tags": memory.tags,
+        "importance": memory.importance, "access_count": memory.access_count,
+        "accessed_at": _iso(memory.accessed_at), "created_at": _iso(memory.created_at),
+        "updated_at": _iso(memory.updated_at), "expire_at": _iso(memory.expire_at),
+        "source": memory.source, "author": memory.author, "metadata": memory.metadata,
+        "content_hash": memory.content_hash, "version": memory.version,
+        "deleted_at": _iso(memory.deleted_at), "deleted_by": memory.deleted_by, **extra,
+    }
+
+
+def _with_warning(memory: Memory, **extra) -> dict:
+    """A write that reached the database while Redis was down says so."""
+    memory.refresh_from_db(fields=["needs_resync"])
+    if memory.needs_resync:
+        extra["warning"] = "index_pending"
+    return memory_out(memory, **extra)
+
+
+def _memory_or_404(memory_id: str) -> Memory:
+    if not MEMORY_ID_RE.match(memory_id):
+        raise NotFound(f"memory {memory_id!r} not found", field="memory_id")
+    memory = Memory.objects.filter(memory_id=memory_id).first()
+    if memory is None:
+        raise NotFound(f"memory {memory_id} not found", field="memory_id")
+    return memory
+
+
+@api.post("/memories", response={200: dict, 201: dict}, tags=["memories"])
+def create_memory(request: HttpRequest, payload: MemoryIn):
+    """Remember one memory. 201 with the memory; 200 + ``deduplicated`` for a duplicate."""
+    require_role(request.user, "editor")
+    fields = payload.model_dump()
+    created_at = fields.pop("created_at")
+    if created_at is not None:
+        parsed = parse_datetime(created_at)
+        if parsed is None:
+            raise InvalidInput("created_at must be ISO 8601", field="created_at")
+        fields["created_at"] = parsed
+    memory, dup = services.memory_create(actor=request.user, **fields)
+    if dup:
+        return 200, memory_out(memory, deduplicated=True)
+    return 201, _with_warning(memory, deduplicated=False)
+
+
+@api.get("/memories/{memory_id}", response=dict, tags=["memories"])
+def get_memory(request, memory_id: str):
+    require_role(request.user, "viewer")
+    return memory_out(_memory_or_404(memory_id))
+
+
+@api.patch("/memories/{memory_id}", response=dict, tags=["memories"])
+def patch_memory(request, memory_id: str, payload: MemoryPatch):
+    require_role(request.user, "editor")
+    _memory_or_404(memory_id)
+    data = payload.model_dump(exclude_unset=True)
+    memory = services.memory_update(
+        memory_id=memory_id, actor=request.user, reason=data.pop("reason", ""),
+        expected_version=data.pop("version", None), **data)
+    return _with_warning(memory)
+
+
+@api.delete("/memories/{memory_id}", response={204: None}, tags=["memories"])
+def delete_memory(request, memory_id: str, reason: str = "", purge: int = 0):
+    """Forget (soft delete). ``?purge=1`` (admin) is a hard delete, audit record kept."""
+    if purge:
+        require_role(request.user, "admin")
+        _memory_or_404(memory_id)
+        services.memory_purge(memory_id=memory_id, actor=request.user, reason=reason)
+        return 204, None
+    require_role(request.user, "editor")
+    _memory_or_404(memory_id)
+    services.memory_forget(memory_id=memory_id, actor=request.user, reason=reason)
+    return 204, None
+
+
+@api.post("/memories/{memory_id}/restore", response=dict, tags=["memories"])
+def restore_memory(request, memory_id: str, payload: ReasonIn | None = None):
+    require_role(request.user, "editor")
+    _memory_or_404(memory_id)
+    memory = services.memory_restore(memory_id=memory_id, actor=request.user,
+                                     reason=payload.reason if payload else "")
+    return _with_warning(memory)
+
+
+@api.post("/memories/{memory_id}/rollback", response=dict, tags=["memories"])
+def rollback_memory(request, memory_id: str, payload: RollbackIn):
+    require_role(request.user, "admin")
+    _memory_or_404(memory_id)
+    memory = services.memory_rollback(memory_id=memory_id, version=payload.version,
+                                      actor=request.user, reason=payload.reason)
+    return _with_warning(memory)
+
+
+@api.get("/memories/{memory_id}/history", response=dict, tags=["memories"])
+def memory_history(request, memory_id: str):
+    """Every version, oldest first."""
+    require_role(request.user, "viewer")
+    memory = _memory_or_404(memory_id)
+    versions = [
+        {"version": h.version, "kind": h.kind, "content": h.content,
+         "importance": h.importance, "tags": h.tags, "type": h.type,
+         "changed_by": h.changed_by, "reason": h.history_change_reason or "",
+         "at": h.history_date.isoformat(), "forgotten": h.deleted_at is not None}
+        for h in memory.history.order_by("history_date", "history_id")
+    ]
+    return {"versions": versions}
+
+
+@api.get("/memories/{memory_id}/ready", response=dict, tags=["memories"])
+def memory_ready(request, memory_id: str):
+    """Whether Redis holds this memory's current version (``indexed_at`` epoch seconds)."""
+    require_role(request.user, "viewer")
+    memory = _memory_or_404(memory_id)
+    raw = store.get_client().hmget(store.key(memory.user_id, "m", memory_id),
+                                   ["version", "indexed_at"])
+    version, indexed_at = (store.text(v) for v in raw)
+    ready = memory.deleted_at is None and version == str(memory.version)
+    return {"ready": ready, "indexed_at": float(indexed_at) if ready and indexed_at else None}
+
+
+@api.post("/recall", response=dict, tags=["search"])
+def recall(request, payload: RecallIn):
+    """Ranked memories for a query, each with its score explained."""
+    require_role(request.user, "viewer")
+    user_id = clean_identifier(payload.user_id, "user_id")
+    conversation_id = clean_identifier(payload.conversation_id, "conversation_id", required=False)
+    if payload.match_mode not in (None, "any", "all", "all_then_any"):
+        raise InvalidInput("match_mode must be any, all or all_then_any", field="match_mode")
+    if payload.types is not None and not set(payload.types) <= {"long_term", "short_term",
+                                                                 "working"}:
+        raise InvalidInput("types must be long_term, short_term or working", field="types")
+    try:
+        found = memory_search(user_id=user_id, query=payload.query, limit=payload.limit,
+                              conversation_id=conversation_id, types=payload.types,
+                              profile=payload.profile, match_mode=payload.match_mode)
+    except store.RedisError:
+        return _error(request, 503, "unavailable", "the search index (Redis) is unreachable")
+    ids = [h.memory_id for h in found.results]
+    transaction.on_commit(lambda: services.memory_record_access(memory_ids=ids))
+    return {
+        "results": [
+            {"memory_id": h.memory_id, "content": h.content, "type": h.type,
+             "version": h.version, "score": h.score, "metadata": h.metadata,
+             "created_at": dt.datetime.fromtimestamp(h.created_at, dt.UTC).isoformat(),
+             "importance": h.importance, "conversation_id": h.conversation_id,
+             "explain": {"bm25": h.explain.bm25, "relevance": h.explain.relevance,
+                         "recency": h.explain.recency, "importance": h.explain.importance,
+                         "terms": h.explain.terms, "weights": h.explain.weights}}
+            for h in found.results
+        ],
+        "match_mode_used": found.match_mode_used,
+        "profile": found.profile,
+        "took_ms": found.took_ms,
+    }
+
+
+@api.post("/analyze", response=dict, tags=["search"])
+def analyze(request, payload: AnalyzeIn):
+    """The tokens a profile (default: the default profile) indexes for ``text``."""
+    require_role(request.user, "viewer")
+    prof = profile_resolve(payload.profile)
+    analyzer = index_fields.ANALYZERS[index_fields.content_field(stemming=prof.stemming)]
+    return {"tokens": analyzer.tokens(payload.text), "profile": prof.name}
+
+
+def profile_out(p: RankingProfile) -> dict:
+    return {f: getattr(p, f) for f in (
+        "name", "ranker", "k1", "b", "w_relevance", "w_recency", "w_importance",
+        "half_life_hours", "recency_from", "stemming", "synonyms", "match_mode", "is_default",
+        "builtin")}
+
+
+@api.get("/profiles", response=dict, tags=["profiles"])
+def list_profiles(request):
+    require_role(request.user, "viewer")
+    return {"profiles": [profile_out(p) for p in RankingProfile.objects.all()]}

@@ -1,0 +1,15 @@
+from django.apps import AppConfig
+
+
+class MemoriesConfig(AppConfig):
+    name = "memories"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from simple_history.signals import pre_create_historical_record
+
+        from memories import history
+
+        pre_create_historical_record.connect(
+            history.stamp_history_row, dispatch_uid="memories.stamp_history_row"
+        )

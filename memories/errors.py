@@ -1,0 +1,45 @@
+"""Domain errors raised by services and mapped to JSON (API) or form errors (pages).
+
+Each carries the HTTP status it maps to and the request field it is about, so a client can
+tell which input to fix: ``{"error": {"code", "message", "field"}}``.
+"""
+
+
+class ServiceError(Exception):
+    status = 400
+    code = "invalid"
+
+    def __init__(self, message: str, *, field: str | None = None, **extra):
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.extra = extra
+
+    def as_dict(self) -> dict:
+        return {"error": {"code": self.code, "message": self.message, "field": self.field,
+                          **self.extra}}
+
+
+class InvalidInput(ServiceError):
+    status = 400
+    code = "invalid"
+
+
+class PermissionDenied(ServiceError):
+    status = 403
+    code = "forbidden"
+
+
+class NotFound(ServiceError):
+    status = 404
+    code = "not_found"
+
+
+class Conflict(ServiceError):
+    status = 409
+    code = "conflict"
+
+
+class TooLarge(ServiceError):
+    status = 413
+    code = "too_large"

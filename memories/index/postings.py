@@ -1,0 +1,132 @@
+"""Redis I/O of the BM25 index: postings, document vectors and statistics per field.
+
+Layout under a namespace's base (``mc:{ns}:``), per index field ``f``:
+
+- ``f:t:<term>``   sorted set of postings, member = memory_id, score = -impact, where impact is
+                   the BM25 tf part computed with the reference average length ``avgdl_ref``
+                   (best first under ZRANGE; equal impacts in ascending memory_id order)
+- ``f:d:<id>``     hash: term -> raw term frequency, ``#dl`` document length, and ``#type``,
+                   ``#conv``, ``#exp`` for filtering without touching the memory hash
+- ``f:stats``      hash: ``N`` live documents, ``total_len`` sum of lengths, ``avgdl_ref``
+
+Scores are never stored: IDF and the average length come from the live statistics at
+query time (see ``search.lua``). Each memory's update is one Lua script, so readers never
+see half of it.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from memories import store
+
+_LUA = Path(__file__).with_name("lua")
+# BM25 parameters the stored impacts are computed with; queries with other k1/b cannot use
+# the impact bound and are scored exhaustively.
+REF_K1 = 1.2
+REF_B = 0.75
+# avgdl_ref for a namespace's first document; a reindex replaces it with the real average.
+DEFAULT_AVGDL_REF = 12.0
+
+
+def _script(name: str):
+    return (_LUA / name).read_text()
+
+
+_PUT = _script("put.lua")
+_SEARCH = _script("search.lua")
+
+
+@dataclass(frozen=True)
+class FieldTerms:
+    """One index field of one memory: its name, document length and term frequencies."""
+
+    field: str
+    tf: dict[str, int]
+
+    @property
+    def dl(self) -> int:
+        return sum(self.tf.values())
+
+
+def put_memory(
+    client, *, user_id: str, memory_id: str, hash_fields: dict[str, str],
+    filter_fields: dict[str, str], fields: list[FieldTerms], ttl_seconds: int = 0,
+    stream_maxlen: int = 10000,
+) -> str:
+    """Replace a memory's hot-store hash and postings in one atomic script.
+
+    Empty ``hash_fields`` and ``fields`` remove the memory entirely (forget, purge, expiry).
+    Returns ``"upsert"`` or ``"delete"``; raises ``redis.RedisError`` when Redis fails.
+    """
+    args: list = [store.namespace_base(user_id), memory_id, DEFAULT_AVGDL_REF, REF_K1, REF_B,
+                  int(ttl_seconds), stream_maxlen, len(hash_fields)]
+    for name, value in hash_fields.items():
+        args += [name, value]
+    args.append(len(filter_fields))
+    for name, value in filter_fields.items():
+        args += [name, value]
+    args.append(len(fields))
+    for f in fields:
+        args += [f.field, f.dl, len(f.tf)]
+        for term, tf in f.tf.items():
+            args += [term, tf]
+    keys = [store.key(user_id, "m", memory_id)]
+    return store.text(client.eval(_PUT, 1, *keys, *args))
+
+
+@dataclass
+class FieldHits:
+    """What :func:`search_field` found: live statistics and candidate rows.
+
+    ``rows`` are ``(memory_id, dl, {term: tf})``; in ``any``/``all`` mode they are the exact
+    top k by BM25 (ties by memory_id), in ``collect`` mode every match, unranked.
+    """
+
+    n_docs: int
+    total_len: int
+    df: dict[str, int]
+    rows: list[tuple[str, int, dict[str, int]]]
+    expired: list[str]
+
+    @property
+    def avgdl(self) -> float:
+        return self.total_len / self.n_docs if self.n_docs else 0.0
+
+
+def search_field(
+    client, *, user_id: str, field: str, terms: list[str], k: int, k1: float, b: float,
+    mode: str, now: float, conversation_id: str | None = None, types: list[str] | None = None,
+) -> FieldHits:
+    """Run ``search.lua`` for distinct ``terms`` over one field; mode any | all | collect.
+
+    ``now`` is epoch seconds (short-term memories past ``expire_at`` are skipped and
+    reported in ``expired``). Raises ``redis.RedisError``.
+    """
+    if mode != "collect" and (k1, b) != (REF_K1, REF_B):
+        mode = "collect"
+    types_arg = "," + ",".join(types) + "," if types else ""
+    args = [store.namespace_base(user_id), field, k, k1, b, mode, now,
+            conversation_id or "", types_arg, len(terms), *terms]
+    reply = client.eval(_SEARCH, 1, store.key(user_id, field, "stats"), *args)
+    n_docs, total, dfs, rows, expired = reply
+    text = store.text
+    return FieldHits(
+        n_docs=int(n_docs),
+        total_len=int(total),
+        df={t: int(d) for t, d in zip(terms, dfs, strict=True)},
+        rows=[
+            (text(r[0]), int(r[1]), {t: int(tf) for t, tf in zip(terms, r[2], strict=True) if tf})
+            for r in rows
+        ],
+        expired=[text(e) for e in expired],
+    )
+
+
+def field_stats(client, *, user_id: str, field: str) -> dict[str, float]:
+    """``{"N", "total_len", "avgdl", "avgdl_ref"}`` of one field of one namespace."""
+    raw = client.hgetall(store.key(user_id, field, "stats"))
+    raw = {store.text(k): store.text(v) for k, v in raw.items()}
+    n = int(raw.get("N", 0))
+    total = int(raw.get("total_len", 0))
+    return {"N": n, "total_len": total, "avgdl": total / n if n else 0.0,
+            "avgdl_ref": float(raw.get("avgdl_ref", DEFAULT_AVGDL_REF))}

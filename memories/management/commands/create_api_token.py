@@ -1,0 +1,33 @@
+"""Create an API token for a user (created if needed) with a role; prints the token last."""
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from memories.roles import ROLES
+from memories.services import audit_record
+from memories.tokens import token_create
+
+
+class Command(BaseCommand):
+    help = "Create an API token for USERNAME with a role; the token is the last output line."
+
+    def add_arguments(self, parser):
+        parser.add_argument("username")
+        parser.add_argument("--role", choices=ROLES, default="viewer")
+        parser.add_argument("--name", default="cli")
+
+    @transaction.atomic
+    def handle(self, *args, username, role, name, **options):
+        user, created = get_user_model().objects.get_or_create(username=username)
+        if created:
+            user.set_unusable_password()
+            user.save()
+        user.groups.remove(*Group.objects.filter(name__in=ROLES))
+        user.groups.add(Group.objects.get(name=role))
+        token = token_create(user=user, name=name)
+        audit_record(actor="cli", action="token_created", target=f"user:{username}",
+                     data={"role": role, "prefix": token[:10]})
+        self.stdout.write(f"{'created' if created else 'updated'} user {username} ({role})")
+        self.stdout.write(token)

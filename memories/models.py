@@ -1,0 +1,209 @@
+"""The truth. Redis mirrors these rows; it never holds anything the database lacks.
+
+Every write goes through ``memories.services``; nothing else calls ``save()`` on these models.
+"""
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+from simple_history.models import HistoricalRecords
+
+
+def new_memory_id() -> str:
+    """``mem_`` + 16 lowercase hex digits (64 random bits)."""
+    return f"mem_{secrets.token_hex(8)}"
+
+
+class MemoryType(models.TextChoices):
+    LONG_TERM = "long_term"
+    SHORT_TERM = "short_term"
+    WORKING = "working"
+
+
+class ChangeKind(models.TextChoices):
+    CREATE = "create"
+    EDIT = "edit"
+    IMPORTANCE = "importance"
+    ROLLBACK = "rollback"
+    FORGET = "forget"
+    RESTORE = "restore"
+    PURGE = "purge"
+    PROMOTE = "promote"
+    CONSOLIDATE = "consolidate"
+    ARCHIVE = "archive"
+
+
+class HistoryKind(models.Model):
+    """Extra columns on every historical Memory row: what kind of change, and by whom.
+
+    ``changed_by`` keeps the actor's name even when the change came from an API token or a
+    job, where no request user exists.
+    """
+
+    kind = models.CharField(max_length=16, choices=ChangeKind.choices, default=ChangeKind.EDIT)
+    changed_by = models.CharField(max_length=150, blank=True, default="")
+
+    class Meta:
+        abstract = True
+
+
+class Memory(models.Model):
+    memory_id = models.CharField(primary_key=True, max_length=20, default=new_memory_id)
+    user_id = models.CharField(max_length=128, db_index=True)
+    conversation_id = models.CharField(max_length=128, null=True, blank=True)
+    type = models.CharField(
+        max_length=16, choices=MemoryType.choices, default=MemoryType.LONG_TERM
+    )
+    content = models.TextField()
+    keywords = models.JSONField(default=list, blank=True)
+    tags = models.JSONField(default=list, blank=True)
+    importance = models.FloatField(default=0.5)
+    access_count = models.PositiveIntegerField(default=0)
+    accessed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    expire_at = models.DateTimeField(null=True, blank=True)
+    source = models.CharField(max_length=64, blank=True, default="")
+    author = models.CharField(max_length=128, blank=True, default="")
+    metadata = models.JSONField(default=dict, blank=True)
+    content_hash = models.CharField(max_length=64, db_index=True)
+    version = models.PositiveIntegerField(default=1)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    deleted_by = models.CharField(max_length=150, blank=True, default="")
+    # Set when the database write succeeded but Redis could not be reached; reconcile clears it.
+    needs_resync = models.BooleanField(default=False)
+
+    history = HistoricalRecords(
+        bases=[HistoryKind],
+        excluded_fields=["access_count", "accessed_at", "needs_resync"],
+    )
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["user_id", "conversation_id", "type", "content_hash"]),
+            models.Index(fields=["user_id", "created_at"]),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(importance__gte=0) & models.Q(importance__lte=1),
+                name="memory_importance_0_1",
+            ),
+            models.CheckConstraint(condition=models.Q(version__gte=1), name="memory_version_1"),
+        ]
+        ordering = ["-created_at", "memory_id"]
+
+    def __str__(self) -> str:
+        return f"{self.memory_id} ({self.user_id})"
+
+    @property
+    def is_forgotten(self) -> bool:
+        return self.deleted_at is not None
+
+
+class Session(models.Model):
+    """A short-term conversation; Redis holds its hot window, the database every message."""
+
+    session_id = models.CharField(primary_key=True, max_length=128)
+    user_id = models.CharField(max_length=128, db_index=True)
+    agent_id = models.CharField(max_length=128, blank=True, default="")
+    system_prompt = models.TextField(blank=True, default="")
+    metadata = models.JSONField(default=dict, blank=True)
+    summary = models.TextField(blank=True, default="")
+    ttl_seconds = models.PositiveIntegerField(default=3600)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-updated_at", "session_id"]
+
+    def __str__(self) -> str:
+        return self.session_id
+
+
+class Message(models.Model):
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages")
+    seq = models.PositiveIntegerField()
+    role = models.CharField(max_length=16)
+    content = models.TextField()
+    ts = models.DateTimeField()
+
+    class Meta:
+        ordering = ["session", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "seq"], name="message_session_seq"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}#{self.seq}"
+
+
+class Ranker(models.TextChoices):
+    BM25 = "bm25"
+    KEYWORD = "keyword"
+
+
+class MatchMode(models.TextChoices):
+    ANY = "any"
+    ALL = "all"
+    ALL_THEN_ANY = "all_then_any"
+
+
+class RankingProfile(models.Model):
+    """Named ranking settings; ``bm25`` and ``keyword`` are built in (data migration)."""
+
+    name = models.CharField(max_length=64, unique=True)
+    ranker = models.CharField(max_length=16, choices=Ranker.choices, default=Ranker.BM25)
+    k1 = models.FloatField(default=1.2)
+    b = models.FloatField(default=0.75)
+    w_relevance = models.FloatField(default=1.0)
+    w_recency = models.FloatField(default=0.0)
+    w_importance = models.FloatField(default=0.0)
+    half_life_hours = models.FloatField(default=24 * 30)
+    recency_from = models.CharField(max_length=16, default="created_at")
+    stemming = models.BooleanField(default=False)
+    synonyms = models.BooleanField(default=False)
+    match_mode = models.CharField(max_length=16, choices=MatchMode.choices, default="any")
+    is_default = models.BooleanField(default=False)
+    builtin = models.BooleanField(default=False)
+    created_by = models.CharField(max_length=150, blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ApiToken(models.Model):
+    """A bearer token; only its SHA-256 is stored, the token itself is shown once."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    name = models.CharField(max_length=64, blank=True, default="")
+    prefix = models.CharField(max_length=12)
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.user})"
+
+
+class AuditEvent(models.Model):
+    """Who did what to which target, and why. Never holds memory content."""
+
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    actor = models.CharField(max_length=150)
+    action = models.CharField(max_length=32, db_index=True)
+    target = models.CharField(max_length=200, db_index=True)
+    reason = models.TextField(blank=True, default="")
+    data = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M} {self.actor} {self.action} {self.target}"

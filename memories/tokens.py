@@ -1,0 +1,39 @@
+"""API tokens: random, shown once, stored as SHA-256, revocable."""
+
+import hashlib
+import secrets
+
+from django.utils import timezone
+
+from memories.models import ApiToken
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def token_create(*, user, name: str = "") -> str:
+    """Create a token for ``user``; returns the token itself (only its hash is kept)."""
+    token = "mc_" + secrets.token_urlsafe(32)
+    ApiToken.objects.create(user=user, name=name, prefix=token[:10], key_hash=_digest(token))
+    return token
+
+
+def token_user(token: str):
+    """The active user of a live token, or None (unknown, revoked or inactive user)."""
+    if not token or len(token) > 200:
+        return None
+    row = (ApiToken.objects.select_related("user")
+           .filter(key_hash=_digest(token), revoked_at__isnull=True).first())
+    if row is None or not row.user.is_active:
+        return None
+    now = timezone.now()
+    if row.last_used_at is None or (now - row.last_used_at).total_seconds() > 60:
+        ApiToken.objects.filter(pk=row.pk).update(last_used_at=now)
+    return row.user
+
+
+def token_revoke(*, prefix: str) -> int:
+    """Revoke every live token starting with ``prefix``; returns how many."""
+    return ApiToken.objects.filter(prefix=prefix, revoked_at__isnull=True).update(
+        revoked_at=timezone.now())

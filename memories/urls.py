@@ -1,0 +1,9 @@
+from django.urls import path
+
+from memories import views
+
+app_name = "memories"
+
+urlpatterns = [
+    path("", views.overview, name="memories-overview"),
+]

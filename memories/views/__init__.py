@@ -1,0 +1,3 @@
+from memories.views.dashboard import overview
+
+__all__ = ["overview"]

@@ -1,0 +1,22 @@
+from django.contrib import admin
+from django.contrib.auth.decorators import login_not_required
+from django.http import JsonResponse
+from django.urls import include, path
+
+from memories.api import api
+
+
+@login_not_required
+def healthz(request):
+    """Liveness for load balancers: 200 when the process answers (no auth)."""
+    return JsonResponse({"status": "ok"})
+
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("api/v1/", api.urls),
+    path("django-rq/", include("django_rq.urls")),
+    path("healthz", healthz, name="healthz"),
+    path("", include("memories.urls")),
+]

@@ -1,0 +1,123 @@
+"""Fixtures: a real Redis (this run's own key prefix, cleaned after every test), the real
+database, personas with each role, and an API client with a bearer token."""
+
+import json
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import Group, User
+from django.test import Client
+
+from memories import store
+from memories.migrations import _builtins
+from memories.tokens import token_create
+
+
+def _prefix_keys(client):
+    return list(client.scan_iter(match=f"{settings.MEMORY_KEY_PREFIX}:*", count=1000))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _redis_guard():
+    """Refuse a Redis database that holds data of something other than test runs."""
+    client = store.get_client()
+    try:
+        client.ping()
+    except store.RedisError as exc:
+        pytest.exit(f"tests need a real Redis at {settings.REDIS_URL}: {exc}", returncode=3)
+    foreign = [k for k in client.scan_iter(count=1000, _type=None)
+               if not store.text(k).startswith(("mctest-", "rq:"))][:3]
+    if foreign:
+        pytest.exit(f"refusing {settings.REDIS_URL}: it holds foreign keys such as {foreign}",
+                    returncode=3)
+    yield
+    keys = _prefix_keys(client)
+    if keys:
+        client.delete(*keys)
+
+
+@pytest.fixture(autouse=True)
+def _clean_redis():
+    """Every test starts and ends with no key under this run's prefix."""
+    client = store.get_client()
+    yield
+    keys = _prefix_keys(client)
+    if keys:
+        client.delete(*keys)
+
+
+@pytest.fixture
+def redis_client():
+    return store.get_client()
+
+
+@pytest.fixture
+def builtins(db):
+    """Built-in profiles and role groups (a transactional test flushes migration data)."""
+    _builtins.ensure()
+
+
+def _persona(username, role):
+    user = User.objects.create_user(username=username, password="pw-" + username)
+    if role:
+        user.groups.add(Group.objects.get(name=role))
+    return user
+
+
+@pytest.fixture
+def viewer(builtins):
+    return _persona("vera", "viewer")
+
+
+@pytest.fixture
+def editor(builtins):
+    return _persona("eddie", "editor")
+
+
+@pytest.fixture
+def admin_user(builtins):
+    return _persona("ada", "admin")
+
+
+class ApiClient:
+    """Django test client speaking JSON with a bearer token."""
+
+    def __init__(self, user):
+        self.client = Client()
+        self.token = token_create(user=user) if user else ""
+
+    def _headers(self):
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
+    def call(self, method, path, body=None, **kwargs):
+        data = body if isinstance(body, str | bytes) or body is None else json.dumps(body)
+        return getattr(self.client, method)(
+            "/api/v1" + path, data=data, content_type="application/json",
+            headers=self._headers(), **kwargs)
+
+    def get(self, path, **kw):
+        return self.call("get", path, **kw)
+
+    def post(self, path, body=None):
+        return self.call("post", path, body)
+
+    def patch(self, path, body=None):
+        return self.call("patch", path, body)
+
+    def delete(self, path):
+        return self.call("delete", path)
+
+
+@pytest.fixture
+def api(editor):
+    return ApiClient(editor)
+
+
+@pytest.fixture
+def admin_api(admin_user):
+    return ApiClient(admin_user)
+
+
+@pytest.fixture
+def viewer_api(viewer):
+    return ApiClient(viewer)
