@@ -10,7 +10,7 @@ import logging
 from django.db import transaction
 from django.http import HttpRequest
 from django.utils.dateparse import parse_datetime
-from ninja import NinjaAPI, Schema
+from ninja import NinjaAPI, Schema, Status
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 from pydantic import ConfigDict, Field
@@ -179,8 +179,8 @@ def create_memory(request: HttpRequest, payload: MemoryIn):
         fields["created_at"] = parsed
     memory, dup = services.memory_create(actor=request.user, **fields)
     if dup:
-        return 200, memory_out(memory, deduplicated=True)
-    return 201, _with_warning(memory, deduplicated=False)
+        return Status(200, memory_out(memory, deduplicated=True))
+    return Status(201, _with_warning(memory, deduplicated=False))
 
 
 @api.get("/memories/{memory_id}", response=dict, tags=["memories"])
@@ -207,11 +207,11 @@ def delete_memory(request, memory_id: str, reason: str = "", purge: int = 0):
         require_role(request.user, "admin")
         _memory_or_404(memory_id)
         services.memory_purge(memory_id=memory_id, actor=request.user, reason=reason)
-        return 204, None
+        return Status(204, None)
     require_role(request.user, "editor")
     _memory_or_404(memory_id)
     services.memory_forget(memory_id=memory_id, actor=request.user, reason=reason)
-    return 204, None
+    return Status(204, None)
 
 
 @api.post("/memories/{memory_id}/restore", response=dict, tags=["memories"])

@@ -51,7 +51,8 @@ class HistoryKind(models.Model):
 class Memory(models.Model):
     memory_id = models.CharField(primary_key=True, max_length=20, default=new_memory_id)
     user_id = models.CharField(max_length=128, db_index=True)
-    conversation_id = models.CharField(max_length=128, null=True, blank=True)
+    # NULL = user-wide (visible from every conversation); DESIGN.md keeps it nullable.
+    conversation_id = models.CharField(max_length=128, null=True, blank=True)  # noqa: DJ001
     type = models.CharField(
         max_length=16, choices=MemoryType.choices, default=MemoryType.LONG_TERM
     )

@@ -239,7 +239,7 @@ def memory_update(
     """Write a new version with the given fields changed.
 
     ``expected_version`` (optimistic locking) raises Conflict (409, ``current_version`` in
-    the body) when the memory has moved on. A forgotten memory is NotFound for edits. A call
+    the body) when the memory has moved on, and for a forgotten memory (restore first). A call
     that changes nothing writes no version. The kind is ``importance`` when only importance
     changed, else ``edit``.
     """
@@ -495,10 +495,9 @@ def memory_purge(*, memory_id: str, actor=None, reason: str = "") -> None:
     event without content records who purged what and why. Raises NotFound."""
     memory = _get_for_update(memory_id)
     user_id = memory.user_id
-    memory.history.all().delete()
-    # A plain delete would add a "-" history row holding the content; skip history for it.
-    memory.skip_history_when_saving = True
     memory.delete()
+    # After the delete: simple_history adds a "-" row holding the content, which goes too.
+    Memory.history.filter(memory_id=memory_id).delete()
     audit_record(actor=actor, action="purge", target=memory_id, reason=reason,
                  data={"user_id": user_id, "versions": memory.version})
     transaction.on_commit(lambda: sync_memory(memory_id, user_id=user_id))

@@ -99,7 +99,7 @@ TEMPLATES = [
 ]
 
 # SQLite by default (zero set-up); PostgreSQL through DATABASE_URL.
-(BASE_DIR / "var").mkdir(exist_ok=True)
+(BASE_DIR / "var" / "staticfiles").mkdir(parents=True, exist_ok=True)
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'db.sqlite3'}"),

@@ -11,3 +11,10 @@ os.environ.setdefault("MEMORY_KEY_PREFIX", f"mctest-{uuid.uuid4().hex[:10]}")
 from memory_console.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast test logins
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    # A file (not shared-cache memory) so threads and the live server see one database and
+    # wait on its lock instead of failing; one file per run so concurrent runs never meet.
+    DATABASES["default"]["TEST"] = {  # noqa: F405
+        "NAME": str(BASE_DIR / "var" / f"test-{os.environ['MEMORY_KEY_PREFIX']}.sqlite3")  # noqa: F405
+    }

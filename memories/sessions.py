@@ -1,0 +1,75 @@
+"""Sessions (short-term conversations): the one writer of Session and Message.
+
+The database keeps every message (the transcript outlives any TTL).
+"""
+
+import datetime as dt
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from memories.errors import InvalidInput, NotFound
+from memories.models import Message, Session
+from memories.validation import clean_identifier
+
+ROLES = ("user", "assistant", "system", "tool")
+DEFAULT_TTL_SECONDS = 3600
+
+
+def _aware(value: dt.datetime | None) -> dt.datetime | None:
+    if value is not None and timezone.is_naive(value):
+        return value.replace(tzinfo=dt.UTC)
+    return value
+
+
+@transaction.atomic
+def session_create(*, user_id: str, session_id: str | None = None, agent_id: str = "",
+                   ttl_seconds: int | None = None, system_prompt: str = "",
+                   metadata: dict | None = None, created_at: dt.datetime | None = None) -> Session:
+    """Create a session (``session_id`` generated when absent). Raises InvalidInput, or
+    InvalidInput on ``session_id`` when it exists already."""
+    user_id = clean_identifier(user_id, "user_id")
+    if session_id is None:
+        session_id = f"sess_{timezone.now():%Y%m%d%H%M%S}_{Session.objects.count() + 1:06d}"
+    session_id = clean_identifier(session_id, "session_id")
+    if agent_id:
+        clean_identifier(agent_id, "agent_id")
+    ttl = DEFAULT_TTL_SECONDS if ttl_seconds is None else ttl_seconds
+    if isinstance(ttl, bool) or not isinstance(ttl, int) or not 1 <= ttl <= 30 * 24 * 3600:
+        raise InvalidInput("ttl_seconds must be 1..2592000", field="ttl_seconds")
+    if Session.objects.filter(session_id=session_id).exists():
+        raise InvalidInput(f"session {session_id} exists already", field="session_id")
+    now = _aware(created_at) or timezone.now()
+    return Session.objects.create(
+        session_id=session_id, user_id=user_id, agent_id=agent_id or "", ttl_seconds=ttl,
+        system_prompt=system_prompt or "", metadata=metadata or {}, created_at=now,
+        updated_at=now)
+
+
+@transaction.atomic
+def session_append(*, session_id: str, messages: list[dict]) -> int:
+    """Append ``[{"role", "content", "at"?}]`` in order; returns the session's total length.
+
+    Raises NotFound for an unknown session, InvalidInput for a bad role or blank content.
+    """
+    session = Session.objects.select_for_update().filter(session_id=session_id).first()
+    if session is None:
+        raise NotFound(f"session {session_id!r} not found", field="session_id")
+    for n, msg in enumerate(messages):
+        if msg.get("role") not in ROLES:
+            raise InvalidInput(f"messages[{n}].role must be one of {', '.join(ROLES)}",
+                               field="role")
+        if not isinstance(msg.get("content"), str) or not msg["content"].strip():
+            raise InvalidInput(f"messages[{n}].content must not be blank", field="content")
+    seq = (session.messages.aggregate(m=Max("seq"))["m"] or 0)
+    now = timezone.now()
+    rows = []
+    for msg in messages:
+        seq += 1
+        rows.append(Message(session=session, seq=seq, role=msg["role"], content=msg["content"],
+                            ts=_aware(msg.get("at")) or now))
+    Message.objects.bulk_create(rows)
+    session.updated_at = max([now, *(r.ts for r in rows)])
+    session.save(update_fields=["updated_at"])
+    return seq

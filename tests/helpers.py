@@ -1,0 +1,40 @@
+"""Test helpers: read the Redis index back, and an oracle that scores from the database."""
+
+from memories import store
+from memories.index import fields as index_fields
+from memories.index import postings, scoring
+from memories.models import Memory
+
+
+def postings_of(user_id: str, term: str, field: str = index_fields.CONTENT) -> set[str]:
+    client = store.get_client()
+    return {store.text(m) for m in client.zrange(store.key(user_id, field, "t", term), 0, -1)}
+
+
+def memory_hash(user_id: str, memory_id: str) -> dict[str, str]:
+    raw = store.get_client().hgetall(store.key(user_id, "m", memory_id))
+    return {store.text(k): store.text(v) for k, v in raw.items()}
+
+
+def stats(user_id: str, field: str = index_fields.CONTENT) -> dict:
+    return postings.field_stats(store.get_client(), user_id=user_id, field=field)
+
+
+def oracle_scores(user_id: str, query: str, *, field: str = index_fields.CONTENT,
+                  k1: float = 1.2, b: float = 0.75) -> dict[str, float]:
+    """BM25 of every live memory of ``user_id`` computed from the database alone: what a full
+    rebuild of the index would answer."""
+    analyzer = index_fields.ANALYZERS[field]
+    docs = {m.memory_id: analyzer.term_frequencies(m.content)
+            for m in Memory.objects.filter(user_id=user_id, deleted_at__isnull=True)}
+    docs = {k: v for k, v in docs.items() if v}
+    n = len(docs)
+    total = sum(sum(v.values()) for v in docs.values())
+    terms = list(dict.fromkeys(analyzer.tokens(query)))
+    df = {t: sum(1 for v in docs.values() if t in v) for t in terms}
+    out = {}
+    for memory_id, tf in docs.items():
+        score = scoring.bm25(terms, tf, sum(tf.values()), n, df, total / n, k1, b)
+        if score > 0:
+            out[memory_id] = score
+    return out
