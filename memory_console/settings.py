@@ -173,5 +173,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"jieba": {"level": "WARNING"}},
+    # Django's own logger would print every line twice (its handler + the root's).
+    "loggers": {"jieba": {"level": "WARNING"},
+                "django": {"handlers": ["console"], "level": "INFO", "propagate": False}},
 }

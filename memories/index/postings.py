@@ -14,6 +14,7 @@ query time (see ``search.lua``). Each memory's update is one Lua script, so read
 see half of it.
 """
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,12 +29,12 @@ REF_B = 0.75
 DEFAULT_AVGDL_REF = 12.0
 
 
+@functools.cache
 def _script(name: str):
-    return (_LUA / name).read_text()
-
-
-_PUT = _script("put.lua")
-_SEARCH = _script("search.lua")
+    # redis-py Script objects run by EVALSHA (loading on a NOSCRIPT miss, pipelines included),
+    # so the source crosses the wire once per server rather than with every call. The client
+    # they are registered with only supplies the encoder; callers pass the client to use.
+    return store.get_client().register_script((_LUA / name).read_text())
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def put_memory(
         for term, tf in f.tf.items():
             args += [term, tf]
     keys = [store.key(user_id, "m", memory_id)]
-    return store.text(client.eval(_PUT, 1, *keys, *args))
+    return store.text(_script("put.lua")(keys=keys, args=args, client=client))
 
 
 @dataclass
@@ -107,7 +108,7 @@ def search_field(
     types_arg = "," + ",".join(types) + "," if types else ""
     args = [store.namespace_base(user_id), field, k, k1, b, mode, now,
             conversation_id or "", types_arg, len(terms), *terms]
-    reply = client.eval(_SEARCH, 1, store.key(user_id, field, "stats"), *args)
+    reply = _script("search.lua")(keys=[store.key(user_id, field, "stats")], args=args, client=client)
     n_docs, total, dfs, rows, expired = reply
     text = store.text
     return FieldHits(

@@ -27,6 +27,7 @@ local function remove_field(field)
     end
   end
   redis.call('DEL', dkey)
+  redis.call('ZREM', base .. field .. ':exp', id)
 end
 
 -- Old state out: every field this memory was indexed under.
@@ -40,8 +41,9 @@ local hash = {}
 for j = 1, n_hash * 2 do hash[j] = ARGV[i + j - 1] end
 i = i + n_hash * 2
 local n_meta = tonumber(ARGV[i]); i = i + 1
-local meta = {}
+local meta, exp = {}, ''
 for j = 1, n_meta * 2 do meta[j] = ARGV[i + j - 1] end
+for j = 1, n_meta * 2, 2 do if meta[j] == '#exp' then exp = meta[j + 1] end end
 i = i + n_meta * 2
 
 local op = 'delete'
@@ -73,13 +75,18 @@ for _ = 1, n_fields do
     for _ = 1, n_terms do
       local term, tf = ARGV[i], tonumber(ARGV[i + 1])
       i = i + 2
-      -- Impact under the reference statistics, negated so ZRANGE walks best-first and
-      -- equal impacts come in ascending memory_id order (the tie-break of results).
-      redis.call('ZADD', base .. field .. ':t:' .. term, -(tf / (tf + norm)), id)
+      -- Posting score: -(level + code / 2^34), where level = floor(impact * 2^16) is the tf
+      -- part under the reference statistics and code = tf * 2^17 + (2^17 - 1 - dl) carries
+      -- the raw tf and dl, so a reader scores the posting exactly from the score alone.
+      -- Negated so ZRANGE walks best-first; equal scores come in ascending memory_id order.
+      local level = math.floor(tf / (tf + norm) * 65536)
+      local code = tf * 131072 + (131071 - dl)
+      redis.call('ZADD', base .. field .. ':t:' .. term, -(level + code / 17179869184), id)
       doc[#doc + 1] = term
       doc[#doc + 1] = tf
     end
     redis.call('HSET', dkey, unpack(doc))
+    if exp ~= '' then redis.call('ZADD', base .. field .. ':exp', tonumber(exp), id) end
     redis.call('HINCRBY', skey, 'N', 1)
     redis.call('HINCRBY', skey, 'total_len', dl)
   end

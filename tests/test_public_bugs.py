@@ -1,0 +1,187 @@
+"""Faults users reported in comparable products (../shared/cases/public-bugs.md), each held
+here as a test. Cases about sessions, pages and jobs live beside those features; cases B03,
+B05, B15, B26 and B30 are in test_services.py, B09 (a) in test_api.py."""
+
+import datetime as dt
+import threading
+import time
+
+import pytest
+from django.db import connection
+
+from memories import services, store
+from memories.index.tokenizer import tokenize
+from memories.models import Memory
+from memories.search import memory_search
+from tests.helpers import memory_hash, oracle_scores, postings_of, stats
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def create(content, user_id="u-a", **kw):
+    return services.memory_create(user_id=user_id, content=content, **kw)[0]
+
+
+def ids(found):
+    return [h.memory_id for h in found.results]
+
+
+def test_b01_no_cross_user_leak_and_no_read_of_other_keys(builtins, redis_client):
+    m = create("我的护照号码是 X1234567 passport", conversation_id="c-1")
+    seen = []
+    monitor_ready = threading.Event()
+
+    def watch():
+        with store.get_client().monitor() as mon:
+            monitor_ready.set()
+            for cmd in mon.listen():
+                seen.append(cmd["command"])
+                if "STOP-WATCH" in cmd["command"]:
+                    return
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    monitor_ready.wait(5)
+    assert memory_search(user_id="u-b", query="passport 护照", conversation_id="c-9").results == []
+    assert memory_search(user_id="u-b", query="passport 护照", conversation_id="c-1").results == []
+    redis_client.echo("STOP-WATCH")
+    watcher.join(5)
+    assert any("{u-b}" in c for c in seen), "the monitor saw the recall"
+    assert not any("{u-a}" in c for c in seen)
+    assert ids(memory_search(user_id="u-a", query="passport 护照", conversation_id="c-2")) == [
+        m.memory_id]
+
+
+def test_b08_lucene_idf_never_zero_or_negative(builtins):
+    m1 = create("keyword1 keyword2 notes")
+    m2 = create("keyword1 term1 notes")
+    m3 = create("term1 term2 notes")
+    m4 = create("plain notes")
+    found = memory_search(user_id="u-a", query="keyword1 term1", limit=10, profile="bm25")
+    assert ids(found)[0] == m2.memory_id
+    assert set(ids(found)) == {m1.memory_id, m2.memory_id, m3.memory_id}
+    assert all(h.score > 0 for h in found.results)
+    idf = memory_search(user_id="u-a", query="keyword1", profile="bm25")
+    hit = idf.results[0]
+    # tf part of a 3-token doc with avgdl 2.75: 1 / (1 + 1.2 * (0.25 + 0.75 * 3 / 2.75))
+    tf_part = 1 / (1 + 1.2 * (0.25 + 0.75 * 3 / 2.75))
+    assert hit.explain.bm25 == pytest.approx(0.6931471805599453 * tf_part, abs=1e-12)
+    notes = memory_search(user_id="u-a", query="notes", limit=10, profile="bm25")
+    assert set(ids(notes)) == {m1.memory_id, m2.memory_id, m3.memory_id, m4.memory_id}
+    assert all(h.score > 0 for h in notes.results)
+
+
+def test_b09_tokenless_namespace_gives_empty_results(builtins):
+    services.memory_create(user_id="u-a", content="🙂🙂")
+    with pytest.raises(Exception):  # noqa: B017 - blank content is refused at save time
+        services.memory_create(user_id="u-a", content="   ")
+    assert memory_search(user_id="u-a", query="hello").results == []
+    assert stats("u-a")["N"] == 0
+
+
+def test_b11_chinese_is_split_into_bigrams(builtins):
+    m1 = create("我明天要去杭州出差")
+    create("周末和朋友去爬山")
+    create("记得给妈妈打电话")
+    assert ids(memory_search(user_id="u-a", query="杭州", profile="bm25")) == [m1.memory_id]
+    assert memory_search(user_id="u-a", query="杭州", profile="bm25").results[0].score > 0
+    assert ids(memory_search(user_id="u-a", query="出差杭州", profile="bm25"))[0] == m1.memory_id
+    tokens = tokenize("我明天要去杭州出差")
+    assert len(tokens) > 1 and "杭州" in tokens
+
+
+def test_b12_no_empty_or_punctuation_terms(builtins, redis_client):
+    tokens = tokenize("请问VIP会员怎么续费？")
+    assert "" not in tokens and "？" not in tokens and "vip" in tokens and "续费" in tokens
+    m = create("请问VIP会员怎么续费？")
+    keys = [store.text(k) for k in redis_client.scan_iter(match=store.key("u-a", "c", "t", "") + "*")]
+    assert keys and all(not k.endswith(":t:") and "？" not in k for k in keys)
+    assert ids(memory_search(user_id="u-a", query="VIP")) == [m.memory_id]
+
+
+def test_b13_emoji_glued_to_words_round_trips(builtins):
+    text = "🌱plants need water every 3 days🚿"
+    m = create(text)
+    assert ids(memory_search(user_id="u-a", query="plants")) == [m.memory_id]
+    assert ids(memory_search(user_id="u-a", query="days")) == [m.memory_id]
+    assert memory_search(user_id="u-a", query="🌱").results == []
+    assert Memory.objects.get(pk=m.memory_id).content == text
+    assert memory_hash("u-a", m.memory_id)["content"].encode() == text.encode()
+
+
+def test_b17_ttl_survives_every_overwrite_and_expiry_cleans_postings(builtins, redis_client):
+    m = create("short lived note about quokkas", type="short_term", ttl_seconds=60)
+    key = store.key("u-a", "m", m.memory_id)
+    services.memory_update(memory_id=m.memory_id, content="short lived note about wombats")
+    assert 0 < redis_client.ttl(key) <= 60
+    services.memory_update(memory_id=m.memory_id, importance=0.95)
+    assert 0 < redis_client.ttl(key) <= 60
+    services.memory_record_access(memory_ids=[m.memory_id])
+    assert 0 < redis_client.ttl(key) <= 60
+    expire_at = Memory.objects.get(pk=m.memory_id).expire_at.timestamp()
+    assert float(memory_hash("u-a", m.memory_id)["expire_at"]) == pytest.approx(expire_at)
+    assert abs(redis_client.ttl(key) - (expire_at - time.time())) <= 2
+
+
+
+def test_b17_expired_memory_leaves_no_posting_after_real_expiry(builtins):
+    gone = create("fleeting thought about axolotls", type="short_term", ttl_seconds=1)
+    assert postings_of("u-a", "axolotls") == {gone.memory_id}
+    time.sleep(1.1)
+    assert memory_search(user_id="u-a", query="axolotls").results == []
+    assert postings_of("u-a", "axolotls") == set()
+    assert stats("u-a")["N"] == 0
+    services.memory_record_access(memory_ids=[gone.memory_id])  # must not resurrect the hash
+    assert not store.get_client().exists(store.key("u-a", "m", gone.memory_id))
+
+
+@pytest.mark.parametrize("tz", ["UTC", "Asia/Shanghai"])
+def test_b19_naive_and_aware_datetimes_mix(builtins, api, settings, tz):
+    settings.TIME_ZONE = tz
+    resp = api.post("/memories", {"user_id": "u-a", "content": "imported note on kayaks",
+                                  "created_at": "2026-01-15T10:30:00"})
+    assert resp.status_code == 201
+    for _ in range(2):
+        assert api.post("/recall", {"user_id": "u-a", "query": "kayaks"}).status_code == 200
+    now = time.time()
+    day_old = create("day old note on canoes",
+                     created_at=dt.datetime.fromtimestamp(now - 86400, dt.UTC))
+    hit = memory_search(user_id="u-a", query="canoes", profile="keyword", now=now).results[0]
+    assert hit.memory_id == day_old.memory_id
+    assert hit.explain.recency == pytest.approx(0.5 ** (24 / 168))
+
+
+def test_b20_access_counts_exact_under_concurrent_recalls(builtins):
+    m = create("popular memory about espresso")
+    errors = []
+
+    def bump():
+        try:
+            services.memory_record_access(memory_ids=[m.memory_id])
+        except Exception as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=bump) for _ in range(50)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert Memory.objects.get(pk=m.memory_id).access_count == 50
+    assert memory_hash("u-a", m.memory_id)["access_count"] == "50"
+
+
+@pytest.mark.parametrize("decode", [True, False])
+def test_b25_same_results_with_and_without_decoded_responses(builtins, settings, decode):
+    settings.MEMORY_REDIS_DECODE = decode
+    a = create("redis client decode test alpha")
+    create("redis client other beta")
+    found = memory_search(user_id="u-a", query="alpha redis", profile="bm25")
+    assert ids(found)[0] == a.memory_id
+    assert isinstance(found.results[0].content, str)
+    assert found.results[0].content == "redis client decode test alpha"
+    want = oracle_scores("u-a", "alpha redis")
+    assert {h.memory_id: h.score for h in found.results} == pytest.approx(want)
+    assert "b'" not in repr(found.results[0].metadata)
