@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 
 MAX_METADATA_BYTES = 16384
 MAX_TTL_SECONDS = 365 * 24 * 3600
+PURGED_VERSION = 2**31
 
 
 def content_hash(content: str) -> str:
@@ -391,8 +392,8 @@ def mirror_args(memory: Memory, now: dt.datetime) -> dict:
     fields and every index field's term frequencies. A dead row (forgotten, expired) maps to
     an empty hash and no fields, which removes it."""
     if not _is_live(memory, now):
-        return {"user_id": memory.user_id, "memory_id": memory.memory_id, "hash_fields": {},
-                "filter_fields": {}, "fields": []}
+        return {"user_id": memory.user_id, "memory_id": memory.memory_id,
+                "version": memory.version, "hash_fields": {}, "filter_fields": {}, "fields": []}
     ttl = 0
     if memory.expire_at is not None:
         ttl = max(1, int((memory.expire_at - now).total_seconds()))
@@ -421,7 +422,8 @@ def mirror_args(memory: Memory, now: dt.datetime) -> dict:
         postings.FieldTerms(name, analyzer.term_frequencies(memory.content))
         for name, analyzer in index_fields.ANALYZERS.items()
     ]
-    return {"user_id": memory.user_id, "memory_id": memory.memory_id, "hash_fields": hash_fields,
+    return {"user_id": memory.user_id, "memory_id": memory.memory_id,
+            "version": memory.version, "hash_fields": hash_fields,
             "filter_fields": filter_fields, "fields": [f for f in fields if f.tf], "ttl_seconds": ttl}
 
 
@@ -474,9 +476,10 @@ def sync_memory(memory_id: str, *, user_id: str | None = None) -> bool:
     try:
         if memory is None:
             if user_id is not None:
+                # Purged: no row, no version; a version above any real one removes it.
                 _queue_put(store.get_client(), {
-                    "user_id": user_id, "memory_id": memory_id, "hash_fields": {},
-                    "filter_fields": {}, "fields": []})
+                    "user_id": user_id, "memory_id": memory_id, "version": PURGED_VERSION,
+                    "hash_fields": {}, "filter_fields": {}, "fields": []})
             return True
         _queue_put(store.get_client(), mirror_args(memory, timezone.now()))
         _note_namespaces({memory.user_id})

@@ -8,7 +8,8 @@ from memories.models import Memory
 
 def postings_of(user_id: str, term: str, field: str = index_fields.CONTENT) -> set[str]:
     client = store.get_client()
-    return {store.text(m) for m in client.zrange(store.key(user_id, field, "t", term), 0, -1)}
+    live = postings.live_field(client, user_id, field)
+    return {store.text(m) for m in client.zrange(store.key(user_id, live, "t", term), 0, -1)}
 
 
 def memory_hash(user_id: str, memory_id: str) -> dict[str, str]:

@@ -50,17 +50,19 @@ class FieldTerms:
 
 
 def put_memory(
-    client, *, user_id: str, memory_id: str, hash_fields: dict[str, str],
+    client, *, user_id: str, memory_id: str, version: int, hash_fields: dict[str, str],
     filter_fields: dict[str, str], fields: list[FieldTerms], ttl_seconds: int = 0,
-    stream_maxlen: int = 10000,
+    stream_maxlen: int = 10000, mode: str = "write",
 ) -> str:
     """Replace a memory's hot-store hash and postings in one atomic script.
 
     Empty ``hash_fields`` and ``fields`` remove the memory entirely (forget, purge, expiry).
-    Returns ``"upsert"`` or ``"delete"``; raises ``redis.RedisError`` when Redis fails.
+    ``mode="build"`` writes only the generation a reindex is building. A put older than the
+    version already in Redis changes nothing. Returns ``"upsert"``, ``"delete"`` or
+    ``"stale"``; raises ``redis.RedisError`` when Redis fails.
     """
-    args: list = [store.namespace_base(user_id), memory_id, DEFAULT_AVGDL_REF, REF_K1, REF_B,
-                  int(ttl_seconds), stream_maxlen, len(hash_fields)]
+    args: list = [store.namespace_base(user_id), memory_id, version, mode, DEFAULT_AVGDL_REF,
+                  REF_K1, REF_B, int(ttl_seconds), stream_maxlen, len(hash_fields)]
     for name, value in hash_fields.items():
         args += [name, value]
     args.append(len(filter_fields))
@@ -123,9 +125,15 @@ def search_field(
     )
 
 
+def live_field(client, user_id: str, field: str) -> str:
+    """The key name of ``field`` in the namespace's live generation (``c`` or ``c@3``)."""
+    gen = store.text(client.get(store.key(user_id, "gen")))
+    return field if gen in (None, "0") else f"{field}@{gen}"
+
+
 def field_stats(client, *, user_id: str, field: str) -> dict[str, float]:
-    """``{"N", "total_len", "avgdl", "avgdl_ref"}`` of one field of one namespace."""
-    raw = client.hgetall(store.key(user_id, field, "stats"))
+    """``{"N", "total_len", "avgdl", "avgdl_ref"}`` of one field of the live generation."""
+    raw = client.hgetall(store.key(user_id, live_field(client, user_id, field), "stats"))
     raw = {store.text(k): store.text(v) for k, v in raw.items()}
     n = int(raw.get("N", 0))
     total = int(raw.get("total_len", 0))

@@ -1,20 +1,44 @@
 -- Replace one memory in the index and hot store, atomically.
 -- KEYS[1]: the namespace's memory hash key (routes the script to the namespace's slot).
--- ARGV: base, memory_id, avgdl_ref_default, k1_ref, b_ref, ttl_seconds (0 = none),
---       stream_maxlen, n_hash_pairs, hash pairs..., n_meta_pairs, meta pairs...,
---       n_fields, then per field: name, dl, n_terms, term/tf pairs...
--- An empty field list (n_fields = 0) with n_hash_pairs = 0 removes the memory entirely.
--- Every key used is built from `base`, so all share the namespace's hash tag.
-local base, id = ARGV[1], ARGV[2]
-local ref_default, k1, b = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local ttl, maxlen = tonumber(ARGV[6]), ARGV[7]
-local i = 8
+-- ARGV: base, memory_id, version, mode ('write' | 'build'), avgdl_ref_default, k1_ref, b_ref,
+--       ttl_seconds (0 = none), stream_maxlen, n_hash_pairs, hash pairs..., n_meta_pairs,
+--       meta pairs..., n_fields, then per field: name, dl, n_terms, term/tf pairs...
+-- No hash pairs and no fields remove the memory (forget, purge, expiry).
+--
+-- Generations: the live index of a namespace is generation `gen` (field keys `c:…` for 0,
+-- `c@N:…` for N); while a reindex builds generation `building`, 'write' updates both, and the
+-- builder's 'build' puts touch only the new one. `ver` holds the last version put per memory:
+-- an older version never overwrites a newer one (a slow sync, or the builder's snapshot).
+-- Every key is built from `base`, so all share the namespace's hash tag.
+local base, id, version, mode = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+local ref_default, k1, b = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local ttl, maxlen = tonumber(ARGV[8]), ARGV[9]
+local i = 10
 
-local function remove_field(field)
-  local dkey = base .. field .. ':d:' .. id
+local current = tonumber(redis.call('HGET', base .. 'ver', id))
+if current and current > version then return 'stale' end
+redis.call('HSET', base .. 'ver', id, version)
+
+local function suffix(gen)
+  if gen == nil or gen == '0' then return '' end
+  return '@' .. gen
+end
+local live = redis.call('GET', base .. 'gen') or '0'
+local building = redis.call('GET', base .. 'building')
+local targets = {}
+if mode == 'build' then
+  if not building then return redis.error_reply('no generation is being built') end
+  targets[1] = suffix(building)
+else
+  targets[1] = suffix(live)
+  if building then targets[2] = suffix(building) end
+end
+
+local function remove_field(fname)
+  local dkey = base .. fname .. ':d:' .. id
   local old = redis.call('HGETALL', dkey)
   if #old == 0 then return end
-  local skey = base .. field .. ':stats'
+  local skey = base .. fname .. ':stats'
   for j = 1, #old, 2 do
     local term = old[j]
     if string.sub(term, 1, 1) == '#' then
@@ -23,19 +47,27 @@ local function remove_field(field)
         redis.call('HINCRBY', skey, 'total_len', -tonumber(old[j + 1]))
       end
     else
-      redis.call('ZREM', base .. field .. ':t:' .. term, id)
+      redis.call('ZREM', base .. fname .. ':t:' .. term, id)
     end
   end
   redis.call('DEL', dkey)
-  redis.call('ZREM', base .. field .. ':exp', id)
+  redis.call('ZREM', base .. fname .. ':exp', id)
 end
 
--- Old state out: every field this memory was indexed under.
+local function in_targets(fname)
+  local at = string.find(fname, '@', 1, true)
+  local sfx = at and string.sub(fname, at) or ''
+  for _, t in ipairs(targets) do if t == sfx then return true end end
+  return false
+end
+
+-- Old state out: every field name this memory was indexed under, in the target generations.
 local fields_key = base .. 'fields'
-for _, field in ipairs(redis.call('SMEMBERS', fields_key)) do remove_field(field) end
+for _, fname in ipairs(redis.call('SMEMBERS', fields_key)) do
+  if in_targets(fname) then remove_field(fname) end
+end
 
 local mkey = base .. 'm:' .. id
-redis.call('DEL', mkey)
 local n_hash = tonumber(ARGV[i]); i = i + 1
 local hash = {}
 for j = 1, n_hash * 2 do hash[j] = ARGV[i + j - 1] end
@@ -47,6 +79,7 @@ for j = 1, n_meta * 2, 2 do if meta[j] == '#exp' then exp = meta[j + 1] end end
 i = i + n_meta * 2
 
 local op = 'delete'
+redis.call('DEL', mkey)
 if n_hash > 0 then
   op = 'upsert'
   redis.call('HSET', mkey, unpack(hash))
@@ -59,38 +92,42 @@ end
 local n_fields = tonumber(ARGV[i]); i = i + 1
 for _ = 1, n_fields do
   local field, dl, n_terms = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
-  i = i + 3
-  redis.call('SADD', fields_key, field)
-  if n_terms > 0 then
-    local skey = base .. field .. ':stats'
+  local first = i + 3
+  i = first + n_terms * 2
+  for _, sfx in ipairs(targets) do
+    local fname = field .. sfx
+    redis.call('SADD', fields_key, fname)
+    local skey = base .. fname .. ':stats'
     local ref = tonumber(redis.call('HGET', skey, 'avgdl_ref'))
     if not ref then
       ref = ref_default
       redis.call('HSET', skey, 'avgdl_ref', ref)
     end
     local norm = k1 * (1 - b + b * dl / ref)
-    local dkey = base .. field .. ':d:' .. id
+    local dkey = base .. fname .. ':d:' .. id
     local doc = {'#dl', dl}
     for j = 1, #meta do doc[#doc + 1] = meta[j] end
-    for _ = 1, n_terms do
-      local term, tf = ARGV[i], tonumber(ARGV[i + 1])
-      i = i + 2
+    for t = first, first + n_terms * 2 - 1, 2 do
+      local term, tf = ARGV[t], tonumber(ARGV[t + 1])
       -- Posting score: -(level + code / 2^34), where level = floor(impact * 2^16) is the tf
       -- part under the reference statistics and code = tf * 2^17 + (2^17 - 1 - dl) carries
       -- the raw tf and dl, so a reader scores the posting exactly from the score alone.
       -- Negated so ZRANGE walks best-first; equal scores come in ascending memory_id order.
       local level = math.floor(tf / (tf + norm) * 65536)
       local code = tf * 131072 + (131071 - dl)
-      redis.call('ZADD', base .. field .. ':t:' .. term, -(level + code / 17179869184), id)
+      redis.call('ZADD', base .. fname .. ':t:' .. term, -(level + code / 17179869184), id)
       doc[#doc + 1] = term
       doc[#doc + 1] = tf
     end
     redis.call('HSET', dkey, unpack(doc))
-    if exp ~= '' then redis.call('ZADD', base .. field .. ':exp', tonumber(exp), id) end
+    if exp ~= '' then redis.call('ZADD', base .. fname .. ':exp', tonumber(exp), id) end
     redis.call('HINCRBY', skey, 'N', 1)
     redis.call('HINCRBY', skey, 'total_len', dl)
   end
 end
 
-redis.call('XADD', base .. 'stream', 'MAXLEN', '~', maxlen, '*', 'op', op, 'id', id)
+if mode == 'write' then
+  redis.call('XADD', base .. 'stream', 'MAXLEN', '~', maxlen, '*', 'op', op, 'id', id,
+             'version', version)
+end
 return op

@@ -22,6 +22,9 @@ local terms = {}
 for j = 1, n_terms do terms[j] = ARGV[10 + j] end
 
 local LEVELS, CODE = 65536, 17179869184
+-- The live generation of the index (see put.lua).
+local gen = redis.call('GET', base .. 'gen')
+if gen and gen ~= '0' then field = field .. '@' .. gen end
 local fbase = base .. field
 local st = redis.call('HMGET', fbase .. ':stats', 'N', 'total_len', 'avgdl_ref')
 local N, total = tonumber(st[1]) or 0, tonumber(st[2]) or 0

@@ -1,0 +1,120 @@
+"""Rebuild a namespace's index from the database beside the live one, then swap.
+
+The new generation is filled while the live one keeps answering recalls; writes that arrive
+meanwhile go to both (put.lua), and the builder never overwrites a newer version with its
+snapshot. The swap is one MULTI (``gen`` := new, ``building`` deleted), so a recall sees
+either the complete old index or the complete new one. The new generation's reference
+average length is the real one, which keeps the early-termination bound tight. The old
+generation's keys are deleted after the swap. Also restores the hot-store hashes, so after a
+Redis flush a reindex brings every memory back.
+"""
+
+import logging
+from collections.abc import Callable
+
+from django.db.models import Q
+from django.utils import timezone
+
+from memories import store
+from memories.errors import Conflict
+from memories.index import fields as index_fields
+from memories.index import postings
+from memories.models import Memory
+from memories.services import mirror_args
+
+log = logging.getLogger(__name__)
+
+BATCH = 1000
+
+
+def _suffix(gen: int) -> str:
+    return "" if gen == 0 else f"@{gen}"
+
+
+def _delete_generation(client, user_id: str, gen: int) -> int:
+    """Delete every key of one index generation of a namespace; returns how many."""
+    deleted = 0
+    for field in index_fields.ANALYZERS:
+        pattern = store.key(user_id, field + _suffix(gen)) + ":*"
+        batch = []
+        for key in client.scan_iter(match=pattern, count=2000):
+            batch.append(key)
+            if len(batch) >= 1000:
+                deleted += client.delete(*batch)
+                batch = []
+        if batch:
+            deleted += client.delete(*batch)
+        client.srem(store.key(user_id, "fields"), field + _suffix(gen))
+    return deleted
+
+
+def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | None = None) -> dict:
+    """Rebuild namespace ``user_id`` from the database; returns counts and the generation.
+
+    ``progress(done, total)`` is called after each batch. Raises Conflict when a reindex of
+    this namespace is already running, ``redis.RedisError`` when Redis fails (the live index
+    is untouched then: the half-built generation is dropped).
+    """
+    client = store.get_client()
+    gen_key, building_key = store.key(user_id, "gen"), store.key(user_id, "building")
+    live = int(store.text(client.get(gen_key)) or 0)
+    new = live + 1
+    if not client.set(building_key, new, nx=True):
+        raise Conflict(f"a reindex of {user_id!r} is already running", field="user_id")
+    try:
+        _delete_generation(client, user_id, new)
+        client.set(building_key, new)
+        now = timezone.now()
+        rows = Memory.objects.filter(user_id=user_id, deleted_at__isnull=True).filter(
+            Q(expire_at__isnull=True) | Q(expire_at__gt=now)).order_by("memory_id")
+        total = rows.count()
+        _set_reference_lengths(client, user_id, new, rows)
+        done = 0
+        for start in range(0, total, BATCH):
+            chunk = list(rows[start:start + BATCH])
+            pipe = client.pipeline(transaction=False)
+            for memory in chunk:
+                args = mirror_args(memory, now)
+                postings.put_memory(pipe, mode="build", **args)
+            pipe.execute()
+            done += len(chunk)
+            if progress:
+                progress(done, total)
+        pipe = client.pipeline(transaction=True)
+        pipe.set(gen_key, new)
+        pipe.delete(building_key)
+        pipe.execute()
+    except Exception:
+        client.delete(building_key)
+        _delete_generation(client, user_id, new)
+        raise
+    removed = _delete_generation(client, user_id, live)
+    client.sadd(store.global_key("namespaces"), user_id)
+    return {"user_id": user_id, "indexed": total, "generation": new, "old_keys_removed": removed}
+
+
+def _set_reference_lengths(client, user_id: str, gen: int, rows) -> None:
+    """Set each field's ``avgdl_ref`` of the new generation to its true average length."""
+    totals = dict.fromkeys(index_fields.ANALYZERS, 0)
+    counts = dict.fromkeys(index_fields.ANALYZERS, 0)
+    for content in rows.values_list("content", flat=True).iterator(chunk_size=2000):
+        for field, analyzer in index_fields.ANALYZERS.items():
+            n = len(analyzer.tokens(content))
+            if n:
+                totals[field] += n
+                counts[field] += 1
+    for field in index_fields.ANALYZERS:
+        if counts[field]:
+            client.hset(store.key(user_id, field + _suffix(gen), "stats"), "avgdl_ref",
+                        repr(totals[field] / counts[field]))
+
+
+def reindex_all(*, progress: Callable[[str, int, int], None] | None = None) -> list[dict]:
+    """Reindex every namespace that has memories in the database."""
+    out = []
+    for user_id in Memory.objects.values_list("user_id", flat=True).distinct().order_by("user_id"):
+        def report(done, total, user_id=user_id):
+            if progress:
+                progress(user_id, done, total)
+        out.append(reindex_namespace(user_id, progress=report))
+    return out
