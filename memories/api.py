@@ -15,7 +15,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 from pydantic import ConfigDict, Field
 
-from memories import services, store
+from memories import health, jobs, services, store
 from memories.errors import InvalidInput, NotFound, ServiceError
 from memories.index import fields as index_fields
 from memories.models import Memory, RankingProfile
@@ -315,3 +315,44 @@ def profile_out(p: RankingProfile) -> dict:
 def list_profiles(request):
     require_role(request.user, "viewer")
     return {"profiles": [profile_out(p) for p in RankingProfile.objects.all()]}
+
+
+class ReindexIn(Strict):
+    user_id: str | None = None
+
+
+@api.post("/reindex", response={202: dict}, tags=["index"])
+def start_reindex(request, payload: ReindexIn | None = None):
+    """Rebuild the index (one namespace or all) in the background: 202 ``{"job_id"}``."""
+    require_role(request.user, "admin")
+    user_id = clean_identifier(payload.user_id if payload else None, "user_id", required=False)
+    job_id = jobs.enqueue(jobs.reindex_job, user_id)
+    services.audit_record(actor=request.user, action="reindex", target=user_id or "*",
+                          data={"job_id": job_id})
+    return Status(202, {"job_id": job_id})
+
+
+@api.post("/index/reconcile", response={202: dict}, tags=["index"])
+def start_reconcile(request):
+    """Repair drifted memories in the background: 202 ``{"job_id"}``."""
+    require_role(request.user, "admin")
+    job_id = jobs.enqueue(jobs.reconcile_job)
+    services.audit_record(actor=request.user, action="reconcile", target="*",
+                          data={"job_id": job_id})
+    return Status(202, {"job_id": job_id})
+
+
+@api.get("/jobs/{job_id}", response=dict, tags=["index"])
+def get_job(request, job_id: str):
+    require_role(request.user, "viewer")
+    status = jobs.job_status(job_id) if len(job_id) <= 64 else None
+    if status is None:
+        raise NotFound(f"job {job_id!r} not found", field="job_id")
+    return status
+
+
+@api.get("/index/health", response=dict, tags=["index"])
+def index_health(request):
+    """Database vs Redis: counts, live drift, statistics, Redis memory, queues, failures."""
+    require_role(request.user, "viewer")
+    return health.index_health()

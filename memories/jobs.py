@@ -1,0 +1,67 @@
+"""Background jobs (django-rq). Thin: each calls one function and reports progress.
+
+Queues: ``index`` (reindex, reconcile) and ``default``. Enqueue with :func:`enqueue`, which
+django-rq defers until the current transaction commits.
+"""
+
+import uuid
+
+import django_rq
+from rq import get_current_job
+
+from memories import drift, reindex
+
+
+def _progress(done: int, total: int) -> None:
+    job = get_current_job()
+    if job is not None:
+        job.meta["progress"] = done / total if total else 1.0
+        job.meta["done"], job.meta["total"] = done, total
+        job.save_meta()
+
+
+def reindex_job(user_id: str | None = None) -> dict:
+    """Rebuild one namespace, or all, from the database."""
+    if user_id is not None:
+        return reindex.reindex_namespace(user_id, progress=_progress)
+    results = reindex.reindex_all(progress=lambda _ns, d, t: _progress(d, t))
+    return {"namespaces": len(results), "indexed": sum(r["indexed"] for r in results)}
+
+
+def reconcile_job() -> dict:
+    """Repair exactly the memories whose Redis state differs from the database."""
+    return drift.drift_repair()
+
+
+def enqueue(func, *args, queue: str = "index", **kwargs) -> str:
+    """Enqueue ``func`` after the current transaction commits; returns the job id.
+
+    The id is chosen here because django-rq returns no job inside a transaction.
+    """
+    job_id = f"job_{uuid.uuid4().hex[:16]}"
+    django_rq.get_queue(queue).enqueue(func, *args, job_id=job_id, **kwargs)
+    return job_id
+
+
+def job_status(job_id: str) -> dict | None:
+    """``{"status", "progress", "result", "error"}`` of a job, or None when unknown."""
+    from rq.exceptions import NoSuchJobError
+    from rq.job import Job
+
+    try:
+        job = Job.fetch(job_id, connection=django_rq.get_connection("index"))
+    except NoSuchJobError:
+        return None
+    status = job.get_status(refresh=True)
+    status = getattr(status, "value", status)
+    status = {"deferred": "queued", "scheduled": "queued", "stopped": "failed",
+              "canceled": "failed"}.get(status, status)
+    error = None
+    if status == "failed":
+        result = job.latest_result()
+        error = (result.exc_string if result else None) or "failed"
+        error = error.strip().splitlines()[-1]
+    progress = job.meta.get("progress", 1.0 if status == "finished" else 0.0)
+    return {"job_id": job_id, "status": status, "progress": progress,
+            "result": job.return_value() if status == "finished" else None, "error": error,
+            "func": job.func_name.rsplit(".", 1)[-1]}
