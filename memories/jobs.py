@@ -65,3 +65,29 @@ def job_status(job_id: str) -> dict | None:
     return {"job_id": job_id, "status": status, "progress": progress,
             "result": job.return_value() if status == "finished" else None, "error": error,
             "func": job.func_name.rsplit(".", 1)[-1]}
+
+
+PERIODIC_RECONCILE_ID = "periodic-reconcile"
+
+
+def periodic_reconcile_job() -> dict:
+    """Reconcile, then schedule the next run (the worker's ``--with-scheduler`` runs it)."""
+    try:
+        return reconcile_job()
+    finally:
+        schedule_periodic()
+
+
+def schedule_periodic() -> None:
+    """Schedule the next periodic reconcile in ``MEMORY_RECONCILE_EVERY_SECONDS``.
+
+    A fixed job id keeps at most one pending run, however often this is called.
+    """
+    import datetime as dt
+
+    from django.conf import settings
+
+    queue = django_rq.get_queue("index")
+    seconds = settings.MEMORY_RECONCILE_EVERY_SECONDS
+    queue.enqueue_in(dt.timedelta(seconds=seconds), periodic_reconcile_job,
+                     job_id=PERIODIC_RECONCILE_ID)

@@ -162,6 +162,11 @@ MEMORY_SHORT_TERM_TTL_SECONDS = env_int("MEMORY_SHORT_TERM_TTL_SECONDS", 24 * 36
 MEMORY_STREAM_MAXLEN = env_int("MEMORY_STREAM_MAXLEN", 10000)
 # Hybrid profiles re-rank this many BM25 candidates (as a search engine's rescore window).
 MEMORY_RERANK_WINDOW = env_int("MEMORY_RERANK_WINDOW", 100)
+# The scheduler repairs drift (e.g. writes made while Redis was down) this often.
+MEMORY_RECONCILE_EVERY_SECONDS = env_int("MEMORY_RECONCILE_EVERY_SECONDS", 300)
+if not 1 <= MEMORY_MAX_CONTENT_CHARS <= 131071:
+    # Postings encode document lengths in 17 bits (memories/index/lua/put.lua).
+    raise ImproperlyConfigured("MEMORY_MAX_CONTENT_CHARS must be 1..131071")
 
 RQ_QUEUES = {
     "default": {"URL": RQ_REDIS_URL, "DEFAULT_TIMEOUT": 3600},

@@ -79,3 +79,13 @@ def test_it_starts_a_reindex_from_the_api(builtins, admin_api, api):
     body = admin_api.get(f"/jobs/{resp.json()['job_id']}").json()
     assert body["status"] == "finished" and body["result"]["generation"] == 1
     assert admin_api.get("/jobs/job_nope").status_code == 404
+
+
+def test_it_keeps_one_periodic_reconcile_scheduled(builtins):
+    from rq.registry import ScheduledJobRegistry
+
+    jobs.schedule_periodic()
+    jobs.schedule_periodic()
+    registry = ScheduledJobRegistry(queue=django_rq.get_queue("index"))
+    assert registry.get_job_ids().count(jobs.PERIODIC_RECONCILE_ID) == 1
+    registry.remove(jobs.PERIODIC_RECONCILE_ID, delete_job=True)

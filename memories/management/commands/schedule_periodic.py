@@ -1,0 +1,15 @@
+"""Schedule the periodic drift check (idempotent; the run script calls it at start)."""
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+from memories import jobs
+
+
+class Command(BaseCommand):
+    help = "Schedule the periodic reconcile job on the index queue."
+
+    def handle(self, *args, **options):
+        jobs.schedule_periodic()
+        self.stdout.write(
+            f"reconcile scheduled every {settings.MEMORY_RECONCILE_EVERY_SECONDS} s")
