@@ -208,3 +208,20 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M} {self.actor} {self.action} {self.target}"
+
+
+class SynonymSet(models.Model):
+    """Terms that mean the same, one set per row (like a line of a Solr synonyms file).
+
+    Applied to queries only, by profiles with ``synonyms`` on; the index is never expanded.
+    """
+
+    terms = models.JSONField(default=list)
+    created_by = models.CharField(max_length=150, blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return ", ".join(self.terms)

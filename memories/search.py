@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from memories import store
+from memories import store, synonyms
 from memories.index import fields as index_fields
 from memories.index import postings, scoring
 from memories.models import MatchMode, RankingProfile
@@ -64,9 +64,13 @@ class SearchResult:
 
 
 def query_terms(query: str, profile: RankingProfile) -> list[str]:
-    """Distinct analysed query terms in first-seen order (each counted once, as Lucene)."""
+    """Distinct analysed query terms in first-seen order (each counted once, as Lucene),
+    expanded by the synonym table when the profile says so."""
     analyzer = index_fields.ANALYZERS[index_fields.content_field(stemming=profile.stemming)]
-    return list(dict.fromkeys(analyzer.tokens(query)))
+    terms = list(dict.fromkeys(analyzer.tokens(query)))
+    if profile.synonyms and terms:
+        terms = synonyms.expand(terms, analyzer)
+    return terms
 
 
 def memory_search(

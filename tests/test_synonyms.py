@@ -1,0 +1,39 @@
+"""Synonyms expand queries of profiles that use them, never the index."""
+
+import pytest
+
+from memories import services, synonyms
+from memories.errors import InvalidInput
+from memories.index import fields
+from memories.models import RankingProfile
+from memories.search import memory_search
+from tests.helpers import postings_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_it_parses_lines_and_rejects_single_terms():
+    assert synonyms.parse_lines("car, automobile\n# comment\n\nnyc, new york") == [
+        ["car", "automobile"], ["nyc", "new york"]]
+    with pytest.raises(InvalidInput) as err:
+        synonyms.parse_lines("car, auto\nlonely")
+    assert "line 2" in err.value.message
+
+
+def test_it_expands_queries_only_for_profiles_with_synonyms(builtins):
+    m = services.memory_create(user_id="u-a", content="The automobile is parked outside")[0]
+    synonyms.synonyms_replace(text="car, automobile, auto")
+    RankingProfile.objects.create(name="syn", synonyms=True)
+    assert memory_search(user_id="u-a", query="car", profile="bm25").results == []
+    found = memory_search(user_id="u-a", query="car", profile="syn")
+    assert [h.memory_id for h in found.results] == [m.memory_id]
+    assert found.terms == ["car", "automobile", "auto"]
+    assert postings_of("u-a", "car") == set()  # the index is never expanded
+
+
+def test_it_expands_multi_word_members(builtins):
+    analyzer = fields.ANALYZERS[fields.CONTENT]
+    synonyms.synonyms_replace(text="nyc, new york")
+    assert synonyms.expand(["nyc"], analyzer) == ["nyc", "new", "york"]
+    assert synonyms.expand(["new", "york"], analyzer) == ["new", "york", "nyc"]
+    assert synonyms.expand(["new"], analyzer) == ["new"]
