@@ -94,6 +94,7 @@ class MemoryIn(Strict):
     keywords: list[str] | None = None
     ttl_seconds: int | None = None
     created_at: str | None = None
+    context: str = ""
 
 
 class MemoryPatch(Strict):
@@ -139,7 +140,8 @@ def memory_out(memory: Memory, **extra) -> dict:
     return {
         "memory_id": memory.memory_id, "user_id": memory.user_id,
         "conversation_id": memory.conversation_id, "type": memory.type,
-        "content": memory.content, "keywords": memory.keywords, "tags": memory.tags,
+        "content": memory.content, "context": memory.context, "keywords": memory.keywords,
+        "tags": memory.tags,
         "importance": memory.importance, "access_count": memory.access_count,
         "accessed_at": _iso(memory.accessed_at), "created_at": _iso(memory.created_at),
         "updated_at": _iso(memory.updated_at), "expire_at": _iso(memory.expire_at),
@@ -286,7 +288,8 @@ def recall(request, payload: RecallIn):
              "importance": h.importance, "conversation_id": h.conversation_id,
              "explain": {"bm25": h.explain.bm25, "relevance": h.explain.relevance,
                          "recency": h.explain.recency, "importance": h.explain.importance,
-                         "terms": h.explain.terms, "weights": h.explain.weights}}
+                         "terms": h.explain.terms, "weights": h.explain.weights,
+                         "context_terms": h.explain.context_terms}}
             for h in found.results
         ],
         "match_mode_used": found.match_mode_used,
@@ -300,14 +303,16 @@ def analyze(request, payload: AnalyzeIn):
     """The tokens a profile (default: the default profile) indexes for ``text``."""
     require_role(request.user, "viewer")
     prof = profile_resolve(payload.profile)
-    analyzer = index_fields.ANALYZERS[index_fields.content_field(stemming=prof.stemming)]
+    analyzer = index_fields.ANALYZERS[index_fields.content_field(stemming=prof.stemming,
+                                                                 context=prof.context)]
     return {"tokens": analyzer.tokens(payload.text), "profile": prof.name}
 
 
 def profile_out(p: RankingProfile) -> dict:
     return {f: getattr(p, f) for f in (
         "name", "ranker", "k1", "b", "w_relevance", "w_recency", "w_importance",
-        "half_life_hours", "recency_from", "stemming", "synonyms", "match_mode", "is_default",
+        "half_life_hours", "recency_from", "stemming", "synonyms", "context", "match_mode",
+        "is_default",
         "builtin")}
 
 

@@ -57,6 +57,9 @@ class Memory(models.Model):
         max_length=16, choices=MemoryType.choices, default=MemoryType.LONG_TERM
     )
     content = models.TextField()
+    # Text that helps find this memory but is not part of it (e.g. the previous turn of the
+    # conversation); indexed in its own field together with the content, never shown as it.
+    context = models.TextField(blank=True, default="")
     keywords = models.JSONField(default=list, blank=True)
     tags = models.JSONField(default=list, blank=True)
     importance = models.FloatField(default=0.5)
@@ -164,6 +167,8 @@ class RankingProfile(models.Model):
     recency_from = models.CharField(max_length=16, default="created_at")
     stemming = models.BooleanField(default=False)
     synonyms = models.BooleanField(default=False)
+    # Score against content + context (its own field, postings and statistics).
+    context = models.BooleanField(default=False)
     match_mode = models.CharField(max_length=16, choices=MatchMode.choices, default="any")
     is_default = models.BooleanField(default=False)
     builtin = models.BooleanField(default=False)

@@ -14,6 +14,7 @@ The ``keyword`` ranker scores keyword overlap (share of distinct query terms pre
 """
 
 import json
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -35,6 +36,8 @@ class Explain:
     terms: dict[str, float]
     weights: dict[str, float]
     final: float
+    # Matched terms found only in the memory's context text, not its content.
+    context_terms: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -66,11 +69,15 @@ class SearchResult:
 def query_terms(query: str, profile: RankingProfile) -> list[str]:
     """Distinct analysed query terms in first-seen order (each counted once, as Lucene),
     expanded by the synonym table when the profile says so."""
-    analyzer = index_fields.ANALYZERS[index_fields.content_field(stemming=profile.stemming)]
+    analyzer = index_fields.ANALYZERS[_field(profile)]
     terms = list(dict.fromkeys(analyzer.tokens(query)))
     if profile.synonyms and terms:
         terms = synonyms.expand(terms, analyzer)
     return terms
+
+
+def _field(profile: RankingProfile) -> str:
+    return index_fields.content_field(stemming=profile.stemming, context=profile.context)
 
 
 def memory_search(
@@ -104,7 +111,7 @@ def _hybrid(prof: RankingProfile) -> bool:
 
 def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversation_id, types, now):
     client = store.get_client()
-    field_name = index_fields.content_field(stemming=prof.stemming)
+    field_name = _field(prof)
     k = max(limit, settings.MEMORY_RERANK_WINDOW) if _hybrid(prof) else limit
     lua_mode = "collect" if prof.ranker == "keyword" else mode
 
@@ -134,12 +141,17 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         contributions = scoring.bm25_terms(terms, tfs, dl, hits.n_docs, hits.df, hits.avgdl,
                                            k1=prof.k1, b=prof.b)
         overlap = len(tfs) / len(terms)
-        scored.append((memory_id, doc, contributions, sum(contributions.values()), overlap))
+        context_terms = []
+        if prof.context:
+            own = set(index_fields.ANALYZERS[field_name].tokens(doc["content"]))
+            context_terms = [t for t in contributions if t not in own]
+        scored.append((memory_id, doc, contributions, math.fsum(contributions.values()), overlap,
+                       context_terms))
     if mode == MatchMode.ALL and prof.ranker == "keyword":
         scored = [s for s in scored if s[4] == 1.0]
     best = max((s[3] for s in scored), default=0.0)
     hits_out = []
-    for memory_id, doc, contributions, bm25, overlap in scored:
+    for memory_id, doc, contributions, bm25, overlap, context_terms in scored:
         relevance = overlap if prof.ranker == "keyword" else (bm25 / best if best > 0 else 0.0)
         stamp = doc.get("accessed_at") if prof.recency_from == "accessed_at" else ""
         stamp = float(stamp or doc["created_at"])
@@ -156,7 +168,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
             created_at=float(doc["created_at"]), importance=imp,
             conversation_id=doc["conversation_id"] or None,
             explain=Explain(bm25=bm25, relevance=relevance, recency=rec, importance=imp,
-                            terms=contributions, final=final,
+                            terms=contributions, final=final, context_terms=context_terms,
                             weights={"relevance": prof.w_relevance, "recency": prof.w_recency,
                                      "importance": prof.w_importance}),
         ))

@@ -114,7 +114,7 @@ def _live_duplicate(*, user_id, conversation_id, type, chash) -> Memory | None:
 def _build_memory(
     *, user_id, content, conversation_id=None, type=MemoryType.LONG_TERM, importance=None,
     tags=None, metadata=None, source="", author="", keywords=None, ttl_seconds=None,
-    created_at=None, now=None,
+    created_at=None, context="", now=None,
 ) -> Memory:
     """Validate one memory's fields and return an unsaved Memory (raises InvalidInput etc.)."""
     now = now or timezone.now()
@@ -138,8 +138,12 @@ def _build_memory(
         if not isinstance(value, str) or len(value) > limit:
             raise InvalidInput(f"{name} must be a string of at most {limit} characters",
                                field=name)
+    if not isinstance(context, str) or len(context) > settings.MEMORY_MAX_CONTENT_CHARS:
+        raise InvalidInput("context must be a string no longer than the content limit",
+                           field="context")
     return Memory(
         user_id=user_id, conversation_id=conversation_id, type=type, content=content,
+        context=context,
         keywords=clean_string_list(keywords or [], "keywords"),
         tags=clean_string_list(tags or [], "tags"), importance=importance,
         created_at=created, updated_at=now, expire_at=expire_at, source=source or "",
@@ -419,7 +423,8 @@ def mirror_args(memory: Memory, now: dt.datetime) -> dict:
         "#exp": repr(memory.expire_at.timestamp()) if memory.expire_at else "",
     }
     fields = [
-        postings.FieldTerms(name, analyzer.term_frequencies(memory.content))
+        postings.FieldTerms(name, analyzer.term_frequencies(
+            index_fields.field_text(name, memory.content, memory.context)))
         for name, analyzer in index_fields.ANALYZERS.items()
     ]
     return {"user_id": memory.user_id, "memory_id": memory.memory_id,

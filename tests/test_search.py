@@ -162,3 +162,17 @@ def test_it_finds_the_exact_top_k_of_a_large_namespace(builtins):
             assert [h.memory_id for h in got] == [m for m, _ in want], (query, k)
             for h, (_, value) in zip(got, want, strict=True):
                 assert h.score == pytest.approx(value, abs=1e-9)
+
+
+def test_it_finds_a_memory_through_its_context_and_says_so(builtins):
+    from memories.models import RankingProfile
+
+    RankingProfile.objects.create(name="ctx", stemming=True, context=True)
+    reply = create("Yes, I went there last spring!",
+                   context="Caroline: Have you ever been to Lisbon?", conversation_id="s1")
+    other = create("Lisbon trams are yellow", user_id="u-b", context="")
+    assert memory_search(user_id="u-a", query="Lisbon", profile="stemmed").results == []
+    (hit,) = memory_search(user_id="u-a", query="Lisbon", profile="ctx").results
+    assert hit.memory_id == reply.memory_id and hit.explain.context_terms == ["lisbon"]
+    assert [h.memory_id for h in memory_search(user_id="u-b", query="Lisbon",
+                                               profile="ctx").results] == [other.memory_id]
