@@ -4,14 +4,19 @@ The database keeps every message (the transcript outlives any TTL).
 """
 
 import datetime as dt
+import logging
+import uuid
 
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from memories import session_store, store
 from memories.errors import InvalidInput, NotFound
 from memories.models import Message, Session
 from memories.validation import clean_identifier
+
+log = logging.getLogger(__name__)
 
 ROLES = ("user", "assistant", "system", "tool")
 DEFAULT_TTL_SECONDS = 3600
@@ -31,7 +36,7 @@ def session_create(*, user_id: str, session_id: str | None = None, agent_id: str
     InvalidInput on ``session_id`` when it exists already."""
     user_id = clean_identifier(user_id, "user_id")
     if session_id is None:
-        session_id = f"sess_{timezone.now():%Y%m%d%H%M%S}_{Session.objects.count() + 1:06d}"
+        session_id = f"sess_{uuid.uuid4().hex[:16]}"
     session_id = clean_identifier(session_id, "session_id")
     if agent_id:
         clean_identifier(agent_id, "agent_id")
@@ -40,11 +45,15 @@ def session_create(*, user_id: str, session_id: str | None = None, agent_id: str
         raise InvalidInput("ttl_seconds must be 1..2592000", field="ttl_seconds")
     if Session.objects.filter(session_id=session_id).exists():
         raise InvalidInput(f"session {session_id} exists already", field="session_id")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise InvalidInput("metadata must be a JSON object", field="metadata")
     now = _aware(created_at) or timezone.now()
-    return Session.objects.create(
+    session = Session.objects.create(
         session_id=session_id, user_id=user_id, agent_id=agent_id or "", ttl_seconds=ttl,
         system_prompt=system_prompt or "", metadata=metadata or {}, created_at=now,
         updated_at=now)
+    transaction.on_commit(lambda: _mirror(session, []))
+    return session
 
 
 @transaction.atomic
@@ -72,4 +81,65 @@ def session_append(*, session_id: str, messages: list[dict]) -> int:
     Message.objects.bulk_create(rows)
     session.updated_at = max([now, *(r.ts for r in rows)])
     session.save(update_fields=["updated_at"])
+    transaction.on_commit(lambda: _mirror(session, rows))
     return seq
+
+
+def _mirror(session: Session, rows: list[Message]) -> None:
+    try:
+        session_store.window_append(session, rows)
+    except store.RedisError as exc:
+        log.warning("session window not mirrored: %s", type(exc).__name__)
+
+
+@transaction.atomic
+def session_delete(*, session_id: str) -> None:
+    """Delete a session, its transcript and its hot window. Raises NotFound."""
+    session = Session.objects.filter(session_id=session_id).first()
+    if session is None:
+        raise NotFound(f"session {session_id!r} not found", field="session_id")
+    keys = session_store.keys(session)  # before delete() clears the primary key
+    session.delete()
+    transaction.on_commit(lambda: session_store.window_drop(keys))
+
+
+def session_context(*, session_id: str, last: int = 20, max_tokens: int | None = None,
+                    at: dt.datetime | None = None) -> dict:
+    """``{"summary", "messages": [{"role", "content", "at"}] oldest first, "total", "hot"}``.
+
+    From the hot window when it holds enough, else from the database (which also answers
+    ``at``: what the agent had seen at that moment). ``max_tokens`` keeps the newest
+    messages whose estimated tokens (characters / 4, at least 1) fit. Raises NotFound.
+    """
+    session = Session.objects.filter(session_id=session_id).first()
+    if session is None:
+        raise NotFound(f"session {session_id!r} not found", field="session_id")
+    total = session.messages.count()
+    hot, messages = False, None
+    if at is None:
+        try:
+            messages = session_store.window_read(session, last)
+            hot = messages is not None
+        except store.RedisError:
+            messages = None
+        if messages is not None and len(messages) < min(last, total):
+            messages = None  # the window was trimmed further than asked: read the truth
+    if messages is None:
+        rows = session.messages.all()
+        if at is not None:
+            rows = rows.filter(ts__lte=_aware(at))
+        rows = list(rows.order_by("-seq")[:last])[::-1]
+        messages = [{"seq": m.seq, "role": m.role, "content": m.content,
+                     "at": m.ts.isoformat()} for m in rows]
+    if max_tokens is not None:
+        kept, budget = [], max_tokens
+        for m in reversed(messages):
+            cost = max(1, len(m["content"]) // 4)
+            if cost > budget:
+                break
+            kept.append(m)
+            budget -= cost
+        messages = kept[::-1]
+    return {"summary": session.summary, "total": total, "hot": hot,
+            "messages": [{"role": m["role"], "content": m["content"], "at": m["at"]}
+                         for m in messages]}

@@ -1,0 +1,139 @@
+"""Sessions: atomic ordered appends, TTL on every key, odd ids, transcript outlives TTL."""
+
+import threading
+
+import pytest
+from django.db import connection
+
+from memories import session_store, sessions, store
+from memories.models import Message, Session
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def new_session(session_id="s-1", user_id="u-a", ttl=600):
+    return sessions.session_create(user_id=user_id, session_id=session_id, ttl_seconds=ttl)
+
+
+def all_keys_have_ttl(session):
+    client = store.get_client()
+    for key in session_store.keys(session):
+        if client.exists(key):
+            assert client.ttl(key) > 0, key
+
+
+def test_b22_api_and_window_return_oldest_first(builtins, api):
+    assert api.post("/sessions", {"user_id": "u-a", "session_id": "c-1"}).status_code == 201
+    for text in ("m1", "m2", "m3"):
+        assert api.post("/sessions/c-1/messages", {"role": "user", "content": text}).status_code == 201
+    body = api.get("/sessions/c-1/context").json()
+    assert [m["content"] for m in body["messages"]] == ["m1", "m2", "m3"]
+    assert body["total"] == 3
+    assert [m["content"] for m in api.get("/sessions/c-1/context?last=2").json()["messages"]] == [
+        "m2", "m3"]
+
+
+def test_it_keeps_the_newest_messages_when_trimming(builtins, monkeypatch):
+    monkeypatch.setattr(session_store, "WINDOW_MAX", 3)
+    s = new_session()
+    sessions.session_append(session_id="s-1", messages=[
+        {"role": "user", "content": f"m{n}"} for n in range(1, 6)])
+    assert [m["content"] for m in session_store.window_read(s, 10)] == ["m3", "m4", "m5"]
+    ctx = sessions.session_context(session_id="s-1", last=5)
+    assert [m["content"] for m in ctx["messages"]] == ["m1", "m2", "m3", "m4", "m5"]
+
+
+def test_b20_concurrent_appends_lose_and_reorder_nothing(builtins):
+    s = new_session()
+    errors = []
+
+    def append(n):
+        try:
+            sessions.session_append(session_id="s-1", messages=[
+                {"role": "user", "content": f"message {n}"}])
+        except Exception as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=append, args=(n,)) for n in range(50)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    rows = list(Message.objects.filter(session=s).order_by("seq"))
+    assert [r.seq for r in rows] == list(range(1, 51))
+    window = session_store.window_read(s, 100)
+    assert len(window) == 50
+    assert [m["content"] for m in window] == [r.content for r in rows]
+    all_keys_have_ttl(s)
+
+
+def test_ttl_is_present_on_every_key_after_every_operation(builtins):
+    s = new_session(ttl=100)
+    all_keys_have_ttl(s)
+    sessions.session_append(session_id="s-1", messages=[{"role": "user", "content": "hi"}])
+    all_keys_have_ttl(s)
+    session_store.window_read(s, 5)
+    all_keys_have_ttl(s)
+    ttls = {store.get_client().ttl(k) for k in session_store.keys(s)}
+    assert all(100 - 5 <= t <= 110 for t in ttls)
+
+
+def test_expiry_leaves_the_transcript_and_the_session_can_be_warmed(builtins):
+    s = new_session()
+    sessions.session_append(session_id="s-1", messages=[{"role": "user", "content": "hello"},
+                                                         {"role": "assistant", "content": "hi"}])
+    store.get_client().delete(*session_store.keys(s))  # what expiry does
+    assert not session_store.is_hot(s)
+    ctx = sessions.session_context(session_id="s-1")
+    assert [m["content"] for m in ctx["messages"]] == ["hello", "hi"] and ctx["hot"] is False
+    session_store.window_warm(s)
+    assert session_store.is_hot(s)
+    assert [m["content"] for m in session_store.window_read(s, 5)] == ["hello", "hi"]
+
+
+def test_b23_odd_ids_never_collide(builtins, redis_client):
+    ids = ["foo", "foobar", "foo:bar", "foo bar", "f*o", "客服:1"]
+    made = {}
+    for sid in ids:
+        made[sid] = new_session(session_id=sid)
+        sessions.session_append(session_id=sid, messages=[{"role": "user", "content": sid}] * 2)
+    sessions.session_delete(session_id="foo")
+    for sid in ids[1:]:
+        assert redis_client.zcard(session_store.keys(made[sid])[1]) == 2, sid
+    sessions.session_delete(session_id="f*o")
+    for sid in ["foobar", "foo:bar", "foo bar", "客服:1"]:
+        assert redis_client.zcard(session_store.keys(made[sid])[1]) == 2, sid
+    assert store.key("ali:ce", "m", "x") != store.key("ali", "m", "ce:x")
+    assert len({store.key(u, "sess", c, "msgs") for u, c in
+                [("ali:ce", "x"), ("ali", "ce:x"), ("ali", "ce")]}) == 3
+
+
+def test_time_travel_reads_what_was_known_at_a_moment(builtins, api):
+    import datetime as dt
+
+    api.post("/sessions", {"user_id": "u-a", "session_id": "tt"})
+    base = dt.datetime(2026, 5, 1, 12, 0, tzinfo=dt.UTC)
+    sessions.session_append(session_id="tt", messages=[
+        {"role": "user", "content": f"m{n}", "at": base + dt.timedelta(minutes=n)}
+        for n in range(5)])
+    body = api.get("/sessions/tt/context?at=2026-05-01T12:02:30%2B00:00").json()
+    assert [m["content"] for m in body["messages"]] == ["m0", "m1", "m2"]
+
+
+def test_it_validates_session_requests(builtins, api, viewer_api):
+    assert api.post("/sessions", {"user_id": " bad"}).json()["error"]["field"] == "user_id"
+    api.post("/sessions", {"user_id": "u-a", "session_id": "v"})
+    assert api.post("/sessions", {"user_id": "u-a", "session_id": "v"}).status_code == 400
+    assert api.post("/sessions/v/messages", {"role": "robot", "content": "x"}).status_code == 400
+    assert api.post("/sessions/nope/messages", {"role": "user", "content": "x"}).status_code == 404
+    assert api.get("/sessions/v/context?last=0").status_code == 400
+    assert viewer_api.post("/sessions/v/messages", {"role": "user", "content": "x"}).status_code == 403
+    assert api.post("/sessions/v/messages", {"messages": [{"role": "user", "content": "a"},
+                                                         {"role": "assistant", "content": "b"}]}
+                    ).json() == {"length": 2}
+    assert api.get("/sessions/v").json()["hot"] is True
+    assert api.delete("/sessions/v").status_code == 204
+    assert not Session.objects.filter(session_id="v").exists()
