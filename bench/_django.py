@@ -14,7 +14,7 @@ def setup(name: str) -> None:
     sys.path.insert(0, str(ROOT))
     db = ROOT / "var" / "bench" / f"{name}-{os.getpid()}.sqlite3"
     db.parent.mkdir(parents=True, exist_ok=True)
-    os.environ.setdefault("DATABASE_URL", f"sqlite:///{db}")
+    os.environ["DATABASE_URL"] = f"sqlite:///{db}"  # never the shell's database
     os.environ["MEMORY_KEY_PREFIX"] = f"mcbench-{name}-{os.getpid()}"
     # Its own Redis database, never the test suite's (which refuses foreign keys).
     os.environ.setdefault("REDIS_URL", os.environ.get("BENCH_REDIS_URL",

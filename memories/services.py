@@ -186,7 +186,7 @@ def memory_create_many(*, items: list[dict], actor=None, reason: str = "") -> li
     for n, item in enumerate(items):
         try:
             built.append(_build_memory(now=now, **item))
-        except InvalidInput as exc:
+        except (InvalidInput, TooLarge) as exc:
             exc.extra["index"] = n
             raise
         except TypeError as exc:
