@@ -69,9 +69,14 @@ def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | No
             Q(expire_at__isnull=True) | Q(expire_at__gt=now)).order_by("memory_id")
         total = rows.count()
         _set_reference_lengths(client, user_id, new, rows)
-        done = 0
-        for start in range(0, total, BATCH):
-            chunk = list(rows[start:start + BATCH])
+        done, last = 0, ""
+        while True:
+            # Keyset pagination: rows created or forgotten meanwhile would shift offsets and
+            # make the builder skip a row (writes during the build reach it by dual write).
+            chunk = list(rows.filter(memory_id__gt=last)[:BATCH])
+            if not chunk:
+                break
+            last = chunk[-1].memory_id
             pipe = client.pipeline(transaction=False)
             for memory in chunk:
                 args = mirror_args(memory, now)
@@ -79,7 +84,7 @@ def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | No
             pipe.execute()
             done += len(chunk)
             if progress:
-                progress(done, total)
+                progress(min(done, total), total)
         pipe = client.pipeline(transaction=True)
         pipe.set(gen_key, new)
         pipe.delete(building_key)

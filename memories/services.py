@@ -435,9 +435,9 @@ def mirror_args(memory: Memory, now: dt.datetime) -> dict:
 def sync_memories(memory_ids: list[str], *, batch: int = 500) -> int:
     """Idempotently bring Redis in line with the database for these ids (pipelined).
 
-    Ids whose row is gone are removed from Redis only if their namespace is known from the
-    hot store; see :func:`sync_memory`. Returns how many were synced. On ``RedisError`` the
-    rows are flagged ``needs_resync`` (logged, never raised).
+    Ids without a row are skipped (a purge removes its own keys, see :func:`sync_memory`).
+    Returns how many were synced. On ``RedisError`` the rows are flagged ``needs_resync``
+    (logged, never raised).
     """
     done = 0
     for start in range(0, len(memory_ids), batch):
@@ -445,9 +445,12 @@ def sync_memories(memory_ids: list[str], *, batch: int = 500) -> int:
         rows = list(Memory.objects.filter(memory_id__in=chunk))
         now = timezone.now()
         try:
-            pipe = store.get_client().pipeline(transaction=False)
-            for memory in rows:
-                _queue_put(pipe, mirror_args(memory, now))
+            client = store.get_client()
+            puts = [mirror_args(memory, now) for memory in rows]
+            pipe = client.pipeline(transaction=False)
+            _seed_reference_lengths(client, pipe, puts)
+            for args in puts:
+                _queue_put(pipe, args)
             pipe.execute()
         except store.RedisError as exc:
             log.warning("redis mirror failed for %d memories: %s", len(rows), type(exc).__name__)
@@ -459,6 +462,22 @@ def sync_memories(memory_ids: list[str], *, batch: int = 500) -> int:
         _note_namespaces({m.user_id for m in rows})
         done += len(rows)
     return done
+
+
+def _seed_reference_lengths(client, pipe, puts: list[dict]) -> None:
+    """A namespace's first bulk load sets each field's ``avgdl_ref`` to the batch's own
+    average length (HSETNX: never changes an existing one), so the early-termination bound
+    starts tight instead of from a guess; a reindex sets the exact value later."""
+    lengths: dict[tuple[str, str], list[int]] = {}
+    for args in puts:
+        for f in args["fields"]:
+            lengths.setdefault((args["user_id"], f.field), []).append(f.dl)
+    namespaces = sorted({user_id for user_id, _ in lengths})
+    gens = dict(zip(namespaces, client.mget([store.key(u, "gen") for u in namespaces]),
+                    strict=True))
+    for (user_id, field), dls in lengths.items():
+        if gens[user_id] is None:  # generation 0 only: a reindexed one has its exact value
+            pipe.hsetnx(store.key(user_id, field, "stats"), "avgdl_ref", repr(sum(dls) / len(dls)))
 
 
 def _queue_put(client, args: dict) -> None:
