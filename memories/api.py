@@ -16,6 +16,7 @@ from ninja.security import HttpBearer
 from pydantic import ConfigDict, Field
 
 from memories import health, jobs, services, session_store, sessions, store
+from memories.audit import audit_feed
 from memories.errors import InvalidInput, NotFound, ServiceError
 from memories.index import fields as index_fields
 from memories.models import Memory, RankingProfile, Session
@@ -183,6 +184,22 @@ def create_memory(request: HttpRequest, payload: MemoryIn):
     if dup:
         return Status(200, memory_out(memory, deduplicated=True))
     return Status(201, _with_warning(memory, deduplicated=False))
+
+
+class BulkIn(Strict):
+    memory_ids: list[str] = Field(max_length=500)
+    action: str
+    importance: float | None = None
+    reason: str = Field(default="", max_length=1000)
+
+
+# Declared before /memories/{memory_id}: routes match in order.
+@api.post("/memories/bulk", response=dict, tags=["memories"])
+def bulk(request, payload: BulkIn):
+    """Change importance of, forget or restore several memories; each gets its own version."""
+    require_role(request.user, "editor")
+    done = services.memory_bulk(actor=request.user, **payload.model_dump())
+    return {"memories": [memory_out(m) for m in done]}
 
 
 @api.get("/memories/{memory_id}", response=dict, tags=["memories"])
@@ -361,6 +378,23 @@ def index_health(request):
     """Database vs Redis: counts, live drift, statistics, Redis memory, queues, failures."""
     require_role(request.user, "viewer")
     return health.index_health()
+
+
+@api.get("/audit", response=dict, tags=["audit"])
+def audit(request, actor: str = "", action: str = "", target: str = "", since: str = "",
+          limit: int = 100):
+    """Every change and admin action, newest first: ``{"events": [{"at", "actor", "action",
+    "target", "reason"}]}``."""
+    require_role(request.user, "viewer")
+    when = None
+    if since:
+        when = parse_datetime(since)
+        if when is None:
+            raise InvalidInput("since must be ISO 8601", field="since")
+    if not 1 <= limit <= 1000:
+        raise InvalidInput("limit must be 1..1000", field="limit")
+    events = audit_feed(actor=actor, action=action, target=target, since=when, limit=limit)
+    return {"events": [e.as_dict() for e in events]}
 
 
 class SessionIn(Strict):

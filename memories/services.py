@@ -343,6 +343,34 @@ def memory_rollback(*, memory_id: str, version: int, actor=None, reason: str) ->
     return memory
 
 
+BULK_ACTIONS = ("importance", "forget", "restore")
+
+
+@transaction.atomic
+def memory_bulk(*, memory_ids: list[str], action: str, actor=None, importance=None,
+                reason: str = "") -> list[Memory]:
+    """Apply one action to several memories, all or nothing; each memory gets its own
+    version (so a later rollback of one never touches the others). ``action`` is
+    ``importance`` (with ``importance``), ``forget`` or ``restore``. Raises InvalidInput,
+    NotFound."""
+    if action not in BULK_ACTIONS:
+        raise InvalidInput(f"action must be one of {', '.join(BULK_ACTIONS)}", field="action")
+    if not memory_ids or len(memory_ids) > 500:
+        raise InvalidInput("select 1 to 500 memories", field="memory_ids")
+    out = []
+    for memory_id in dict.fromkeys(memory_ids):
+        if action == "importance":
+            if importance is None:
+                raise InvalidInput("importance is required", field="importance")
+            out.append(memory_update(memory_id=memory_id, importance=importance, actor=actor,
+                                     reason=reason))
+        elif action == "forget":
+            out.append(memory_forget(memory_id=memory_id, actor=actor, reason=reason))
+        else:
+            out.append(memory_restore(memory_id=memory_id, actor=actor, reason=reason))
+    return out
+
+
 def memory_record_access(*, memory_ids: list[str]) -> None:
     """A recall returned these: bump ``access_count``/``accessed_at`` atomically.
 
