@@ -251,6 +251,16 @@ def rollback_memory(request, memory_id: str, payload: RollbackIn):
     return _with_warning(memory)
 
 
+@api.post("/memories/{memory_id}/promote", response={200: dict, 201: dict}, tags=["memories"])
+def promote_memory(request, memory_id: str, payload: ReasonIn | None = None):
+    """A working or short-term memory → user-wide long-term (201; 200 + deduplicated)."""
+    require_role(request.user, "editor")
+    _memory_or_404(memory_id)
+    memory, dup = services.memory_promote(memory_id=memory_id, actor=request.user,
+                                          reason=payload.reason if payload else "")
+    return Status(200 if dup else 201, memory_out(memory, deduplicated=dup))
+
+
 @api.get("/memories/{memory_id}/history", response=dict, tags=["memories"])
 def memory_history(request, memory_id: str):
     """Every version, oldest first."""
@@ -482,6 +492,16 @@ def append_messages(request, session_id: str, payload: MessagesIn):
         raise InvalidInput("messages must not be empty", field="messages")
     length = sessions.session_append(session_id=session_id, messages=items)
     return Status(201, {"length": length})
+
+
+@api.post("/sessions/{session_id}/messages/{seq}/promote", response={200: dict, 201: dict},
+          tags=["sessions"])
+def promote_message(request, session_id: str, seq: int, payload: ReasonIn | None = None):
+    """A session message → user-wide long-term memory (201; 200 + deduplicated)."""
+    require_role(request.user, "editor")
+    memory, dup = services.message_promote(session_id=session_id, seq=seq, actor=request.user,
+                                           reason=payload.reason if payload else "")
+    return Status(200 if dup else 201, memory_out(memory, deduplicated=dup))
 
 
 @api.get("/sessions/{session_id}/context", response=dict, tags=["sessions"])

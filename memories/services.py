@@ -343,6 +343,43 @@ def memory_rollback(*, memory_id: str, version: int, actor=None, reason: str) ->
     return memory
 
 
+@transaction.atomic
+def memory_promote(*, memory_id: str, actor=None, reason: str = "") -> tuple[Memory, bool]:
+    """Turn a working or short-term memory into a user-wide long-term one.
+
+    A new memory (kind ``promote``, ``metadata.promoted_from``) is written through the same
+    dedup as every write: if the user already has that content as a long-term user-wide
+    memory, that one is returned with ``deduplicated`` True. Raises InvalidInput for a
+    long-term memory, NotFound.
+    """
+    source = _get_for_update(memory_id)
+    if source.type == MemoryType.LONG_TERM and source.conversation_id is None:
+        raise InvalidInput("memory is already a user-wide long-term memory", field="memory_id")
+    return memory_create(
+        actor=actor, kind=ChangeKind.PROMOTE, reason=reason, user_id=source.user_id,
+        content=source.content, conversation_id=None, type=MemoryType.LONG_TERM,
+        importance=source.importance, tags=source.tags, source=source.source,
+        author=source.author, keywords=source.keywords,
+        metadata={**source.metadata, "promoted_from": memory_id})
+
+
+@transaction.atomic
+def message_promote(*, session_id: str, seq: int, actor=None,
+                    reason: str = "") -> tuple[Memory, bool]:
+    """Promote one session message to a user-wide long-term memory (deduplicated)."""
+    from memories.models import Message
+
+    message = Message.objects.select_related("session").filter(
+        session_id=session_id, seq=seq).first()
+    if message is None:
+        raise NotFound(f"message {seq} of session {session_id!r} not found", field="seq")
+    return memory_create(
+        actor=actor, kind=ChangeKind.PROMOTE, reason=reason,
+        user_id=message.session.user_id, content=message.content, type=MemoryType.LONG_TERM,
+        source="session", author=message.role,
+        metadata={"promoted_from": {"session_id": session_id, "seq": seq}})
+
+
 BULK_ACTIONS = ("importance", "forget", "restore")
 
 

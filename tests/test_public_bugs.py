@@ -185,3 +185,25 @@ def test_b25_same_results_with_and_without_decoded_responses(builtins, settings,
     want = oracle_scores("u-a", "alpha redis")
     assert {h.memory_id: h.score for h in found.results} == pytest.approx(want)
     assert "b'" not in repr(found.results[0].metadata)
+
+
+def test_b16_every_write_path_dedups(builtins, api):
+    lt = api.post("/memories", {"user_id": "u-a", "content": "User prefers dark mode"}).json()
+    for _ in range(5):
+        wk = api.post("/memories", {"user_id": "u-a", "content": "User prefers dark mode",
+                                    "conversation_id": "c-1", "type": "working"}).json()
+        resp = api.post(f"/memories/{wk['memory_id']}/promote", {"reason": "stable preference"})
+        assert resp.status_code == 200 and resp.json()["deduplicated"] is True
+        assert resp.json()["memory_id"] == lt["memory_id"]
+    assert Memory.objects.filter(user_id="u-a", type="long_term").count() == 1
+    found = memory_search(user_id="u-a", query="dark mode", types=["long_term"])
+    assert len(found.results) == 1
+    api.post("/sessions", {"user_id": "u-a", "session_id": "s-9"})
+    api.post("/sessions/s-9/messages", {"role": "user", "content": "User prefers dark mode"})
+    resp = api.post("/sessions/s-9/messages/1/promote")
+    assert resp.status_code == 200 and resp.json()["memory_id"] == lt["memory_id"]
+    fresh = api.post("/sessions/s-9/messages", {"role": "user", "content": "I live in Oslo"})
+    assert fresh.status_code == 201
+    made = api.post("/sessions/s-9/messages/2/promote")
+    assert made.status_code == 201 and made.json()["conversation_id"] is None
+    assert api.post("/sessions/s-9/messages/7/promote").status_code == 404
