@@ -5,6 +5,7 @@ Errors are ``{"error": {"code", "message", "field"}}`` with 400/401/403/404/409/
 """
 
 import datetime as dt
+import json
 import logging
 
 from django.db import transaction
@@ -15,7 +16,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 from pydantic import ConfigDict, Field
 
-from memories import health, jobs, services, session_store, sessions, store
+from memories import backup, health, jobs, services, session_store, sessions, store
 from memories.audit import audit_feed
 from memories.errors import InvalidInput, NotFound, ServiceError
 from memories.index import fields as index_fields
@@ -405,6 +406,24 @@ def audit(request, actor: str = "", action: str = "", target: str = "", since: s
         raise InvalidInput("limit must be 1..1000", field="limit")
     events = audit_feed(actor=actor, action=action, target=target, since=when, limit=limit)
     return {"events": [e.as_dict() for e in events]}
+
+
+@api.get("/export", response=dict, tags=["backup"])
+def export(request, user_id: str):
+    """One namespace as a versioned JSON document (everything: the export job/command)."""
+    require_role(request.user, "admin")
+    return backup.export_memories(user_id=clean_identifier(user_id, "user_id"))
+
+
+@api.post("/import", response=dict, tags=["backup"])
+def import_(request, mode: str = "merge"):
+    """An export document in the body; ``?mode=replace`` swaps the namespace for it."""
+    require_role(request.user, "admin")
+    try:
+        doc = json.loads(request.body or b"null")
+    except ValueError:
+        raise InvalidInput("the body must be an export document (JSON)", field=None) from None
+    return backup.import_memories(doc=doc, mode=mode, actor=request.user)
 
 
 class SessionIn(Strict):

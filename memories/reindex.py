@@ -48,10 +48,13 @@ def _delete_generation(client, user_id: str, gen: int) -> int:
     return deleted
 
 
-def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | None = None) -> dict:
+def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | None = None,
+                      forget_versions: bool = False) -> dict:
     """Rebuild namespace ``user_id`` from the database; returns counts and the generation.
 
-    ``progress(done, total)`` is called after each batch. Raises Conflict when a reindex of
+    ``progress(done, total)`` is called after each batch. Hot-store hashes of memories the
+    database no longer holds live are removed. ``forget_versions`` drops the record of
+    versions already mirrored (after a restore replaced the namespace with older versions). Raises Conflict when a reindex of
     this namespace is already running, ``redis.RedisError`` when Redis fails (the live index
     is untouched then: the half-built generation is dropped).
     """
@@ -63,7 +66,8 @@ def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | No
         raise Conflict(f"a reindex of {user_id!r} is already running", field="user_id")
     try:
         _delete_generation(client, user_id, new)
-        client.set(building_key, new)
+        if forget_versions:
+            client.delete(store.key(user_id, "ver"))
         now = timezone.now()
         rows = Memory.objects.filter(user_id=user_id, deleted_at__isnull=True).filter(
             Q(expire_at__isnull=True) | Q(expire_at__gt=now)).order_by("memory_id")
@@ -94,8 +98,22 @@ def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | No
         _delete_generation(client, user_id, new)
         raise
     removed = _delete_generation(client, user_id, live)
+    removed += _delete_orphan_hashes(client, user_id)
     client.sadd(store.global_key("namespaces"), user_id)
     return {"user_id": user_id, "indexed": total, "generation": new, "old_keys_removed": removed}
+
+
+def _delete_orphan_hashes(client, user_id: str) -> int:
+    """Remove hot-store hashes of memories that are not live in the database."""
+    ids_key = store.key(user_id, "ids")
+    held = {store.text(i) for i in client.smembers(ids_key)}
+    live = set(Memory.objects.filter(user_id=user_id, memory_id__in=held,
+                                     deleted_at__isnull=True).values_list("memory_id", flat=True))
+    orphans = sorted(held - live)
+    if orphans:
+        client.delete(*[store.key(user_id, "m", m) for m in orphans])
+        client.srem(ids_key, *orphans)
+    return len(orphans)
 
 
 def _set_reference_lengths(client, user_id: str, gen: int, rows) -> None:

@@ -1,4 +1,5 @@
 from django.contrib.auth.middleware import LoginRequiredMiddleware
+from django.http import JsonResponse
 
 
 class ConsoleLoginRequiredMiddleware(LoginRequiredMiddleware):
@@ -9,3 +10,28 @@ class ConsoleLoginRequiredMiddleware(LoginRequiredMiddleware):
         if request.path_info.startswith("/api/"):
             return None
         return super().process_view(request, view_func, view_args, view_kwargs)
+
+
+class ApiJsonErrorsMiddleware:
+    """Every 4xx/5xx under /api/ answers JSON ``{"error": {"code", "message", "field"}}``,
+    also those produced outside the API's own handlers (unknown path, method not allowed),
+    so agents never have to parse an HTML error page."""
+
+    CODES = {400: "invalid", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+             405: "method_not_allowed", 409: "conflict", 413: "too_large"}
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if (request.path_info.startswith("/api/") and response.status_code >= 400
+                and not response.get("Content-Type", "").startswith("application/json")):
+            status = response.status_code
+            body = {"error": {"code": self.CODES.get(status, "error"),
+                              "message": response.reason_phrase or "error", "field": None}}
+            new = JsonResponse(body, status=status)
+            if response.has_header("Allow"):
+                new["Allow"] = response["Allow"]
+            return new
+        return response

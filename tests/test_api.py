@@ -181,3 +181,10 @@ def test_it_serves_the_openapi_document(api):
     assert resp.status_code == 200
     paths = resp.json()["paths"]
     assert "/api/v1/recall" in paths and "/api/v1/memories/{memory_id}/history" in paths
+
+
+def test_it_answers_json_for_unknown_paths_and_methods(api):
+    resp = api.call("put", "/memories")
+    assert resp.status_code == 405 and error_of(resp)["code"] == "method_not_allowed"
+    resp = api.get("/no/such/thing")
+    assert resp.status_code == 404 and error_of(resp)["code"] == "not_found"
