@@ -28,6 +28,13 @@ def reindex_job(user_id: str | None = None) -> dict:
     return {"namespaces": len(results), "indexed": sum(r["indexed"] for r in results)}
 
 
+def session_fold_job(session_id: str) -> dict:
+    """Fold a long session's oldest messages into its rolling summary."""
+    from memories.sessions import session_fold
+
+    return session_fold(session_id=session_id)
+
+
 def reconcile_job() -> dict:
     """Repair exactly the memories whose Redis state differs from the database."""
     return drift.drift_repair()

@@ -114,6 +114,8 @@ class Session(models.Model):
     system_prompt = models.TextField(blank=True, default="")
     metadata = models.JSONField(default=dict, blank=True)
     summary = models.TextField(blank=True, default="")
+    # Messages with seq <= this are folded into ``summary`` (and trimmed from the hot window).
+    summary_upto_seq = models.PositiveIntegerField(default=0)
     ttl_seconds = models.PositiveIntegerField(default=3600)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()

@@ -16,7 +16,8 @@ import random
 from memories import store
 from memories.models import Message, Session
 
-WINDOW_MAX = 200
+# A hard cap on the hot window; folding (sessions.session_fold) normally keeps it far smaller.
+WINDOW_MAX = 1000
 
 _APPEND = """
 -- KEYS: meta, msgs, ts. ARGV: ttl, window_max, meta_json_or_empty, n, then (seq, ts, json)...
@@ -90,8 +91,29 @@ def window_read(session: Session, last: int) -> list[dict] | None:
 
 def window_warm(session: Session) -> int:
     """Load the newest window of a cold session back from the database."""
-    recent = list(session.messages.order_by("-seq")[:WINDOW_MAX])[::-1]
+    recent = list(session.messages.filter(seq__gt=session.summary_upto_seq)
+                  .order_by("-seq")[:WINDOW_MAX])[::-1]
     return window_append(session, recent) if recent else 0
+
+
+_TRIM = """
+-- KEYS: meta, msgs, ts. ARGV: from_seq, upto_seq, ttl. Drop folded messages.
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])
+for seq = tonumber(ARGV[1]), tonumber(ARGV[2]) do redis.call('ZREM', KEYS[3], seq) end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('HSET', KEYS[1], 'summary_upto_seq', ARGV[2])
+end
+for i = 1, 3 do
+  if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('EXPIRE', KEYS[i], tonumber(ARGV[3])) end
+end
+return redis.call('ZCARD', KEYS[2])
+"""
+
+
+def window_trim(session: Session, from_seq: int, upto_seq: int) -> int:
+    """Drop messages ``from_seq..upto_seq`` (folded into the summary) from the window."""
+    return int(store.get_client().eval(_TRIM, 3, *keys(session), from_seq, upto_seq,
+                                       ttl_with_jitter(session.ttl_seconds)))
 
 
 def window_drop(session_keys: list[str]) -> None:

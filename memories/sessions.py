@@ -7,12 +7,14 @@ import datetime as dt
 import logging
 import uuid
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from memories import session_store, store
 from memories.errors import InvalidInput, NotFound
+from memories.summarise import get_summariser
 from memories.models import Message, Session
 from memories.validation import clean_identifier
 
@@ -82,7 +84,45 @@ def session_append(*, session_id: str, messages: list[dict]) -> int:
     session.updated_at = max([now, *(r.ts for r in rows)])
     session.save(update_fields=["updated_at"])
     transaction.on_commit(lambda: _mirror(session, rows))
+    if seq - session.summary_upto_seq > settings.MEMORY_SESSION_FOLD_AT:
+        from memories import jobs
+
+        jobs.enqueue(jobs.session_fold_job, session.session_id, queue="default")
     return seq
+
+
+@transaction.atomic
+def session_fold(*, session_id: str, keep: int | None = None) -> dict:
+    """Fold the oldest messages into the rolling summary, keeping the newest ``keep``
+    (default half of ``MEMORY_SESSION_FOLD_AT``) in the hot window.
+
+    Every message stays in the database; after a fold each one is either a source of the
+    summary (seq <= ``summary_upto_seq``) or in the window. Returns what was folded.
+    """
+    session = Session.objects.select_for_update().filter(session_id=session_id).first()
+    if session is None:
+        raise NotFound(f"session {session_id!r} not found", field="session_id")
+    keep = settings.MEMORY_SESSION_FOLD_AT // 2 if keep is None else keep
+    last = session.messages.aggregate(m=Max("seq"))["m"] or 0
+    upto = last - keep
+    start = session.summary_upto_seq
+    if upto <= start:
+        return {"folded": 0, "summary_upto_seq": start}
+    texts = [session.summary] if session.summary else []
+    texts += [f"{m.role}: {m.content}"
+              for m in session.messages.filter(seq__gt=start, seq__lte=upto).order_by("seq")]
+    session.summary = get_summariser().summarise(texts, max_chars=2000)
+    session.summary_upto_seq = upto
+    session.save(update_fields=["summary", "summary_upto_seq"])
+
+    def trim():
+        try:
+            session_store.window_trim(session, start + 1, upto)
+        except store.RedisError as exc:
+            log.warning("session window not trimmed: %s", type(exc).__name__)
+
+    transaction.on_commit(trim)
+    return {"folded": upto - start, "summary_upto_seq": upto}
 
 
 def _mirror(session: Session, rows: list[Message]) -> None:
@@ -115,6 +155,7 @@ def session_context(*, session_id: str, last: int = 20, max_tokens: int | None =
     if session is None:
         raise NotFound(f"session {session_id!r} not found", field="session_id")
     total = session.messages.count()
+    upto = session.summary_upto_seq if at is None else 0
     hot, messages = False, None
     if at is None:
         try:
@@ -122,10 +163,10 @@ def session_context(*, session_id: str, last: int = 20, max_tokens: int | None =
             hot = messages is not None
         except store.RedisError:
             messages = None
-        if messages is not None and len(messages) < min(last, total):
-            messages = None  # the window was trimmed further than asked: read the truth
+        if messages is not None and len(messages) < min(last, total - upto):
+            messages = None  # the window holds fewer than asked: read the truth
     if messages is None:
-        rows = session.messages.all()
+        rows = session.messages.filter(seq__gt=upto)
         if at is not None:
             rows = rows.filter(ts__lte=_aware(at))
         rows = list(rows.order_by("-seq")[:last])[::-1]
@@ -140,6 +181,6 @@ def session_context(*, session_id: str, last: int = 20, max_tokens: int | None =
             kept.append(m)
             budget -= cost
         messages = kept[::-1]
-    return {"summary": session.summary, "total": total, "hot": hot,
+    return {"summary": session.summary if at is None else "", "total": total, "hot": hot,
             "messages": [{"role": m["role"], "content": m["content"], "at": m["at"]}
                          for m in messages]}

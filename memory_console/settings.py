@@ -163,6 +163,9 @@ MEMORY_SHORT_TERM_TTL_SECONDS = env_int("MEMORY_SHORT_TERM_TTL_SECONDS", 24 * 36
 MEMORY_STREAM_MAXLEN = env_int("MEMORY_STREAM_MAXLEN", 10000)
 # Hybrid profiles re-rank this many BM25 candidates (as a search engine's rescore window).
 MEMORY_RERANK_WINDOW = env_int("MEMORY_RERANK_WINDOW", 100)
+# A session window longer than this is folded into its rolling summary (half is kept).
+MEMORY_SESSION_FOLD_AT = env_int("MEMORY_SESSION_FOLD_AT", 200)
+MEMORY_SUMMARISER = os.environ.get("MEMORY_SUMMARISER", "memories.summarise.ExtractiveSummariser")
 # The scheduler repairs drift (e.g. writes made while Redis was down) this often.
 MEMORY_RECONCILE_EVERY_SECONDS = env_int("MEMORY_RECONCILE_EVERY_SECONDS", 300)
 if not 1 <= MEMORY_MAX_CONTENT_CHARS <= 131071:

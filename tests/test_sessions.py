@@ -137,3 +137,35 @@ def test_it_validates_session_requests(builtins, api, viewer_api):
     assert api.get("/sessions/v").json()["hot"] is True
     assert api.delete("/sessions/v").status_code == 204
     assert not Session.objects.filter(session_id="v").exists()
+
+
+def test_folding_keeps_every_message_in_the_summary_sources_or_the_window(builtins, settings):
+    import django_rq
+
+    settings.MEMORY_SESSION_FOLD_AT = 10
+    django_rq.get_queue("default").empty()
+    s = new_session()
+    for n in range(1, 13):
+        sessions.session_append(session_id="s-1", messages=[
+            {"role": "user", "content": f"Fact {n}: the build server is named node{n}."}])
+    assert django_rq.get_queue("default").count >= 1  # a fold was asked for
+    django_rq.get_worker("default").work(burst=True)
+    s.refresh_from_db()
+    assert s.summary_upto_seq == 12 - 5 and s.summary
+    window = [m["seq"] for m in session_store.window_read(s, 100)]
+    assert window == list(range(s.summary_upto_seq + 1, 13))
+    folded = set(range(1, s.summary_upto_seq + 1))
+    assert folded | set(window) == set(range(1, 13)) and not folded & set(window)
+    ctx = sessions.session_context(session_id="s-1", last=20)
+    assert ctx["summary"] == s.summary and ctx["total"] == 12
+    assert [m["content"] for m in ctx["messages"]][0].startswith("Fact 8:")
+    all_keys_have_ttl(s)
+
+
+def test_the_summariser_is_extractive_and_bounded():
+    from memories.summarise import ExtractiveSummariser
+
+    texts = ["The deploy failed. Redis was full.", "Redis memory hit 95%. We added RAM.",
+             "Lunch was good."]
+    out = ExtractiveSummariser().summarise(texts, max_chars=60)
+    assert 0 < len(out) <= 60 and "Redis" in out
