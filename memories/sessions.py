@@ -14,8 +14,8 @@ from django.utils import timezone
 
 from memories import session_store, store
 from memories.errors import InvalidInput, NotFound
-from memories.summarise import get_summariser
 from memories.models import Message, Session
+from memories.summarise import get_summariser
 from memories.validation import clean_identifier
 
 log = logging.getLogger(__name__)
