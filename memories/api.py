@@ -16,7 +16,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 from pydantic import ConfigDict, Field
 
-from memories import backup, health, jobs, services, session_store, sessions, store
+from memories import backup, health, jobs, policy, services, session_store, sessions, store
 from memories.audit import audit_feed
 from memories.errors import InvalidInput, NotFound, ServiceError
 from memories.index import fields as index_fields
@@ -424,6 +424,37 @@ def import_(request, mode: str = "merge"):
     except ValueError:
         raise InvalidInput("the body must be an export document (JSON)", field=None) from None
     return backup.import_memories(doc=doc, mode=mode, actor=request.user)
+
+
+class PolicyIn(Strict):
+    user_id: str
+    dry_run: bool = False
+
+
+@api.post("/cleanup", response={200: dict, 202: dict}, tags=["jobs"])
+def cleanup(request, payload: PolicyIn):
+    """Forgetting policy: the plan (dry run, 200) or a job applying it (202)."""
+    require_role(request.user, "admin")
+    user_id = clean_identifier(payload.user_id, "user_id")
+    if payload.dry_run:
+        return Status(200, policy.cleanup_plan(user_id=user_id).as_dict())
+    job_id = jobs.enqueue(jobs.cleanup_job, user_id, queue="default")
+    services.audit_record(actor=request.user, action="cleanup", target=user_id,
+                          data={"job_id": job_id})
+    return Status(202, {"job_id": job_id})
+
+
+@api.post("/consolidate", response={200: dict, 202: dict}, tags=["jobs"])
+def consolidate(request, payload: PolicyIn):
+    """Consolidation: the groups (dry run, 200) or a job merging them (202)."""
+    require_role(request.user, "admin")
+    user_id = clean_identifier(payload.user_id, "user_id")
+    if payload.dry_run:
+        return Status(200, {"groups": policy.consolidation_plan(user_id=user_id)})
+    job_id = jobs.enqueue(jobs.consolidate_job, user_id, queue="default")
+    services.audit_record(actor=request.user, action="consolidate", target=user_id,
+                          data={"job_id": job_id})
+    return Status(202, {"job_id": job_id})
 
 
 class SessionIn(Strict):

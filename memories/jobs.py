@@ -98,3 +98,20 @@ def schedule_periodic() -> None:
     seconds = settings.MEMORY_RECONCILE_EVERY_SECONDS
     queue.enqueue_in(dt.timedelta(seconds=seconds), periodic_reconcile_job,
                      job_id=PERIODIC_RECONCILE_ID)
+
+
+def cleanup_job(user_id: str) -> dict:
+    """Apply the forgetting policy to one namespace."""
+    from memories import policy
+
+    plan = policy.cleanup_plan(user_id=user_id)
+    return {**policy.cleanup_apply(plan), "plan": plan.as_dict()}
+
+
+def consolidate_job(user_id: str) -> dict:
+    """Merge every group of related long-term memories of one namespace."""
+    from memories import policy
+
+    groups = policy.consolidation_plan(user_id=user_id)
+    merged = [policy.consolidate_group(memory_ids=g).memory_id for g in groups]
+    return {"groups": len(groups), "merged": merged}

@@ -291,9 +291,11 @@ def memory_update(
 
 
 @transaction.atomic
-def memory_forget(*, memory_id: str, actor=None, reason: str = "") -> Memory:
+def memory_forget(*, memory_id: str, actor=None, reason: str = "",
+                  kind: str = ChangeKind.FORGET) -> Memory:
     """Soft delete: the row and its history stay; it leaves search and the index.
 
+    ``kind`` may say why (``archive`` by the policy, ``rollback`` of a consolidation).
     Forgetting a forgotten memory changes nothing. Raises NotFound.
     """
     memory = _get_for_update(memory_id)
@@ -301,7 +303,7 @@ def memory_forget(*, memory_id: str, actor=None, reason: str = "") -> Memory:
         return memory
     memory.deleted_at = timezone.now()
     memory.deleted_by = _actor_name(actor)
-    return _save_version(memory, kind=ChangeKind.FORGET, actor=actor, reason=reason)
+    return _save_version(memory, kind=kind, actor=actor, reason=reason)
 
 
 @transaction.atomic
@@ -326,6 +328,13 @@ def memory_rollback(*, memory_id: str, version: int, actor=None, reason: str) ->
     if not isinstance(reason, str) or not reason.strip():
         raise InvalidInput("a reason is required for a rollback", field="reason")
     memory = _get_for_update(memory_id)
+    if version == 0 and (memory.metadata or {}).get("consolidated_from"):
+        # Version 0 of a consolidated memory is "before the consolidation".
+        from memories.policy import consolidation_undo
+
+        consolidation_undo(memory_id=memory_id, actor=actor, reason=reason)
+        memory.refresh_from_db()
+        return memory
     if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version < memory.version:
         raise InvalidInput(f"version must be an earlier version (1..{memory.version - 1})",
                            field="version")

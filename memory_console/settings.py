@@ -166,6 +166,10 @@ MEMORY_RERANK_WINDOW = env_int("MEMORY_RERANK_WINDOW", 100)
 # A session window longer than this is folded into its rolling summary (half is kept).
 MEMORY_SESSION_FOLD_AT = env_int("MEMORY_SESSION_FOLD_AT", 200)
 MEMORY_SUMMARISER = os.environ.get("MEMORY_SUMMARISER", "memories.summarise.ExtractiveSummariser")
+# Forgetting policy (memories/policy.py).
+MEMORY_POLICY_IDLE_DAYS = env_int("MEMORY_POLICY_IDLE_DAYS", 90)
+MEMORY_POLICY_IMPORTANCE_BELOW = float(os.environ.get("MEMORY_POLICY_IMPORTANCE_BELOW", "0.3"))
+MEMORY_POLICY_MAX_LONG_TERM = env_int("MEMORY_POLICY_MAX_LONG_TERM", 10000)
 # The scheduler repairs drift (e.g. writes made while Redis was down) this often.
 MEMORY_RECONCILE_EVERY_SECONDS = env_int("MEMORY_RECONCILE_EVERY_SECONDS", 300)
 if not 1 <= MEMORY_MAX_CONTENT_CHARS <= 131071:
