@@ -1,4 +1,7 @@
 from django.contrib.auth.middleware import LoginRequiredMiddleware
+from django.contrib.auth.views import redirect_to_login
+from django.shortcuts import resolve_url
+from django_htmx.http import HttpResponseClientRedirect
 from django.http import JsonResponse
 
 
@@ -10,6 +13,18 @@ class ConsoleLoginRequiredMiddleware(LoginRequiredMiddleware):
         if request.path_info.startswith("/api/"):
             return None
         return super().process_view(request, view_func, view_args, view_kwargs)
+
+    def handle_no_permission(self, request, view_func):
+        # An expired session on an HTMX request would swap the login page into the middle
+        # of the page; send the whole window there instead, and back afterwards.
+        if not getattr(request, "htmx", False):
+            return super().handle_no_permission(request, view_func)
+        login = redirect_to_login(
+            request.htmx.current_url_abs_path or request.get_full_path(),
+            resolve_url(self.get_login_url(view_func)),
+            self.get_redirect_field_name(view_func),
+        )
+        return HttpResponseClientRedirect(login["Location"])
 
 
 class ApiJsonErrorsMiddleware:
