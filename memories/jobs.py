@@ -4,12 +4,16 @@ Queues: ``index`` (reindex, reconcile) and ``default``. Enqueue with :func:`enqu
 django-rq defers until the current transaction commits.
 """
 
+import re
 import uuid
 
 import django_rq
 from rq import get_current_job
 
 from memories import drift, reindex
+
+
+_JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 def _progress(done: int, total: int) -> None:
@@ -51,10 +55,13 @@ def enqueue(func, *args, queue: str = "index", **kwargs) -> str:
 
 
 def job_status(job_id: str) -> dict | None:
-    """``{"status", "progress", "result", "error"}`` of a job, or None when unknown."""
+    """``{"status", "progress", "result", "error"}`` of a job, or None when unknown (any
+    id that is not a job id, e.g. with characters rq refuses, is unknown)."""
     from rq.exceptions import NoSuchJobError
     from rq.job import Job
 
+    if not _JOB_ID.match(job_id):
+        return None
     try:
         job = Job.fetch(job_id, connection=django_rq.get_connection("index"))
     except NoSuchJobError:

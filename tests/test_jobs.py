@@ -79,6 +79,7 @@ def test_it_starts_a_reindex_from_the_api(builtins, admin_api, api):
     body = admin_api.get(f"/jobs/{resp.json()['job_id']}").json()
     assert body["status"] == "finished" and body["result"]["generation"] == 1
     assert admin_api.get("/jobs/job_nope").status_code == 404
+    assert admin_api.get("/jobs/%E5%91%A8%E5%8D%9A").status_code == 404  # found by the fuzz
 
 
 def test_it_keeps_one_periodic_reconcile_scheduled(builtins):
