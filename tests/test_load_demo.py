@@ -2,7 +2,7 @@
 searchable in Chinese and English, and ``--admin-password`` gives a working console login."""
 
 import pytest
-from django.contrib.auth import authenticate
+from django.contrib.auth import authenticate as django_authenticate
 from django.core.management import call_command
 
 from memories.demo_data import demo_memories, demo_sessions
@@ -61,7 +61,11 @@ def test_demo_memories_are_searchable(builtins):
     assert hits and "regression" in hits[0].content.lower()
 
 
-def test_it_creates_and_updates_the_admin_login(builtins):
+def test_it_creates_and_updates_the_admin_login(builtins, rf):
+    # The login rate limiter (django-axes) authenticates only with a request.
+    def authenticate(**credentials):
+        return django_authenticate(rf.post("/accounts/login/"), **credentials)
+
     call_command("load_demo", "--admin-password", "first-pw")
     admin = authenticate(username="admin", password="first-pw")
     assert admin is not None and admin.is_superuser and admin.is_staff
