@@ -570,3 +570,7 @@ def session_context(request, session_id: str, last: int = 20, max_tokens: int | 
             raise InvalidInput("at must be ISO 8601", field="at")
     return sessions.session_context(session_id=session_id, last=last, max_tokens=max_tokens,
                                     at=when)
+
+from memories.api_lab import router as lab_router  # noqa: E402
+
+api.add_router("/", lab_router)

@@ -116,6 +116,11 @@ class MemoryFilterForm(_PagedFilterForm):
 class SessionFilterForm(_PagedFilterForm):
     user_id = _IdentifierField(name="user_id", label="User")
     agent_id = _IdentifierField(name="agent_id", label="Agent")
+    active_since = forms.DateField(
+        required=False,
+        label="Active since",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
     per_page = _per_page_field()
 
 
@@ -208,3 +213,279 @@ class SearchForm(forms.Form):
 
     def clean_limit(self):
         return self.cleaned_data.get("limit") or self.LIMIT_DEFAULT
+
+
+# --- memory detail: diff, purge, promote ------------------------------------------------------
+
+
+class DiffForm(forms.Form):
+    """``?a=&b=``: two version numbers of one memory (any order, equal allowed)."""
+
+    a = forms.TypedChoiceField(coerce=int, choices=(), label="From")
+    b = forms.TypedChoiceField(coerce=int, choices=(), label="To")
+
+    def __init__(self, *args, versions: list[int], **kwargs):
+        kwargs.setdefault("auto_id", "diff_%s")
+        super().__init__(*args, **kwargs)
+        choices = [(v, f"v{v}") for v in versions]
+        for name in ("a", "b"):
+            self.fields[name].choices = choices
+            self.fields[name].error_messages["invalid_choice"] = (
+                f"Version %(value)s does not exist; this memory has versions "
+                f"{versions[0]}..{versions[-1]}."
+                if versions
+                else "This memory has no versions."
+            )
+
+
+class PurgeForm(forms.Form):
+    """The typed confirmation a hard delete needs (no JavaScript dialog can be skipped)."""
+
+    WORD = "purge"
+
+    confirm = forms.CharField(
+        max_length=20,
+        label="Type purge to confirm",
+        widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
+    )
+    reason = forms.CharField(
+        required=False,
+        max_length=REASON_MAX,
+        widget=forms.TextInput(attrs={"placeholder": "reason (recorded in the audit feed)"}),
+    )
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "purge_%s")
+        super().__init__(*args, **kwargs)
+
+    def clean_confirm(self):
+        value = self.cleaned_data["confirm"].strip()
+        if value != self.WORD:
+            raise ValidationError(f'Type "{self.WORD}" (without quotes) to confirm the purge.')
+        return value
+
+
+class PromoteForm(ReasonForm):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "promote_%s")
+        super().__init__(*args, **kwargs)
+
+
+# --- memory list: bulk actions ----------------------------------------------------------------
+
+BULK_MAX = 500
+
+
+class BulkForm(forms.Form):
+    """Several memories, one action (``services.memory_bulk``)."""
+
+    memory_ids = forms.MultipleChoiceField(
+        required=True,
+        error_messages={"required": "Select at least one memory."},
+    )
+    action = forms.ChoiceField(
+        choices=[
+            ("importance", "Set importance"),
+            ("forget", "Forget"),
+            ("restore", "Restore"),
+        ]
+    )
+    importance = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=1,
+        widget=forms.NumberInput(
+            attrs={"step": "0.05", "min": "0", "max": "1", "class": "narrow", "placeholder": "0.5"}
+        ),
+    )
+    reason = forms.CharField(
+        required=False,
+        max_length=REASON_MAX,
+        widget=forms.TextInput(attrs={"placeholder": "reason (optional)"}),
+    )
+    # The list the user was looking at (its filters and page), re-rendered after the action.
+    back = forms.CharField(required=False, max_length=2000, widget=forms.HiddenInput)
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "bulk_%s")
+        super().__init__(*args, **kwargs)
+
+    def clean_memory_ids(self):
+        ids = self.cleaned_data["memory_ids"]
+        if len(ids) > BULK_MAX:
+            raise ValidationError(f"Select at most {BULK_MAX} memories at a time.")
+        return list(dict.fromkeys(ids))
+
+    def clean(self):
+        data = super().clean()
+        missing = data.get("action") == "importance" and data.get("importance") is None
+        if missing and not self.has_error("importance"):
+            self.add_error("importance", "Give the new importance (0 to 1).")
+        return data
+
+
+def _memory_id_choices(values) -> list[tuple[str, str]]:
+    from memories.validation import MEMORY_ID_RE
+
+    return [(v, v) for v in values if isinstance(v, str) and MEMORY_ID_RE.match(v)]
+
+
+def bulk_form(data=None) -> BulkForm:
+    """A BulkForm whose allowed ids are the well-formed ones submitted (which exist is the
+    service's question: an unknown id is its NotFound, shown on the form)."""
+    form = BulkForm(data)
+    form.fields["memory_ids"].choices = _memory_id_choices(
+        data.getlist("memory_ids") if data is not None else []
+    )
+    return form
+
+
+# --- activity (audit feed) --------------------------------------------------------------------
+
+AUDIT_ACTIONS = [
+    "create",
+    "edit",
+    "importance",
+    "forget",
+    "restore",
+    "rollback",
+    "purge",
+    "promote",
+    "consolidate",
+    "archive",
+    "reindex",
+    "reconcile",
+    "cleanup",
+    "import",
+    "job_retry",
+    "synonyms_replaced",
+    "token_created",
+    "token_revoked",
+]
+
+
+class AuditFilterForm(_PagedFilterForm):
+    actor = forms.CharField(required=False, max_length=150, label="Actor")
+    action = forms.CharField(
+        required=False,
+        max_length=32,
+        label="Action",
+        widget=forms.TextInput(attrs={"list": "audit-actions", "class": "narrow-text"}),
+    )
+    target = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Target",
+        widget=forms.TextInput(attrs={"placeholder": "mem_… or user:…"}),
+    )
+    since = forms.DateTimeField(
+        required=False,
+        label="Since",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+    )
+    page = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    per_page = _per_page_field()
+
+    MAX_ROWS = 5000  # the deepest row a page may reach (the feed merges two sources)
+
+    def clean_page(self):
+        return self.cleaned_data.get("page") or 1
+
+    def clean(self):
+        data = super().clean()
+        page, per_page = data.get("page"), data.get("per_page")
+        if page and per_page and page * per_page > self.MAX_ROWS:
+            self.add_error(
+                None, f"Only the newest {self.MAX_ROWS} events are paged; narrow the filters."
+            )
+        return data
+
+    def params(self) -> dict[str, str]:
+        out = super().params()
+        out.pop("page", None)
+        return out
+
+
+# --- index: reindex, policy -------------------------------------------------------------------
+
+
+class ReindexForm(forms.Form):
+    """Blank ``user_id``: every namespace."""
+
+    user_id = _IdentifierField(name="user_id", label="Namespace")
+
+
+class NamespaceForm(forms.Form):
+    user_id = forms.CharField(
+        max_length=128,
+        strip=False,
+        label="Namespace (user)",
+        widget=forms.TextInput(attrs={"list": "namespaces"}),
+    )
+
+    def clean_user_id(self):
+        return _identifier(self.cleaned_data["user_id"], "user_id")
+
+
+# --- synonyms ---------------------------------------------------------------------------------
+
+SYNONYMS_MAX_CHARS = 100_000
+
+
+class SynonymsForm(forms.Form):
+    text = forms.CharField(
+        required=False,
+        strip=False,
+        max_length=SYNONYMS_MAX_CHARS,
+        label="Synonym sets",
+        widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false", "class": "code"}),
+    )
+
+    def clean_text(self):
+        from memories.synonyms import parse_lines
+
+        text = self.cleaned_data["text"]
+        try:
+            parse_lines(text)  # the service parses again; this puts the error on the field
+        except InvalidInput as exc:
+            raise ValidationError(exc.message) from None
+        return text
+
+
+# --- tokens -----------------------------------------------------------------------------------
+
+
+class TokenCreateForm(forms.Form):
+    username = forms.CharField(
+        max_length=150, label="User", widget=forms.TextInput(attrs={"list": "usernames"})
+    )
+    role = forms.ChoiceField(
+        required=False,
+        label="Role",
+        choices=[
+            ("", "keep the user's role"),
+            ("viewer", "viewer"),
+            ("editor", "editor"),
+            ("admin", "admin"),
+        ],
+    )
+    name = forms.CharField(
+        required=False,
+        max_length=64,
+        label="Name",
+        widget=forms.TextInput(attrs={"placeholder": "what it is for"}),
+    )
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "token_%s")
+        super().__init__(*args, **kwargs)
+
+    def clean_username(self):
+        from django.contrib.auth import get_user_model
+
+        name = self.cleaned_data["username"]
+        user = get_user_model().objects.filter(username=name, is_active=True).first()
+        if user is None:
+            raise ValidationError(f"No active user named {name!r}.")
+        self.user = user
+        return name

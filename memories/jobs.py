@@ -12,7 +12,6 @@ from rq import get_current_job
 
 from memories import drift, reindex
 
-
 _JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 

@@ -1,8 +1,8 @@
 from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.contrib.auth.views import redirect_to_login
+from django.http import JsonResponse
 from django.shortcuts import resolve_url
 from django_htmx.http import HttpResponseClientRedirect
-from django.http import JsonResponse
 
 
 class ConsoleLoginRequiredMiddleware(LoginRequiredMiddleware):

@@ -18,5 +18,6 @@ urlpatterns = [
     path("api/v1/", api.urls),
     path("django-rq/", include("django_rq.urls")),
     path("healthz", healthz, name="healthz"),
+    path("", include("memories.lab_urls")),
     path("", include("memories.urls")),
 ]

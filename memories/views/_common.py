@@ -42,21 +42,41 @@ def render_page(
     return render(request, template, context, status=status)
 
 
-def forbidden(request, message: str):
-    """403 with a clear message: the full layout for a page, a small partial for htmx.
+REDIS_DOWN_MESSAGE = (
+    "Redis is unreachable, so this could not be done: the job queues and the search index "
+    "live there. Nothing was changed; try again once Redis is back."
+)
+
+
+def refuse(request, message: str, *, status: int, title: str = ""):
+    """An action refused with a clear message and nothing changed: the full layout for a
+    page, a small partial for htmx.
 
     The htmx partial is swapped into the messages area (not the element that asked), so a
     refused action leaves the page as it was and says why.
     """
     if request.htmx:
-        response = render(request, "_forbidden.html", {"message": message}, status=403)
+        response = render(request, "_forbidden.html", {"message": message}, status=status)
         return reswap(retarget(response, MESSAGES_TARGET), "innerHTML")
-    return render(
-        request,
-        "403.html",
-        {"message": message, "redis_down": _redis_down, "role": role_of(request.user)},
-        status=403,
-    )
+    context = {"message": message, "redis_down": _redis_down, "role": role_of(request.user)}
+    if title:
+        context["title"] = title
+    return render(request, "403.html", context, status=status)
+
+
+def forbidden(request, message: str):
+    """403: the user's role does not allow this (see :func:`refuse`)."""
+    return refuse(request, message, status=403)
+
+
+def bad_request(request, message: str):
+    """400 for a button whose hidden input was not what the page sent (see :func:`refuse`)."""
+    return refuse(request, message, status=400, title="Bad request")
+
+
+def redis_unavailable(request, message: str = REDIS_DOWN_MESSAGE):
+    """503 when an action needs Redis and it is down: a clear message, never a 500."""
+    return refuse(request, message, status=503, title="Redis is unreachable")
 
 
 def role_required(role: str):
@@ -95,16 +115,24 @@ class Pager:
     next_url: str | None
 
 
-def paginate(request, queryset, *, per_page: int, params: dict[str, str], base: str) -> Pager:
+def paginate(
+    request,
+    queryset,
+    *,
+    per_page: int,
+    params: dict[str, str],
+    base: str,
+    number: str | int | None = None,
+) -> Pager:
     """One page of ``queryset`` and links that carry every active filter in ``params``.
 
     Links are built from the validated filters rather than copied from the request, so a
     page link never drops a filter (public case B31) and never repeats ``page``. The
     queryset must be totally ordered (a unique tie-breaker) or rows could repeat or vanish
-    between pages.
+    between pages. ``number`` overrides ``?page=`` (a POST re-rendering the page it came from).
     """
     paginator = Paginator(queryset, per_page)
-    page = paginator.get_page(request.GET.get("page"))
+    page = paginator.get_page(request.GET.get("page") if number is None else number)
 
     def url(number: int) -> str:
         return f"{base}?{urlencode({**params, 'page': number})}"

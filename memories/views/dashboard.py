@@ -1,4 +1,4 @@
-"""Overview page, and the Index and Activity pages (placeholders until those features land)."""
+"""The overview page."""
 
 from django.db.models import Count, Q
 from django.views.decorators.http import require_GET
@@ -33,43 +33,4 @@ def overview(request):
             "recent": recent,
         },
         partial="stats",
-    )
-
-
-@require_GET
-@role_required("viewer")
-def index_status(request):
-    return render_page(
-        request,
-        "memories/placeholder.html",
-        {
-            "title": "Index",
-            "lead": "Health of the Redis search index, kept in line with the database.",
-            "will_hold": [
-                "memories in the database vs. memories indexed, and the live drift between them",
-                "namespaces and per-namespace index statistics (documents, average length)",
-                "reindex of one namespace or all, with progress, and reconcile",
-                "queue depth, failed jobs and the history of job runs",
-            ],
-            "api_hint": "GET /api/v1/index/health answers the same questions as JSON today.",
-        },
-    )
-
-
-@require_GET
-@role_required("viewer")
-def activity(request):
-    return render_page(
-        request,
-        "memories/placeholder.html",
-        {
-            "title": "Activity",
-            "lead": "The audit feed: who did what, to which target, and why.",
-            "will_hold": [
-                "rollbacks, purges, token and job events, newest first",
-                "filters by actor, action, target and date",
-                "links from each event to the memory or job it concerns",
-            ],
-            "api_hint": "GET /api/v1/audit answers the same questions as JSON today.",
-        },
     )

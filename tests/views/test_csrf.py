@@ -85,3 +85,42 @@ def test_the_form_token_works_without_javascript(strict, make_memory):
     token = strict.cookies["csrftoken"].value
     resp = strict.post(f"/memories/{m.memory_id}/forget/", {"csrfmiddlewaretoken": token})
     assert resp.status_code == 302 and Memory.objects.get(pk=m.memory_id).is_forgotten
+
+
+@pytest.fixture
+def strict_admin(admin_user):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(admin_user)
+    return client
+
+
+def test_the_new_actions_refuse_a_post_without_the_token(strict_admin, make_memory):
+    """Every state-changing console URL added with the audit/jobs pages checks CSRF."""
+    from django.contrib.auth.models import User
+
+    from memories.models import ApiToken, AuditEvent, SynonymSet
+    from memories.sessions import session_create
+    from memories.tokens import token_create
+
+    m = make_memory("csrf check", type="working")
+    session_create(user_id="u-a", session_id="s-1")
+    token = token_create(user=User.objects.get(username="ada"))
+    strict_admin.get("/")  # the CSRF cookie is set; the header and field are missing
+    for url, data in [
+        ("/memories/bulk/", {"memory_ids": [m.memory_id], "action": "forget"}),
+        (f"/memories/{m.memory_id}/promote/", {}),
+        (f"/memories/{m.memory_id}/purge/", {"confirm": "purge"}),
+        ("/sessions/s-1/warm/", {}),
+        ("/index/reindex/", {}),
+        ("/index/reconcile/", {}),
+        ("/index/policy/cleanup/", {"user_id": "u-a"}),
+        ("/search/synonyms/", {"text": "a, b"}),
+        ("/tokens/new/", {"username": "ada"}),
+        (f"/tokens/{token[:10]}/revoke/", {}),
+    ]:
+        for headers in ({}, HX):
+            assert strict_admin.post(url, data, headers=headers).status_code == 403, url
+    m.refresh_from_db()
+    assert (m.version, m.is_forgotten, Memory.objects.count()) == (1, False, 1)
+    assert not AuditEvent.objects.exists() and not SynonymSet.objects.exists()
+    assert ApiToken.objects.filter(revoked_at__isnull=True).count() == 1

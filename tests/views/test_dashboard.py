@@ -105,11 +105,19 @@ def test_it_shows_a_banner_when_redis_is_down(editor_client, monkeypatch):
     assert "Redis is unreachable" in text(resp)
 
 
-@pytest.mark.parametrize(("url", "phrase"), [("/index/", "drift"), ("/activity/", "audit")])
-def test_placeholders_say_what_they_will_hold(viewer_client, url, phrase):
-    resp = viewer_client.get(url)
-    assert resp.status_code == 200 and 'id="placeholder"' in text(resp)
-    assert phrase in text(resp)
+def test_the_tokens_link_is_for_admins_only(editor_client, admin_role_client):
+    assert 'href="/tokens/"' not in text(editor_client.get("/"))
+    body = text(admin_role_client.get("/"))
+    assert 'href="/tokens/"' in body and ">Tokens</a>" in body
+
+
+@pytest.mark.parametrize(
+    ("url", "current"),
+    [("/index/", "Index"), ("/activity/", "Activity"), ("/search/synonyms/", "Search")],
+)
+def test_the_nav_marks_the_current_section(viewer_client, url, current):
+    body = text(viewer_client.get(url))
+    assert f'aria-current="page">{current}</a>' in body
 
 
 def test_overview_query_count_is_pinned(editor_client, make_memory, django_assert_num_queries):

@@ -11,8 +11,7 @@ def test_it_locks_out_after_repeated_failed_logins(client, settings):
     for _ in range(3):
         resp = client.post("/accounts/login/", {"username": "lena", "password": "wrong"})
     assert resp.status_code == 429
-    locked = client.post("/accounts/login/", {"username": "lena",
-                                              "password": "right-password-123"})
+    locked = client.post("/accounts/login/", {"username": "lena", "password": "right-password-123"})
     assert locked.status_code == 429
     assert "_auth_user_id" not in client.session
 

@@ -5,8 +5,10 @@ import pytest
 
 @pytest.mark.django_db
 def test_it_redirects_htmx_requests_with_the_whole_window(client):
-    resp = client.get("/memories/", headers={"HX-Request": "true",
-                                             "HX-Current-URL": "http://testserver/memories/?q=x"})
+    resp = client.get(
+        "/memories/",
+        headers={"HX-Request": "true", "HX-Current-URL": "http://testserver/memories/?q=x"},
+    )
     assert resp.status_code == 200
     assert resp["HX-Redirect"].startswith("/accounts/login/?next=")
     assert "q%3Dx" in resp["HX-Redirect"]

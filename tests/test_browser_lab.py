@@ -1,0 +1,162 @@
+"""The compare page in a real browser: headless Debian Chromium driven by Playwright's sync
+API against pytest-django's live server (real database file, real Redis).
+
+Moves B's importance slider and waits for the right column to re-rank (htmx, debounced),
+grades a result with the keyboard, opens an explanation, and saves a screenshot to
+``var/screenshots/compare.png`` for a person to look at.
+"""
+
+import datetime as dt
+import shutil
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from memories import lab, services
+from memories.models import Judgment
+
+CHROMIUM = "/usr/bin/chromium"
+SHOTS = Path(__file__).resolve().parent.parent / "var" / "screenshots"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        not shutil.which(CHROMIUM), reason=f"{CHROMIUM} is not installed (apt-get install chromium)"
+    ),
+]
+
+# (content, importance, age in days): the deploy notes rank differently once importance
+# and recency weigh in.
+NOTES = [
+    (
+        "Deploy checklist: deploy to staging, run the smoke tests, then deploy to production",
+        0.15,
+        40,
+    ),
+    ("The deploy key for the payments service lives in the team vault; rotate it monthly", 0.95, 3),
+    ("A Friday deploy needs a second reviewer and a rollback plan", 0.8, 1),
+    ("Old notes about the deploy script that was replaced in 2023", 0.05, 300),
+    ("Ask Priya before changing the deploy pipeline; she owns the CI runners", 0.6, 12),
+    ("Blue-green deploy switches traffic only after health checks pass", 0.4, 60),
+    ("Lunch order for the team offsite: vegetarian options for six", 0.3, 2),
+]
+
+
+@pytest.fixture
+def browser_page(live_server, monkeypatch):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    # Playwright's sync API runs an event loop in this thread; the test's own ORM calls
+    # after it starts are still plain synchronous code, so Django may allow them.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1360, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+        yield page, errors
+        browser.close()
+
+
+def column_b(page) -> list[str]:
+    return page.eval_on_selector_all(
+        "#column-b li[data-memory-id]", "els => els.map(e => e.dataset.memoryId)"
+    )
+
+
+def test_it_tunes_b_live_grades_and_explains(browser_page, live_server, admin_user):
+    page, errors = browser_page
+    now = dt.datetime.now(dt.UTC)
+    for content, importance, days in NOTES:
+        services.memory_create(
+            user_id="team",
+            content=content,
+            importance=importance,
+            created_at=now - dt.timedelta(days=days),
+            actor=admin_user,
+        )
+    base = live_server.url
+    page.goto(f"{base}/accounts/login/")
+    page.fill("#id_username", "ada")
+    page.fill("#id_password", "pw-ada")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{base}/")
+
+    page.goto(f"{base}/search/compare/?user_id=team&q=deploy&a=bm25&b=bm25&k=6")
+    page.wait_for_function("() => window.htmx !== undefined")
+    before = column_b(page)
+    assert len(before) == 6 and page.locator("#tuned-badge").count() == 0
+    # A marker on window survives an htmx swap but not a full page load.
+    page.evaluate("() => { window.__noReload = true; }")
+
+    # One slider at a time: each move is one debounced request, swapped before the next.
+    page.fill("#tune-w_rel", "0.3")
+    page.wait_for_function("() => document.querySelector('#b-w-rel')?.textContent === '0.30'")
+    page.fill("#tune-w_imp", "0.7")
+    page.wait_for_function("() => document.querySelector('#b-w-imp')?.textContent === '0.70'")
+    after = column_b(page)
+    assert after != before and sorted(after) == sorted(before)
+    assert after[0] != before[0]
+    assert page.evaluate("() => window.__noReload") is True
+    # The URL holds the new state (hx-push-url), so a reload shows the same comparison.
+    query = parse_qs(urlsplit(page.url).query)
+    assert query["w_imp"] == ["0.7"] and query["w_rel"] == ["0.3"] and query["b"] == ["bm25"]
+    assert page.inner_text("#out-w_imp") == "0.7"
+    assert page.locator("#column-b .move.up, #column-b .move.down").count() >= 2
+
+    # Keyboard grading: focus B's first result, press 3; the same result's widget in the
+    # other column is updated too (out-of-band swap).
+    first = after[0]
+    page.focus(f"#column-b li[data-memory-id='{first}']")
+    page.keyboard.press("3")
+    page.wait_for_selector(
+        f"#column-b li[data-memory-id='{first}'] .grade-btn[value='3'][aria-pressed='true']"
+    )
+    page.wait_for_selector(
+        f"#column-a li[data-memory-id='{first}'] .grade-btn[value='3'][aria-pressed='true']"
+    )
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("1")
+    page.wait_for_selector(
+        f"#column-b li[data-memory-id='{after[1]}'] .grade-btn[value='1'][aria-pressed='true']"
+    )
+    grades = dict(Judgment.objects.values_list("memory_id", "grade"))
+    assert grades == {first: 3, after[1]: 1}
+
+    # Explain: opening the details loads the breakdown in place.
+    page.click(f"#column-a li[data-memory-id='{before[0]}'] details.explain summary")
+    page.wait_for_selector(f"#column-a li[data-memory-id='{before[0]}'] .xtable")
+    cells = page.inner_text(f"#column-a li[data-memory-id='{before[0]}'] .xtable")
+    assert "deploy" in cells and "idf" in cells
+
+    page.screenshot(path=str(SHOTS / "compare.png"), full_page=True)
+    page.evaluate("() => window.scrollTo(0, 0)")
+    page.screenshot(path=str(SHOTS / "compare-top.png"))
+
+    # A run over a query set: metric bars per profile and the results still to judge.
+    queryset = lab.queryset_create(
+        actor=admin_user, name="deploys", user_id="team", queries=["deploy", "deploy key", "lunch"]
+    )
+    run = lab.run_create(
+        actor=admin_user,
+        name="bm25 vs keyword",
+        query_set=queryset,
+        profiles=["bm25", "keyword"],
+        k=5,
+    )
+    page.goto(f"{base}/lab/runs/{run.pk}/")
+    assert page.locator("#metric-bars rect").count() == 8
+    assert page.locator("#unjudged tbody tr").count() == len(run.unjudged)
+    page.screenshot(path=str(SHOTS / "lab-run.png"), full_page=True)
+    assert errors == [], errors

@@ -1,0 +1,464 @@
+"""Ranking lab pages: the compare page (two profiles that must differ, rank moves, overlap,
+the slider round trip, explain, grading), and the profiles, query sets and runs pages."""
+
+import contextlib
+import datetime as dt
+import re
+import socket
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.test import Client
+
+from memories import lab, services, store
+from memories.models import EvalRun, Judgment, RankingProfile
+from tests.views.conftest import HX, ids, tags, text
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def login(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def viewer_client(viewer):
+    return login(viewer)
+
+
+@pytest.fixture
+def editor_client(editor):
+    return login(editor)
+
+
+@pytest.fixture
+def admin_client_(admin_user):
+    return login(admin_user)
+
+
+@pytest.fixture
+def flip(builtins):
+    """For "deploy": ``noisy`` has the higher BM25 (tf 3) but importance 0.05; ``vital`` one
+    mention and importance 0.95. Both are a week old, so recency is equal: importance alone
+    flips the order under ``keyword`` (0.5 overlap + 0.3 recency + 0.2 importance)."""
+    week_ago = dt.datetime.now(dt.UTC) - dt.timedelta(days=7)
+    noisy, _ = services.memory_create(
+        user_id="u-flip", content="deploy deploy deploy notes", importance=0.05, created_at=week_ago
+    )
+    vital, _ = services.memory_create(
+        user_id="u-flip",
+        content="the deploy key lives in the vault, rotate it monthly",
+        importance=0.95,
+        created_at=week_ago,
+    )
+    other, _ = services.memory_create(
+        user_id="u-flip", content="lunch is at noon", importance=0.5, created_at=week_ago
+    )
+    return {"noisy": noisy.memory_id, "vital": vital.memory_id, "other": other.memory_id}
+
+
+def column_ids(body, side: str) -> list[str]:
+    """Memory ids of one column's result rows, in rank order."""
+    out, inside = [], None
+    for tag, a in tags(body):
+        if tag == "ol" and "data-side" in a:
+            inside = a["data-side"]
+        elif tag == "li" and "data-gradable" in a and inside == side:
+            out.append(a["data-memory-id"])
+    return out
+
+
+def form_inputs(body, form_id: str) -> dict[str, str]:
+    """Name -> value of the inputs inside ``<form id=form_id>`` (first occurrence)."""
+    out, inside = {}, False
+    for tag, a in tags(body):
+        if tag == "form":
+            inside = a.get("id") == form_id
+        elif inside and tag == "input" and "name" in a:
+            out.setdefault(a["name"], a.get("value", ""))
+    return out
+
+
+# --- compare ------------------------------------------------------------------------------------
+
+
+def test_the_compare_page_shows_two_profiles_that_differ(viewer_client, flip):
+    resp = viewer_client.get(
+        "/search/compare/", {"user_id": "u-flip", "q": "deploy", "a": "bm25", "b": "keyword"}
+    )
+    body = text(resp)
+    assert resp.status_code == 200 and "<html" in body
+    assert column_ids(body, "a") == [flip["noisy"], flip["vital"]]
+    assert column_ids(body, "b") == [flip["vital"], flip["noisy"]]
+    # Rank moves in B, relative to A.
+    assert 'title="up 1 from A">▲ 1<' in body and 'title="down 1 from A">▼ 1<' in body
+    # Same two results: Jaccard 1; order swapped, so RBO below 1.
+    assert re.search(r'id="jaccard">1\.00<', body)
+    rbo = float(re.search(r'id="rbo">([0-9.]+)<', body).group(1))
+    assert 0 < rbo < 1
+    # Every result links to its memory, has a stacked score bar and an explain link.
+    for memory_id in (flip["noisy"], flip["vital"]):
+        assert body.count(f'href="/memories/{memory_id}/"') == 2
+    assert body.count('<svg class="stack"') == 4 and "score-chart" in ids(body)
+    assert {"compare-form", "tune-form", "results", "column-a", "column-b"} <= ids(body)
+
+
+def test_keyword_bars_show_weight_times_component(viewer_client, flip):
+    resp = viewer_client.get(
+        "/search/compare/", {"user_id": "u-flip", "q": "deploy", "a": "bm25", "b": "keyword"}
+    )
+    body = text(resp)
+    # keyword: relevance part 0.5 × overlap 1.0, importance part 0.2 × 0.95 (bar segments).
+    assert body.count("<title>relevance 0.5000</title>") == 2
+    assert "<title>importance 0.1900</title>" in body and "<title>recency 0." in body
+
+
+def test_htmx_gets_only_the_results_fragment_and_the_url_is_kept(viewer_client, flip):
+    resp = viewer_client.get(
+        "/search/compare/",
+        {
+            "user_id": "u-flip",
+            "q": "deploy",
+            "a": "bm25",
+            "b": "bm25",
+            "w_rel": "0.2",
+            "w_imp": "0.8",
+        },
+        headers=HX,
+    )
+    body = text(resp)
+    assert resp.status_code == 200 and "<html" not in body
+    assert body.lstrip().startswith('<div id="results"') and "HX-Request" in resp["Vary"]
+    assert column_ids(body, "b") == [flip["vital"], flip["noisy"]]
+
+
+def test_slider_round_trip(editor_client, flip):
+    """URL parameters tune B (unsaved); the right column reflects them; saving creates a
+    profile with exactly those settings and the comparison continues with it."""
+    params = {
+        "user_id": "u-flip",
+        "q": "deploy",
+        "a": "bm25",
+        "b": "bm25",
+        "k": "5",
+        "w_rel": "0.2",
+        "w_rec": "0",
+        "w_imp": "0.8",
+        "half_life": "48",
+        "k1": "1.5",
+        "bm25_b": "0.5",
+        "stemming": "on",
+        "match_mode": "any",
+    }
+    resp = editor_client.get("/search/compare/", params)
+    body = text(resp)
+    assert resp.status_code == 200 and "tuned-badge" in ids(body)
+    assert column_ids(body, "a") == [flip["noisy"], flip["vital"]]
+    assert column_ids(body, "b") == [flip["vital"], flip["noisy"]]
+    assert re.search(r'id="b-w-rel">0\.20<', body) and re.search(r'id="b-w-imp">0\.80<', body)
+    assert "half-life <b>48 h</b>" in body and "k1 <b>1.50</b>" in body
+    assert "stemming <b>on</b>" in body and "bm25 (tuned)" in body
+    sliders = {
+        a["name"]: a["value"] for t, a in tags(body) if t == "input" and a.get("type") == "range"
+    }
+    assert sliders == {
+        "w_rel": "0.2",
+        "w_rec": "0",
+        "w_imp": "0.8",
+        "half_life": "48",
+        "k1": "1.5",
+        "bm25_b": "0.5",
+    }
+    hidden = form_inputs(body, "save-form")
+    assert hidden["w_imp"] == "0.8" and hidden["b"] == "bm25" and hidden["stemming"] == "on"
+    resp = editor_client.post("/search/compare/save/", {**hidden, "name": "important-first"})
+    assert resp.status_code == 302
+    target = parse_qs(urlsplit(resp["Location"]).query)
+    assert target["b"] == ["important-first"] and "w_imp" not in target
+    saved = RankingProfile.objects.get(name="important-first")
+    assert (saved.w_relevance, saved.w_recency, saved.w_importance) == (0.2, 0.0, 0.8)
+    assert (saved.half_life_hours, saved.k1, saved.b, saved.stemming) == (48, 1.5, 0.5, True)
+    assert saved.ranker == "bm25" and saved.created_by == "eddie" and saved.history.count() == 1
+    follow = editor_client.get(resp["Location"])
+    assert column_ids(text(follow), "b") == [flip["vital"], flip["noisy"]]
+    assert "Saved profile important-first." in text(follow)
+
+
+def test_sliders_equal_to_the_profile_are_not_a_tuning(viewer_client, flip):
+    resp = viewer_client.get(
+        "/search/compare/",
+        {
+            "user_id": "u-flip",
+            "q": "deploy",
+            "a": "bm25",
+            "b": "keyword",
+            "w_rel": "0.5",
+            "w_rec": "0.3",
+            "w_imp": "0.2",
+        },
+    )
+    assert "tuned-badge" not in ids(resp.content)
+
+
+def test_saving_needs_an_editor_and_a_free_name(viewer_client, editor_client, flip):
+    state = {"user_id": "u-flip", "q": "deploy", "a": "bm25", "b": "keyword", "k": "10"}
+    assert viewer_client.post("/search/compare/save/", {**state, "name": "x"}).status_code == 403
+    resp = editor_client.post("/search/compare/save/", {**state, "name": "bm25"}, follow=True)
+    assert "Not saved: a profile named &#x27;bm25&#x27; already exists" in text(resp)
+    assert not RankingProfile.objects.filter(name="x").exists()
+
+
+def test_the_compare_page_without_a_query_shows_the_form(viewer_client, builtins):
+    resp = viewer_client.get("/search/compare/")
+    body = text(resp)
+    assert resp.status_code == 200 and "compare-hint" in ids(body)
+    default = RankingProfile.objects.get(is_default=True).name
+    assert f'<option value="{default}" selected>' in body
+
+
+@pytest.mark.parametrize(
+    "params", [{"k": "0"}, {"a": "nope"}, {"w_rel": "2"}, {"user_id": " x"}, {"half_life": "nan"}]
+)
+def test_bad_parameters_are_a_400(viewer_client, builtins, params):
+    resp = viewer_client.get("/search/compare/", {"q": "x", "user_id": "u", **params})
+    assert resp.status_code == 400 and "alert-error" in text(resp)
+
+
+def test_compare_refuses_other_methods_and_users_without_a_role(viewer_client, builtins):
+    assert viewer_client.post("/search/compare/").status_code == 405
+    nobody = login(User.objects.create_user(username="nora", password="pw"))
+    assert nobody.get("/search/compare/").status_code == 403
+    anonymous = Client().get("/search/compare/?q=x")
+    assert anonymous.status_code == 302 and "/accounts/login/" in anonymous["Location"]
+
+
+def test_explain_shows_each_terms_bm25_parts(viewer_client, flip):
+    state = {"user_id": "u-flip", "q": "deploy vault", "a": "bm25", "b": "keyword", "k": "10"}
+    resp = viewer_client.get(
+        "/search/compare/explain/", {**state, "side": "a", "memory_id": flip["vital"]}, headers=HX
+    )
+    body = text(resp)
+    assert resp.status_code == 200 and "<html" not in body
+    # "the deploy key lives in the vault, rotate it monthly": 6 tokens after stopwords.
+    assert '<span class="chip">deploy</span>' in body and '<span class="chip">vault</span>' in body
+    x = lab.explain_hit(
+        user_id="u-flip", query="deploy vault", memory_id=flip["vital"], profile="bm25"
+    )
+    assert [(t["term"], t["tf"], t["df"], t["dl"]) for t in x["terms"]] == [
+        ("deploy", 1, 2, 6),
+        ("vault", 1, 1, 6),
+    ]
+    for t in x["terms"]:  # idf × tf part is exactly what the ranking used
+        assert t["idf"] * t["tf_part"] == pytest.approx(t["contribution"])
+    assert x["n_docs"] == 3 and x["avgdl"] == pytest.approx((4 + 6 + 2) / 3)
+    keyword = viewer_client.get(
+        "/search/compare/explain/", {**state, "side": "b", "memory_id": flip["vital"]}
+    )
+    kbody = text(keyword)
+    assert keyword.status_code == 200 and "<html" in kbody and "half-life 168 h" in kbody
+    missing = viewer_client.get(
+        "/search/compare/explain/", {**state, "side": "a", "memory_id": flip["other"]}
+    )
+    assert missing.status_code == 404
+
+
+# --- grading from the compare page ----------------------------------------------------------
+
+
+def test_grades_are_recorded_per_reviewer_and_shown(editor_client, admin_client_, flip):
+    body = {
+        "user_id": "u-flip",
+        "q": "deploy  ",
+        "memory_id": flip["vital"],
+        "grade": "3",
+        "next": "/search/compare/?user_id=u-flip&q=deploy",
+    }
+    resp = editor_client.post("/lab/judgments/", body, headers=HX)
+    html = text(resp)
+    assert resp.status_code == 200
+    assert f"hx-swap-oob=\"innerHTML:.grade[data-memory-id='{flip['vital']}']\"" in html
+    assert 'value="3" class="grade-btn grade-3" aria-pressed="true"' in html
+    resp = admin_client_.post("/lab/judgments/", {**body, "grade": "1"})  # no JS: redirect
+    assert resp.status_code == 302 and resp["Location"] == body["next"]
+    rows = Judgment.objects.order_by("reviewer").values_list("reviewer", "query", "grade")
+    assert list(rows) == [("ada", "deploy", 1), ("eddie", "deploy", 3)]
+    page = text(
+        editor_client.get(
+            "/search/compare/", {"user_id": "u-flip", "q": "deploy", "a": "bm25", "b": "keyword"}
+        )
+    )
+    assert 'value="3" class="grade-btn grade-3" aria-pressed="true"' in page
+    assert "ada <b>1</b>" in page
+
+
+def test_viewers_cannot_grade(viewer_client, flip):
+    resp = viewer_client.post(
+        "/lab/judgments/",
+        {"user_id": "u-flip", "q": "deploy", "memory_id": flip["vital"], "grade": "2"},
+        headers=HX,
+    )
+    assert resp.status_code == 403 and Judgment.objects.count() == 0
+    page = text(viewer_client.get("/search/compare/", {"user_id": "u-flip", "q": "deploy"}))
+    assert "grade-btn" not in page
+
+
+def test_a_bad_grade_is_refused(editor_client, flip):
+    resp = editor_client.post(
+        "/lab/judgments/",
+        {"user_id": "u-flip", "q": "deploy", "memory_id": flip["vital"], "grade": "9"},
+        headers=HX,
+    )
+    assert resp.status_code == 400 and "grade must be" in text(resp)
+
+
+# --- profiles, query sets, runs pages ---------------------------------------------------------
+
+
+def test_profile_pages_create_edit_and_version(editor_client, admin_client_, builtins):
+    resp = editor_client.get("/lab/profiles/")
+    assert resp.status_code == 200 and "profiles" in ids(resp.content)
+    form = {
+        "name": "mine",
+        "ranker": "bm25",
+        "k1": "1.2",
+        "b": "0.75",
+        "w_relevance": "1",
+        "w_recency": "0",
+        "w_importance": "0",
+        "half_life_hours": "720",
+        "recency_from": "created_at",
+        "match_mode": "any",
+    }
+    resp = editor_client.post("/lab/profiles/", form)
+    assert resp.status_code == 302 and resp["Location"] == "/lab/profiles/mine/"
+    resp = editor_client.post(
+        "/lab/profiles/mine/", {**form, "w_relevance": "0.5", "w_recency": "0.5"}
+    )
+    assert resp.status_code == 302
+    page = text(editor_client.get("/lab/profiles/mine/"))
+    assert "version 2" in page and "versions" in ids(page)
+    resp = editor_client.post("/lab/profiles/", {**form, "b": "3"})
+    assert resp.status_code == 400
+    assert editor_client.post("/lab/profiles/keyword/", form).status_code == 403
+    assert editor_client.post("/lab/profiles/mine/delete/").status_code == 403
+    assert admin_client_.post("/lab/profiles/bm25/delete/").status_code == 302
+    assert RankingProfile.objects.filter(name="bm25").exists()
+    assert admin_client_.post("/lab/profiles/mine/delete/").status_code == 302
+    assert not RankingProfile.objects.filter(name="mine").exists()
+    assert editor_client.get("/lab/profiles/nope/").status_code == 404
+
+
+def test_query_set_run_and_run_compare_pages(editor_client, editor, flip):
+    resp = editor_client.post(
+        "/lab/query-sets/", {"name": "deploys", "user_id": "u-flip", "queries": "deploy\nlunch\n"}
+    )
+    assert resp.status_code == 302
+    qs_url = resp["Location"]
+    page = text(editor_client.get(qs_url))
+    assert "compare &amp; judge" in page and "lunch" in page
+    qs_id = int(qs_url.rstrip("/").rsplit("/", 1)[1])
+    lab.judgment_set(
+        actor=editor, user_id="u-flip", query="deploy", memory_id=flip["vital"], grade=3
+    )
+    run_form = {
+        "name": "bm25 vs keyword",
+        "query_set": qs_id,
+        "profiles": ["bm25", "keyword"],
+        "k": "10",
+    }
+    resp = editor_client.post("/lab/runs/", run_form)
+    assert resp.status_code == 302
+    run = EvalRun.objects.get()
+    assert run.metrics["keyword"]["mrr"] == 1.0 and run.metrics["bm25"]["mrr"] == 0.5
+    page = text(editor_client.get(resp["Location"]))
+    assert {"metric-bars", "per-query", "unjudged", "index-stats"} <= ids(page)
+    assert "judge →" in page and flip["noisy"] in page  # unjudged, to judge next
+    editor_client.post("/lab/runs/", {**run_form, "name": "again"})
+    a, b = EvalRun.objects.order_by("pk")
+    page = text(editor_client.get("/lab/runs/compare/", {"a": a.pk, "b": b.pk}))
+    assert {"compare-metrics", "compare-queries", "metric-bars"} <= ids(page)
+    assert page.count("<rect") == 16  # 4 metrics × 4 (run, profile) columns
+    assert editor_client.get("/lab/runs/compare/", {"a": "999", "b": a.pk}).status_code == 400
+    assert editor_client.get("/lab/runs/999/").status_code == 404
+    assert editor_client.get("/lab/").status_code == 200
+    judgments = editor_client.get("/lab/judgments/", {"reviewer": "eddie"})
+    assert judgments.status_code == 200 and flip["vital"] in text(judgments)
+    fragment = editor_client.get("/lab/judgments/", {"reviewer": "ada"}, headers=HX)
+    assert "<html" not in text(fragment) and "No judgments match" in text(fragment)
+
+
+def test_viewers_read_the_lab_but_cannot_write(viewer_client, builtins):
+    for url in (
+        "/lab/",
+        "/lab/profiles/",
+        "/lab/query-sets/",
+        "/lab/runs/",
+        "/lab/judgments/",
+        "/lab/profiles/bm25/",
+    ):
+        assert viewer_client.get(url).status_code == 200, url
+    assert viewer_client.post("/lab/query-sets/", {"name": "x"}).status_code == 403
+    assert viewer_client.post("/lab/runs/", {"name": "x"}).status_code == 403
+    assert viewer_client.post("/lab/profiles/", {"name": "x"}).status_code == 403
+
+
+@contextlib.contextmanager
+def redis_down_ctx():
+    """Point the hot store at a loopback port nobody listens on (connection refused)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    live = settings.REDIS_URL
+    store._client.cache_clear()
+    settings.REDIS_URL = f"redis://127.0.0.1:{port}/0"
+    try:
+        yield
+    finally:
+        store._client.cache_clear()
+        settings.REDIS_URL = live
+
+
+def test_redis_down_is_a_clear_503_and_grading_still_works(editor_client, editor, flip):
+    from tests.conftest import ApiClient
+
+    api = ApiClient(editor)
+    qs = lab.queryset_create(actor=editor, name="q", user_id="u-flip", queries=["deploy"])
+    state = {"user_id": "u-flip", "q": "deploy", "a": "bm25", "b": "keyword"}
+    with redis_down_ctx():
+        page = editor_client.get("/search/compare/", state)
+        assert page.status_code == 503 and "unreachable" in text(page)
+        explain = editor_client.get(
+            "/search/compare/explain/", {**state, "side": "a", "memory_id": flip["vital"]}
+        )
+        assert explain.status_code == 503
+        resp = api.post(
+            "/evaluate",
+            {
+                "profile": "bm25",
+                "k": 3,
+                "queries": [{"user_id": "u-flip", "query": "deploy", "relevant": []}],
+            },
+        )
+        assert resp.status_code == 503 and resp.json()["error"]["code"] == "unavailable"
+        resp = api.post("/runs", {"name": "r", "query_set": qs.pk, "profiles": ["bm25"]})
+        assert resp.status_code == 503 and not EvalRun.objects.exists()
+        form = {"name": "r", "query_set": qs.pk, "profiles": ["bm25"], "k": "5"}
+        assert editor_client.post("/lab/runs/", form).status_code == 503
+        graded = editor_client.post(
+            "/lab/judgments/", {**state, "memory_id": flip["vital"], "grade": "2"}, headers=HX
+        )
+        assert graded.status_code == 200 and Judgment.objects.count() == 1
+
+
+def test_compare_query_count_is_pinned(editor_client, flip, django_assert_num_queries):
+    """Session, user, role, profiles, judgments, namespace hints: whatever the result count."""
+    params = {"user_id": "u-flip", "q": "deploy", "a": "bm25", "b": "keyword"}
+    editor_client.get("/search/compare/", params)
+    with django_assert_num_queries(6):
+        assert editor_client.get("/search/compare/", params).status_code == 200
+    with django_assert_num_queries(5):  # the fragment has no namespace hints
+        assert editor_client.get("/search/compare/", params, headers=HX).status_code == 200

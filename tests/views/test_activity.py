@@ -1,0 +1,123 @@
+"""The Activity page: the audit feed with filters, pages, memory links; never any content."""
+
+import datetime as dt
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from memories import services
+from memories.models import AuditEvent
+from tests.views.conftest import HX, ids, tags, text
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SECRET = "the vault code is 4417 and nobody may know"
+
+
+def actions(body) -> list[str]:
+    return [a["data-action"] for t, a in tags(body) if t == "tr" and "data-action" in a]
+
+
+def nav_links(body) -> dict[str, str]:
+    return {
+        a["rel"]: a["href"] for t, a in tags(body) if t == "a" and a.get("rel") in ("prev", "next")
+    }
+
+
+@pytest.fixture
+def story(editor, admin_user, make_memory):
+    m = make_memory(SECRET)
+    services.memory_update(memory_id=m.memory_id, actor=editor, importance=0.9, reason="key")
+    services.memory_forget(memory_id=m.memory_id, actor=editor, reason="leaked")
+    services.audit_record(actor=admin_user, action="reindex", target="*", data={"job_id": "j1"})
+    return m
+
+
+def test_it_shows_the_feed_newest_first_without_content(viewer_client, story):
+    resp = viewer_client.get("/activity/")
+    body = text(resp)
+    assert resp.status_code == 200 and "<html" in body and "activity-table" in ids(body)
+    assert actions(body) == ["reindex", "forget", "importance", "create"]
+    assert f'href="/memories/{story.memory_id}/"' in body  # memory targets link to the page
+    assert "leaked" in body and "eddie" in body and "ada" in body
+    assert "vault" not in body and "4417" not in body  # never the content
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"actor": "eddie"}, ["forget", "importance"]),
+        ({"action": "forget"}, ["forget"]),
+        ({"action": "reindex"}, ["reindex"]),
+        ({"target": "*"}, ["reindex"]),
+        ({"actor": "nobody"}, []),
+    ],
+)
+def test_it_filters(viewer_client, story, params, expected):
+    resp = viewer_client.get("/activity/", params)
+    assert resp.status_code == 200 and actions(resp.content) == expected
+
+
+def test_it_filters_by_target_and_since(viewer_client, story, make_memory):
+    make_memory("another memory")
+    assert actions(viewer_client.get("/activity/", {"target": story.memory_id}).content) == [
+        "forget",
+        "importance",
+        "create",
+    ]
+    future = (dt.datetime.now(dt.UTC) + dt.timedelta(days=1)).strftime("%Y-%m-%dT%H:%M")
+    assert actions(viewer_client.get("/activity/", {"since": future}).content) == []
+    assert len(actions(viewer_client.get("/activity/", {"since": "2020-01-01T00:00"}).content)) == 5
+
+
+@pytest.mark.parametrize(
+    "params", [{"since": "yesterday"}, {"per_page": "5"}, {"page": "0"}, {"page": "999"}]
+)
+def test_bad_filters_are_form_errors(viewer_client, params):
+    resp = viewer_client.get("/activity/", params)
+    assert resp.status_code == 400 and "alert-error" in text(resp)
+
+
+def test_it_pages_keeping_the_filters(viewer_client, admin_user):
+    for n in range(25):
+        services.audit_record(actor=admin_user, action="reindex", target=f"user:{n}")
+    params = {"action": "reindex", "per_page": "10"}
+    first = viewer_client.get("/activity/", params)
+    assert len(actions(first.content)) == 10
+    links = nav_links(first.content)
+    assert set(links) == {"next"}
+    query = parse_qs(urlsplit(links["next"]).query)
+    assert query == {"action": ["reindex"], "per_page": ["10"], "page": ["2"]}
+    third = viewer_client.get("/activity/", {**params, "page": "3"})
+    assert len(actions(third.content)) == 5 and set(nav_links(third.content)) == {"prev"}
+    assert "user:4" in text(third) and "user:24" not in text(third)  # oldest on the last page
+
+
+def test_htmx_gets_the_rows_fragment(viewer_client, story):
+    resp = viewer_client.get("/activity/", {"action": "forget"}, headers=HX)
+    body = text(resp)
+    assert resp.status_code == 200 and "<html" not in body
+    assert body.lstrip().startswith('<div id="activity-rows">') and actions(body) == ["forget"]
+    assert "HX-Request" in resp["Vary"]
+
+
+def test_a_purged_memory_is_marked_not_linked(viewer_client, admin_user, make_memory):
+    m = make_memory("soon gone")
+    services.memory_purge(memory_id=m.memory_id, actor=admin_user, reason="gdpr")
+    body = text(viewer_client.get("/activity/"))
+    assert actions(body) == ["purge"]  # the purge removed the versions; the event stays
+    assert m.memory_id in body and f'href="/memories/{m.memory_id}/"' not in body
+    assert "purged" in body and "gdpr" in body and "soon gone" not in body
+
+
+def test_activity_query_count_is_pinned(viewer_client, story, django_assert_num_queries):
+    for n in range(5):
+        AuditEvent.objects.create(actor="ada", action="reindex", target=f"user:{n}")
+    # session, user, role groups; history slice, event slice, which memory targets exist.
+    with django_assert_num_queries(6):
+        assert viewer_client.get("/activity/").status_code == 200
+
+
+def test_activity_is_get_only_and_needs_a_role(viewer_client, norole_client):
+    assert viewer_client.post("/activity/").status_code == 405
+    assert norole_client.get("/activity/").status_code == 403

@@ -1,0 +1,130 @@
+"""API tokens (admin): list, create for an existing user with a role (shown once), revoke;
+each an audit event."""
+
+import pytest
+from django.contrib.auth.models import User
+
+from memories.models import ApiToken, AuditEvent
+from memories.roles import role_of
+from memories.tokens import token_create, token_user
+from tests.views.conftest import HX, ids, tags, text
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def token_on(body) -> str:
+    return next(a["value"] for t, a in tags(body) if a.get("id") == "new-token")
+
+
+def test_it_lists_tokens(admin_role_client, editor, viewer):
+    token_create(user=editor, name="ci bot")
+    old = token_create(user=viewer, name="old")
+    ApiToken.objects.filter(prefix=old[:10]).update(revoked_at="2025-01-01T00:00:00Z")
+    token_user(token_create(user=editor, name="used"))  # sets last_used_at
+    resp = admin_role_client.get("/tokens/")
+    body = text(resp)
+    assert (
+        resp.status_code == 200 and "<html" in body and {"token-table", "token-form"} <= ids(body)
+    )
+    for shown in ("ci bot", "eddie", "vera", old[:10], "revoked 2025-01-01", "never"):
+        assert shown in body
+    assert old not in body  # never the token itself
+    assert body.count("Revoke</button>") == 2  # live ones only
+
+
+def test_htmx_gets_the_rows_fragment(admin_role_client, editor):
+    token_create(user=editor)
+    resp = admin_role_client.get("/tokens/", headers=HX)
+    assert resp.status_code == 200 and "<html" not in text(resp)
+    assert text(resp).lstrip().startswith('<section class="card" id="token-rows">')
+
+
+def test_an_admin_creates_a_token_shown_once(admin_role_client, editor):
+    resp = admin_role_client.post(
+        "/tokens/new/", {"username": "eddie", "role": "", "name": "deploy bot"}
+    )
+    body = text(resp)
+    assert resp.status_code == 201 and "token-created" in ids(body)
+    token = token_on(body)
+    assert token.startswith("mc_") and token_user(token) == editor
+    assert "no-store" in resp["Cache-Control"]
+    assert role_of(User.objects.get(pk=editor.pk)) == "editor"  # kept
+    row = ApiToken.objects.get(name="deploy bot")
+    assert row.prefix == token[:10] and token not in row.key_hash
+    event = AuditEvent.objects.get(action="token_created")
+    assert (event.actor, event.target) == ("ada", "user:eddie")
+    assert event.data == {"role": "editor", "prefix": token[:10], "name": "deploy bot"}
+    # Never again: the list shows the prefix only.
+    listing = text(admin_role_client.get("/tokens/"))
+    assert token[:10] in listing and token not in listing
+
+
+def test_creating_with_a_role_sets_the_users_role(admin_role_client, viewer):
+    resp = admin_role_client.post("/tokens/new/", {"username": "vera", "role": "editor"})
+    assert resp.status_code == 201 and "Their role is now <strong>editor</strong>" in text(resp)
+    assert role_of(User.objects.get(pk=viewer.pk)) == "editor"
+    assert token_user(token_on(resp.content)) == viewer
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"username": "nobody"}, "No active user named"),
+        ({"username": ""}, "This field is required"),
+        ({"username": "eddie", "role": "root"}, "Select a valid choice"),
+        ({"username": "nora"}, "nora has no role yet"),
+        ({"username": "ada", "role": "viewer"}, "cannot lower your own role"),
+    ],
+)
+def test_bad_input_is_a_form_error(admin_role_client, editor, data, message):
+    User.objects.create_user("nora")
+    resp = admin_role_client.post("/tokens/new/", data)
+    assert resp.status_code == 400 and message in text(resp)
+    assert not ApiToken.objects.exists() and not AuditEvent.objects.exists()
+
+
+def test_an_admin_revokes_a_token(admin_role_client, editor):
+    token = token_create(user=editor, name="ci")
+    prefix = token[:10]
+    resp = admin_role_client.post(f"/tokens/{prefix}/revoke/", headers=HX)
+    body = text(resp)
+    assert resp.status_code == 200 and body.lstrip().startswith(
+        '<section class="card" id="token-rows">'
+    )
+    assert f"Revoked 1 token starting with {prefix}." in body and "revoked" in body
+    assert token_user(token) is None
+    event = AuditEvent.objects.get(action="token_revoked")
+    assert (event.actor, event.target, event.data["prefix"]) == ("ada", "user:eddie", prefix)
+    again = admin_role_client.post(f"/tokens/{prefix}/revoke/")  # idempotent, no JavaScript
+    assert (
+        again.status_code == 302 and AuditEvent.objects.filter(action="token_revoked").count() == 1
+    )
+    assert "was already revoked" in text(admin_role_client.get("/tokens/"))
+
+
+def test_revoke_404_and_405(admin_role_client):
+    assert admin_role_client.post("/tokens/mc_nothing/revoke/").status_code == 404
+    assert admin_role_client.get("/tokens/mc_nothing/revoke/").status_code == 405
+    assert admin_role_client.get("/tokens/new/").status_code == 405
+    assert admin_role_client.post("/tokens/").status_code == 405
+
+
+@pytest.mark.parametrize("client_name", ["viewer_client", "editor_client"])
+def test_tokens_are_for_admins(request, client_name, editor):
+    client = request.getfixturevalue(client_name)
+    token = token_create(user=editor)
+    assert client.get("/tokens/").status_code == 403
+    resp = client.post("/tokens/new/", {"username": "eddie", "role": "admin"})
+    assert resp.status_code == 403 and "needs the admin role" in text(resp)
+    assert client.post(f"/tokens/{token[:10]}/revoke/", headers=HX).status_code == 403
+    assert ApiToken.objects.count() == 1 and token_user(token) == editor
+    assert role_of(User.objects.get(pk=editor.pk)) == "editor" and not AuditEvent.objects.exists()
+
+
+def test_token_list_query_count_is_pinned(admin_role_client, editor, django_assert_num_queries):
+    for n in range(5):
+        token_create(user=editor, name=f"t{n}")
+    # session, user, role groups; COUNT, one page of tokens with their users; usernames for
+    # the create form's suggestions.
+    with django_assert_num_queries(6):
+        assert admin_role_client.get("/tokens/").status_code == 200
