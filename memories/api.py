@@ -10,9 +10,9 @@ import logging
 
 from django.db import transaction
 from django.http import HttpRequest
-from django.utils.dateparse import parse_datetime
 from ninja import NinjaAPI, Schema, Status
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.parser import Parser
 from ninja.security import HttpBearer
 from pydantic import ConfigDict, Field
 
@@ -25,7 +25,12 @@ from memories.profiles import profile_resolve
 from memories.roles import require_role
 from memories.search import memory_search
 from memories.tokens import token_user
-from memories.validation import MEMORY_ID_RE, clean_identifier
+from memories.validation import (
+    MEMORY_ID_RE,
+    check_storable_text,
+    clean_identifier,
+    parse_iso_datetime,
+)
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +43,17 @@ class BearerAuth(HttpBearer):
         return user
 
 
-api = NinjaAPI(title="Memory Console API", version="1", auth=BearerAuth(), urls_namespace="api")
+class StorableJsonParser(Parser):
+    """JSON bodies whose every string a database can store (see check_storable_text)."""
+
+    def parse_body(self, request):
+        data = super().parse_body(request)
+        check_storable_text(data)
+        return data
+
+
+api = NinjaAPI(title="Memory Console API", version="1", auth=BearerAuth(), urls_namespace="api",
+               parser=StorableJsonParser())
 
 
 def _error(request, status: int, code: str, message: str, field=None, **extra):
@@ -49,6 +64,13 @@ def _error(request, status: int, code: str, message: str, field=None, **extra):
 @api.exception_handler(ServiceError)
 def _service_error(request, exc: ServiceError):
     return api.create_response(request, exc.as_dict(), status=exc.status)
+
+
+@api.exception_handler(store.RedisError)
+def _redis_error(request, exc):
+    # Reads that need Redis (recall, readiness, health, hot windows) cannot answer without it;
+    # writes never get here: they land in the database and are marked for resync.
+    return _error(request, 503, "unavailable", "Redis is unreachable; try again shortly")
 
 
 @api.exception_handler(ValidationError)
@@ -177,10 +199,7 @@ def create_memory(request: HttpRequest, payload: MemoryIn):
     fields = payload.model_dump()
     created_at = fields.pop("created_at")
     if created_at is not None:
-        parsed = parse_datetime(created_at)
-        if parsed is None:
-            raise InvalidInput("created_at must be ISO 8601", field="created_at")
-        fields["created_at"] = parsed
+        fields["created_at"] = parse_iso_datetime(created_at, "created_at")
     memory, dup = services.memory_create(actor=request.user, **fields)
     if dup:
         return Status(200, memory_out(memory, deduplicated=True))
@@ -399,9 +418,7 @@ def audit(request, actor: str = "", action: str = "", target: str = "", since: s
     require_role(request.user, "viewer")
     when = None
     if since:
-        when = parse_datetime(since)
-        if when is None:
-            raise InvalidInput("since must be ISO 8601", field="since")
+        when = parse_iso_datetime(since, "since")
     if not 1 <= limit <= 1000:
         raise InvalidInput("limit must be 1..1000", field="limit")
     events = audit_feed(actor=actor, action=action, target=target, since=when, limit=limit)
@@ -565,9 +582,7 @@ def session_context(request, session_id: str, last: int = 20, max_tokens: int | 
         raise InvalidInput("max_tokens must be at least 1", field="max_tokens")
     when = None
     if at is not None:
-        when = parse_datetime(at)
-        if when is None:
-            raise InvalidInput("at must be ISO 8601", field="at")
+        when = parse_iso_datetime(at, "at")
     return sessions.session_context(session_id=session_id, last=last, max_tokens=max_tokens,
                                     at=when)
 

@@ -14,7 +14,7 @@ from memories.api import Strict, api, profile_out
 from memories.errors import InvalidInput
 from memories.models import EvalRun, Judgment, QuerySet, RankingProfile
 from memories.roles import require_role
-from memories.validation import clean_identifier
+from memories.validation import check_storable_text, clean_identifier
 
 router = Router(tags=["lab"])
 
@@ -97,7 +97,7 @@ def _body(payload, **dump) -> dict:
     """The request body as a dict, refused (400 naming the field) if any text in it is not
     valid Unicode."""
     data = payload.model_dump(**dump)
-    lab.check_encodable(data)
+    check_storable_text(data)
     return data
 
 

@@ -7,15 +7,14 @@ swaps a namespace's memories for the document's in one transaction and reindexes
 commit, so recall never sees old and new mixed; ``merge`` adds what is new (deduplicated).
 """
 
-import datetime as dt
 
 from django.db import transaction
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from memories import services
 from memories.errors import InvalidInput
 from memories.models import Memory
+from memories.validation import parse_iso_datetime
 
 SCHEMA_VERSION = 2
 FIELDS = ("memory_id", "user_id", "conversation_id", "type", "content", "context", "keywords",
@@ -53,12 +52,7 @@ def migrate_document(doc) -> dict:
 
 
 def _parse(value, field):
-    if value in (None, ""):
-        return None
-    parsed = parse_datetime(value) if isinstance(value, str) else None
-    if parsed is None:
-        raise InvalidInput(f"{field} must be ISO 8601", field=field)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+    return None if value in (None, "") else parse_iso_datetime(value, field)
 
 
 @transaction.atomic

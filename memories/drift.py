@@ -24,6 +24,7 @@ class Drift:
     orphans: list[tuple[str, str]] = field(default_factory=list)
     memories_in_db: int = 0
     memories_indexed: int = 0
+    namespaces: list[str] = field(default_factory=list)
 
     @property
     def count(self) -> int:
@@ -38,7 +39,8 @@ def _live_rows():
 
 def namespaces() -> list[str]:
     """Every namespace known to the database or to Redis."""
-    in_db = set(Memory.objects.values_list("user_id", flat=True).distinct())
+    # order_by(): the model's default ordering would widen DISTINCT to every row.
+    in_db = set(Memory.objects.order_by().values_list("user_id", flat=True).distinct())
     client = store.get_client()
     in_redis = {store.text(n) for n in client.smembers(store.global_key("namespaces"))}
     return sorted(in_db | in_redis)
@@ -47,8 +49,8 @@ def namespaces() -> list[str]:
 def drift_compute() -> Drift:
     """Compare every namespace; one pipelined HMGET per 1,000 rows. Raises RedisError."""
     client = store.get_client()
-    out = Drift()
-    for user_id in namespaces():
+    out = Drift(namespaces=namespaces())
+    for user_id in out.namespaces:
         rows = dict(_live_rows().filter(user_id=user_id).values_list("memory_id", "version"))
         out.memories_in_db += len(rows)
         indexed = {store.text(i) for i in client.smembers(store.key(user_id, "ids"))}

@@ -14,18 +14,19 @@ def index_health() -> dict:
     client = store.get_client()
     found = drift.drift_compute()
     per_ns = {}
-    for user_id in drift.namespaces():
+    for user_id in found.namespaces:
         st = postings.field_stats(client, user_id=user_id, field=index_fields.CONTENT)
         per_ns[user_id] = {"N": st["N"], "avgdl": round(st["avgdl"], 3),
                            "avgdl_ref": round(st["avgdl_ref"], 3),
                            "generation": int(store.text(client.get(store.key(user_id, "gen"))) or 0)}
-    queues, failed = {}, []
+    queues, failed, failed_count = {}, [], 0
     for name in ("default", "index"):
         queue = django_rq.get_queue(name)
         queues[name] = queue.count
         registry = FailedJobRegistry(queue=queue)
-        for job_id in registry.get_job_ids()[:20]:
+        for job_id in registry.get_job_ids(0, 19, desc=True):  # newest first
             failed.append({"job_id": job_id, "queue": name})
+        failed_count += registry.count
     memory = client.info("memory")
     return {
         "memories_in_db": found.memories_in_db,
@@ -36,6 +37,7 @@ def index_health() -> dict:
         "stats": per_ns,
         "queues": queues,
         "failed_jobs": failed,
+        "failed_count": failed_count,
         "redis": {"used_memory": int(memory["used_memory"]),
                   "used_memory_human": memory.get("used_memory_human")},
     }

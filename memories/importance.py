@@ -35,7 +35,8 @@ class Estimate:
 
 def estimate(content: str, *, author: str = "", role: str = "") -> Estimate:
     """Estimate importance of ``content``: base 0.4 + emphasis (0.1 each, max 0.3) + dates
-    (0.1) + numbers or ids (0.1) + author role (up to 0.1); capped at 1.0, two decimals."""
+    (0.1) + numbers or ids (0.1) + author role (up to 0.1; ``role``, else the author's name
+    when it is a role such as ``system`` or ``manager``); capped at 1.0, two decimals."""
     parts = {"base": BASE}
     emphasis = min(0.3, 0.1 * len(EMPHASIS.findall(content)))
     if emphasis:
@@ -44,7 +45,7 @@ def estimate(content: str, *, author: str = "", role: str = "") -> Estimate:
         parts["date"] = 0.1
     if NUMBER.search(content) or ID_LIKE.search(content):
         parts["facts"] = 0.1
-    role_boost = ROLE_BOOST.get((role or "").lower(), 0.0)
+    role_boost = ROLE_BOOST.get((role or author or "").lower(), 0.0)
     if role_boost:
         parts["role"] = role_boost
     return Estimate(score=round(min(1.0, sum(parts.values())), 2), parts=parts)

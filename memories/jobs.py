@@ -76,6 +76,7 @@ def job_status(job_id: str) -> dict | None:
         error = error.strip().splitlines()[-1]
     progress = job.meta.get("progress", 1.0 if status == "finished" else 0.0)
     return {"job_id": job_id, "status": status, "progress": progress,
+            "done": job.meta.get("done"), "total": job.meta.get("total"),
             "result": job.return_value() if status == "finished" else None, "error": error,
             "func": job.func_name.rsplit(".", 1)[-1]}
 

@@ -97,26 +97,6 @@ def _choice(value, field: str, choices: Sequence[str]) -> str:
     return value
 
 
-def check_encodable(value, field: str = "") -> None:
-    """Refuse text no UTF-8 can hold (a lone surrogate such as a JSON ``"\\ud800"``): it
-    would fail in the database or Redis as a 500. Walks dicts and lists; raises InvalidInput
-    naming the innermost field."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise InvalidInput(
-                f"{field or 'value'} is not valid Unicode text", field=field or None
-            ) from None
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            check_encodable(key, field)
-            check_encodable(item, f"{field}.{key}" if field else str(key))
-    elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            check_encodable(item, f"{field}.{index}" if field else str(index))
-
-
 def clean_query(value, field: str = "query") -> str:
     """A query as judgments key it: white space collapsed, 1-1000 characters."""
     if not isinstance(value, str):

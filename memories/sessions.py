@@ -54,7 +54,9 @@ def session_create(*, user_id: str, session_id: str | None = None, agent_id: str
         session_id=session_id, user_id=user_id, agent_id=agent_id or "", ttl_seconds=ttl,
         system_prompt=system_prompt or "", metadata=metadata or {}, created_at=now,
         updated_at=now)
-    transaction.on_commit(lambda: _mirror(session, []))
+    # A window left behind by a deleted session of the same id (Redis was down when it was
+    # deleted) must not come back: drop it before the new one is written.
+    transaction.on_commit(lambda: _mirror(session, [], fresh=True))
     return session
 
 
@@ -125,8 +127,10 @@ def session_fold(*, session_id: str, keep: int | None = None) -> dict:
     return {"folded": upto - start, "summary_upto_seq": upto}
 
 
-def _mirror(session: Session, rows: list[Message]) -> None:
+def _mirror(session: Session, rows: list[Message], *, fresh: bool = False) -> None:
     try:
+        if fresh:
+            session_store.window_drop(session_store.keys(session))
         session_store.window_append(session, rows)
     except store.RedisError as exc:
         log.warning("session window not mirrored: %s", type(exc).__name__)
@@ -140,7 +144,14 @@ def session_delete(*, session_id: str) -> None:
         raise NotFound(f"session {session_id!r} not found", field="session_id")
     keys = session_store.keys(session)  # before delete() clears the primary key
     session.delete()
-    transaction.on_commit(lambda: session_store.window_drop(keys))
+
+    def drop():
+        try:
+            session_store.window_drop(keys)
+        except store.RedisError as exc:  # expires by its TTL; a new session drops it first
+            log.warning("session window not dropped: %s", type(exc).__name__)
+
+    transaction.on_commit(drop)
 
 
 def session_context(*, session_id: str, last: int = 20, max_tokens: int | None = None,

@@ -1,7 +1,11 @@
 """Input rules shared by every write path (API, pages, imports, jobs)."""
 
+import datetime as dt
 import math
 import re
+from collections.abc import Mapping
+
+from django.utils.dateparse import parse_datetime
 
 from memories.errors import InvalidInput
 
@@ -54,3 +58,46 @@ def clean_string_list(value, field: str, *, max_items: int = 50, max_len: int = 
             )
         out.append(item.strip())
     return out
+
+
+def check_storable_text(value, field: str = "") -> None:
+    """Refuse text a database cannot store: a lone surrogate (a JSON ``"\\ud800"``, which no
+    UTF-8 can hold) anywhere, or a NUL character (PostgreSQL refuses it in text; SQLite would
+    keep it silently). Walks dicts and lists; raises InvalidInput naming the innermost field.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInput(f"{field or 'value'} is not valid Unicode text",
+                               field=field or None) from None
+        if "\x00" in value:
+            raise InvalidInput(f"{field or 'value'} must not contain NUL characters",
+                               field=field or None)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            check_storable_text(key, field)
+            check_storable_text(item, f"{field}.{key}" if field else str(key))
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            check_storable_text(item, f"{field}.{index}" if field else str(index))
+
+
+def parse_iso_datetime(value, field: str) -> dt.datetime:
+    """An aware datetime from ISO 8601 text (naive is taken as UTC). Raises InvalidInput
+    naming ``field`` for text that is not a date, an impossible date or offset, or a moment
+    outside years 1-9999 in UTC."""
+    parsed = None
+    if isinstance(value, str):
+        try:
+            parsed = parse_datetime(value.strip())
+        except ValueError:
+            parsed = None
+    if parsed is None:
+        raise InvalidInput(f"{field} must be an ISO 8601 date and time", field=field)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=dt.UTC)
+    try:
+        return parsed.astimezone(dt.UTC)
+    except OverflowError:
+        raise InvalidInput(f"{field} is out of range", field=field) from None

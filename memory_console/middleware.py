@@ -39,6 +39,10 @@ class ApiJsonErrorsMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
+        if request.path_info.startswith("/api/"):
+            refused = self._unstorable_query(request)
+            if refused is not None:
+                return refused
         response = self.get_response(request)
         if (request.path_info.startswith("/api/") and response.status_code >= 400
                 and not response.get("Content-Type", "").startswith("application/json")):
@@ -50,3 +54,13 @@ class ApiJsonErrorsMiddleware:
                 new["Allow"] = response["Allow"]
             return new
         return response
+
+    @staticmethod
+    def _unstorable_query(request):
+        """Query parameters reach the database too (e.g. ``?reason=``): refuse NUL."""
+        for name, values in request.GET.lists():
+            if any("\x00" in v for v in values) or "\x00" in name:
+                return JsonResponse({"error": {"code": "invalid", "field": name,
+                                               "message": f"{name} must not contain NUL"}},
+                                    status=400)
+        return None
