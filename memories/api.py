@@ -12,22 +12,20 @@ from django.db import transaction
 from django.http import HttpRequest
 from ninja import NinjaAPI, Schema, Status
 from ninja.errors import AuthenticationError, HttpError, ValidationError
-from ninja.parser import Parser
 from ninja.security import HttpBearer
 from pydantic import ConfigDict, Field
 
 from memories import backup, health, jobs, policy, services, session_store, sessions, store
 from memories.audit import audit_feed
-from memories.errors import InvalidInput, NotFound, ServiceError
+from memories.errors import InvalidInput, NotFound, PermissionDenied, ServiceError
 from memories.index import fields as index_fields
 from memories.models import Memory, RankingProfile, Session
 from memories.profiles import profile_resolve
 from memories.roles import require_role
 from memories.search import memory_search
-from memories.tokens import token_user
+from memories.tokens import token_lookup
 from memories.validation import (
     MEMORY_ID_RE,
-    check_storable_text,
     clean_identifier,
     parse_iso_datetime,
 )
@@ -37,23 +35,17 @@ log = logging.getLogger(__name__)
 
 class BearerAuth(HttpBearer):
     def authenticate(self, request, token):
-        user = token_user(token)
-        if user is not None:
-            request.user = user
-        return user
+        row = token_lookup(token)
+        if row is None:
+            return None
+        request.user = row.user
+        request.token_namespaces = row.namespaces
+        return row.user
 
 
-class StorableJsonParser(Parser):
-    """JSON bodies whose every string a database can store (see check_storable_text)."""
-
-    def parse_body(self, request):
-        data = super().parse_body(request)
-        check_storable_text(data)
-        return data
-
-
-api = NinjaAPI(title="Memory Console API", version="1", auth=BearerAuth(), urls_namespace="api",
-               parser=StorableJsonParser())
+# Text no database can store is refused before any view runs, by
+# memory_console.middleware.ApiJsonErrorsMiddleware (validation.check_storable_text).
+api = NinjaAPI(title="Memory Console API", version="1", auth=BearerAuth(), urls_namespace="api")
 
 
 def _error(request, status: int, code: str, message: str, field=None, **extra):
@@ -183,11 +175,31 @@ def _with_warning(memory: Memory, **extra) -> dict:
     return memory_out(memory, **extra)
 
 
-def _memory_or_404(memory_id: str) -> Memory:
+def allowed_namespace(request, user_id: str) -> bool:
+    """Whether the request's token may touch namespace ``user_id`` (an empty restriction
+    list, or a console session, allows every namespace the role allows)."""
+    restricted = getattr(request, "token_namespaces", None)
+    return not restricted or user_id in restricted
+
+
+def require_namespace(request, user_id: str | None) -> None:
+    """Raise PermissionDenied (403) for a namespace outside the token's restriction; a
+    restricted token may not act on every namespace at once (``user_id`` None)."""
+    if user_id is None and getattr(request, "token_namespaces", None):
+        raise PermissionDenied("this token is restricted to some namespaces; name one",
+                               field="user_id")
+    if user_id is not None and not allowed_namespace(request, user_id):
+        raise PermissionDenied(f"this token may not access namespace {user_id!r}",
+                               field="user_id")
+
+
+def _memory_or_404(request, memory_id: str) -> Memory:
+    """The memory, or NotFound, also for one outside the token's namespaces (so a
+    restricted token cannot even learn that it exists)."""
     if not MEMORY_ID_RE.match(memory_id):
         raise NotFound(f"memory {memory_id!r} not found", field="memory_id")
     memory = Memory.objects.filter(memory_id=memory_id).first()
-    if memory is None:
+    if memory is None or not allowed_namespace(request, memory.user_id):
         raise NotFound(f"memory {memory_id} not found", field="memory_id")
     return memory
 
@@ -196,6 +208,7 @@ def _memory_or_404(memory_id: str) -> Memory:
 def create_memory(request: HttpRequest, payload: MemoryIn):
     """Remember one memory. 201 with the memory; 200 + ``deduplicated`` for a duplicate."""
     require_role(request.user, "editor")
+    require_namespace(request, payload.user_id)
     fields = payload.model_dump()
     created_at = fields.pop("created_at")
     if created_at is not None:
@@ -218,6 +231,8 @@ class BulkIn(Strict):
 def bulk(request, payload: BulkIn):
     """Change importance of, forget or restore several memories; each gets its own version."""
     require_role(request.user, "editor")
+    for memory_id in payload.memory_ids:
+        _memory_or_404(request, memory_id)
     done = services.memory_bulk(actor=request.user, **payload.model_dump())
     return {"memories": [memory_out(m) for m in done]}
 
@@ -225,13 +240,13 @@ def bulk(request, payload: BulkIn):
 @api.get("/memories/{memory_id}", response=dict, tags=["memories"])
 def get_memory(request, memory_id: str):
     require_role(request.user, "viewer")
-    return memory_out(_memory_or_404(memory_id))
+    return memory_out(_memory_or_404(request, memory_id))
 
 
 @api.patch("/memories/{memory_id}", response=dict, tags=["memories"])
 def patch_memory(request, memory_id: str, payload: MemoryPatch):
     require_role(request.user, "editor")
-    _memory_or_404(memory_id)
+    _memory_or_404(request, memory_id)
     data = payload.model_dump(exclude_unset=True)
     memory = services.memory_update(
         memory_id=memory_id, actor=request.user, reason=data.pop("reason", ""),
@@ -244,11 +259,11 @@ def delete_memory(request, memory_id: str, reason: str = "", purge: int = 0):
     """Forget (soft delete). ``?purge=1`` (admin) is a hard delete, audit record kept."""
     if purge:
         require_role(request.user, "admin")
-        _memory_or_404(memory_id)
+        _memory_or_404(request, memory_id)
         services.memory_purge(memory_id=memory_id, actor=request.user, reason=reason)
         return Status(204, None)
     require_role(request.user, "editor")
-    _memory_or_404(memory_id)
+    _memory_or_404(request, memory_id)
     services.memory_forget(memory_id=memory_id, actor=request.user, reason=reason)
     return Status(204, None)
 
@@ -256,7 +271,7 @@ def delete_memory(request, memory_id: str, reason: str = "", purge: int = 0):
 @api.post("/memories/{memory_id}/restore", response=dict, tags=["memories"])
 def restore_memory(request, memory_id: str, payload: ReasonIn | None = None):
     require_role(request.user, "editor")
-    _memory_or_404(memory_id)
+    _memory_or_404(request, memory_id)
     memory = services.memory_restore(memory_id=memory_id, actor=request.user,
                                      reason=payload.reason if payload else "")
     return _with_warning(memory)
@@ -265,7 +280,7 @@ def restore_memory(request, memory_id: str, payload: ReasonIn | None = None):
 @api.post("/memories/{memory_id}/rollback", response=dict, tags=["memories"])
 def rollback_memory(request, memory_id: str, payload: RollbackIn):
     require_role(request.user, "admin")
-    _memory_or_404(memory_id)
+    _memory_or_404(request, memory_id)
     memory = services.memory_rollback(memory_id=memory_id, version=payload.version,
                                       actor=request.user, reason=payload.reason)
     return _with_warning(memory)
@@ -275,7 +290,7 @@ def rollback_memory(request, memory_id: str, payload: RollbackIn):
 def promote_memory(request, memory_id: str, payload: ReasonIn | None = None):
     """A working or short-term memory → user-wide long-term (201; 200 + deduplicated)."""
     require_role(request.user, "editor")
-    _memory_or_404(memory_id)
+    _memory_or_404(request, memory_id)
     memory, dup = services.memory_promote(memory_id=memory_id, actor=request.user,
                                           reason=payload.reason if payload else "")
     return Status(200 if dup else 201, memory_out(memory, deduplicated=dup))
@@ -285,7 +300,7 @@ def promote_memory(request, memory_id: str, payload: ReasonIn | None = None):
 def memory_history(request, memory_id: str):
     """Every version, oldest first."""
     require_role(request.user, "viewer")
-    memory = _memory_or_404(memory_id)
+    memory = _memory_or_404(request, memory_id)
     versions = [
         {"version": h.version, "kind": h.kind, "content": h.content,
          "importance": h.importance, "tags": h.tags, "type": h.type,
@@ -300,7 +315,7 @@ def memory_history(request, memory_id: str):
 def memory_ready(request, memory_id: str):
     """Whether Redis holds this memory's current version (``indexed_at`` epoch seconds)."""
     require_role(request.user, "viewer")
-    memory = _memory_or_404(memory_id)
+    memory = _memory_or_404(request, memory_id)
     raw = store.get_client().hmget(store.key(memory.user_id, "m", memory_id),
                                    ["version", "indexed_at"])
     version, indexed_at = (store.text(v) for v in raw)
@@ -313,6 +328,7 @@ def recall(request, payload: RecallIn):
     """Ranked memories for a query, each with its score explained."""
     require_role(request.user, "viewer")
     user_id = clean_identifier(payload.user_id, "user_id")
+    require_namespace(request, user_id)
     conversation_id = clean_identifier(payload.conversation_id, "conversation_id", required=False)
     if payload.match_mode not in (None, "any", "all", "all_then_any"):
         raise InvalidInput("match_mode must be any, all or all_then_any", field="match_mode")
@@ -378,6 +394,7 @@ def start_reindex(request, payload: ReindexIn | None = None):
     """Rebuild the index (one namespace or all) in the background: 202 ``{"job_id"}``."""
     require_role(request.user, "admin")
     user_id = clean_identifier(payload.user_id if payload else None, "user_id", required=False)
+    require_namespace(request, user_id)
     job_id = jobs.enqueue(jobs.reindex_job, user_id)
     services.audit_record(actor=request.user, action="reindex", target=user_id or "*",
                           data={"job_id": job_id})
@@ -388,6 +405,7 @@ def start_reindex(request, payload: ReindexIn | None = None):
 def start_reconcile(request):
     """Repair drifted memories in the background: 202 ``{"job_id"}``."""
     require_role(request.user, "admin")
+    require_namespace(request, None)
     job_id = jobs.enqueue(jobs.reconcile_job)
     services.audit_record(actor=request.user, action="reconcile", target="*",
                           data={"job_id": job_id})
@@ -407,6 +425,7 @@ def get_job(request, job_id: str):
 def index_health(request):
     """Database vs Redis: counts, live drift, statistics, Redis memory, queues, failures."""
     require_role(request.user, "viewer")
+    require_namespace(request, None)
     return health.index_health()
 
 
@@ -416,6 +435,7 @@ def audit(request, actor: str = "", action: str = "", target: str = "", since: s
     """Every change and admin action, newest first: ``{"events": [{"at", "actor", "action",
     "target", "reason"}]}``."""
     require_role(request.user, "viewer")
+    require_namespace(request, None)
     when = None
     if since:
         when = parse_iso_datetime(since, "since")
@@ -429,7 +449,9 @@ def audit(request, actor: str = "", action: str = "", target: str = "", since: s
 def export(request, user_id: str):
     """One namespace as a versioned JSON document (everything: the export job/command)."""
     require_role(request.user, "admin")
-    return backup.export_memories(user_id=clean_identifier(user_id, "user_id"))
+    user_id = clean_identifier(user_id, "user_id")
+    require_namespace(request, user_id)
+    return backup.export_memories(user_id=user_id)
 
 
 @api.post("/import", response=dict, tags=["backup"])
@@ -440,6 +462,10 @@ def import_(request, mode: str = "merge"):
         doc = json.loads(request.body or b"null")
     except ValueError:
         raise InvalidInput("the body must be an export document (JSON)", field=None) from None
+    if isinstance(doc, dict) and isinstance(doc.get("memories"), list):
+        for item in doc["memories"]:
+            if isinstance(item, dict) and isinstance(item.get("user_id"), str):
+                require_namespace(request, item["user_id"])
     return backup.import_memories(doc=doc, mode=mode, actor=request.user)
 
 
@@ -453,6 +479,7 @@ def cleanup(request, payload: PolicyIn):
     """Forgetting policy: the plan (dry run, 200) or a job applying it (202)."""
     require_role(request.user, "admin")
     user_id = clean_identifier(payload.user_id, "user_id")
+    require_namespace(request, user_id)
     if payload.dry_run:
         return Status(200, policy.cleanup_plan(user_id=user_id).as_dict())
     job_id = jobs.enqueue(jobs.cleanup_job, user_id, queue="default")
@@ -466,6 +493,7 @@ def consolidate(request, payload: PolicyIn):
     """Consolidation: the groups (dry run, 200) or a job merging them (202)."""
     require_role(request.user, "admin")
     user_id = clean_identifier(payload.user_id, "user_id")
+    require_namespace(request, user_id)
     if payload.dry_run:
         return Status(200, {"groups": policy.consolidation_plan(user_id=user_id)})
     job_id = jobs.enqueue(jobs.consolidate_job, user_id, queue="default")
@@ -494,9 +522,9 @@ class MessagesIn(Strict):
     messages: list[MessageIn] | None = Field(default=None, max_length=1000)
 
 
-def _session_or_404(session_id: str) -> Session:
+def _session_or_404(request, session_id: str) -> Session:
     session = Session.objects.filter(session_id=session_id).first()
-    if session is None:
+    if session is None or not allowed_namespace(request, session.user_id):
         raise NotFound(f"session {session_id!r} not found", field="session_id")
     return session
 
@@ -517,6 +545,7 @@ def session_out(session: Session) -> dict:
 @api.post("/sessions", response={201: dict}, tags=["sessions"])
 def create_session(request, payload: SessionIn):
     require_role(request.user, "editor")
+    require_namespace(request, payload.user_id)
     session = sessions.session_create(**payload.model_dump())
     return Status(201, session_out(session))
 
@@ -525,6 +554,7 @@ def create_session(request, payload: SessionIn):
 def list_sessions(request, user_id: str):
     require_role(request.user, "viewer")
     clean_identifier(user_id, "user_id")
+    require_namespace(request, user_id)
     rows = Session.objects.filter(user_id=user_id).order_by("-updated_at")[:200]
     return {"sessions": [{"session_id": s.session_id, "agent_id": s.agent_id,
                           "updated_at": s.updated_at.isoformat()} for s in rows]}
@@ -533,12 +563,13 @@ def list_sessions(request, user_id: str):
 @api.get("/sessions/{session_id}", response=dict, tags=["sessions"])
 def get_session(request, session_id: str):
     require_role(request.user, "viewer")
-    return session_out(_session_or_404(session_id))
+    return session_out(_session_or_404(request, session_id))
 
 
 @api.delete("/sessions/{session_id}", response={204: None}, tags=["sessions"])
 def delete_session(request, session_id: str):
     require_role(request.user, "editor")
+    _session_or_404(request, session_id)
     sessions.session_delete(session_id=session_id)
     return Status(204, None)
 
@@ -547,6 +578,7 @@ def delete_session(request, session_id: str):
 def append_messages(request, session_id: str, payload: MessagesIn):
     """One message ``{"role", "content"}`` or ``{"messages": [...]}``; 201 ``{"length"}``."""
     require_role(request.user, "editor")
+    _session_or_404(request, session_id)
     if payload.messages is not None:
         if payload.role is not None or payload.content is not None:
             raise InvalidInput("send either role + content or messages", field="messages")
@@ -566,6 +598,7 @@ def append_messages(request, session_id: str, payload: MessagesIn):
 def promote_message(request, session_id: str, seq: int, payload: ReasonIn | None = None):
     """A session message → user-wide long-term memory (201; 200 + deduplicated)."""
     require_role(request.user, "editor")
+    _session_or_404(request, session_id)
     memory, dup = services.message_promote(session_id=session_id, seq=seq, actor=request.user,
                                            reason=payload.reason if payload else "")
     return Status(200 if dup else 201, memory_out(memory, deduplicated=dup))
@@ -576,6 +609,7 @@ def session_context(request, session_id: str, last: int = 20, max_tokens: int | 
                     at: str | None = None):
     """The summary and the newest ``last`` messages, oldest first; ``at`` for time travel."""
     require_role(request.user, "viewer")
+    _session_or_404(request, session_id)
     if not 1 <= last <= 1000:
         raise InvalidInput("last must be 1..1000", field="last")
     if max_tokens is not None and max_tokens < 1:

@@ -10,11 +10,11 @@ from ninja import Router, Status
 from pydantic import Field
 
 from memories import lab, store
-from memories.api import Strict, api, profile_out
+from memories.api import Strict, api, profile_out, require_namespace
 from memories.errors import InvalidInput
 from memories.models import EvalRun, Judgment, QuerySet, RankingProfile
 from memories.roles import require_role
-from memories.validation import check_storable_text, clean_identifier
+from memories.validation import clean_identifier
 
 router = Router(tags=["lab"])
 
@@ -96,9 +96,7 @@ def lab_profile_out(profile: RankingProfile) -> dict:
 def _body(payload, **dump) -> dict:
     """The request body as a dict, refused (400 naming the field) if any text in it is not
     valid Unicode."""
-    data = payload.model_dump(**dump)
-    check_storable_text(data)
-    return data
+    return payload.model_dump(**dump)
 
 
 def _unavailable(request):
@@ -167,6 +165,8 @@ def evaluate(request, payload: EvaluateIn):
     ``{"k", "metrics": {"ndcg", "precision", "recall", "mrr"}, "per_query": [...]}``."""
     require_role(request.user, "viewer")
     queries = _body(payload)["queries"]
+    for q in queries:
+        require_namespace(request, q["user_id"])
     try:
         return lab.evaluate(profile=payload.profile, k=payload.k, queries=queries)
     except store.RedisError:
@@ -188,7 +188,8 @@ def judgment_out(j: Judgment) -> dict:
 def list_judgments(request, user_id: str, query: str = "", reviewer: str = ""):
     """Judgments of a namespace, optionally of one query and one reviewer (at most 1000)."""
     require_role(request.user, "viewer")
-    rows = Judgment.objects.filter(user_id=clean_identifier(user_id, "user_id"))
+    require_namespace(request, clean_identifier(user_id, "user_id"))
+    rows = Judgment.objects.filter(user_id=user_id)
     if query:
         rows = rows.filter(query=lab.clean_query(query))
     if reviewer:
@@ -199,6 +200,7 @@ def list_judgments(request, user_id: str, query: str = "", reviewer: str = ""):
 @router.post("/judgments", response={200: dict, 201: dict})
 def set_judgment(request, payload: JudgmentIn):
     """Grade a memory 0-3 for a query as the caller (editor): 201 new, 200 replaced."""
+    require_namespace(request, payload.user_id)
     judgment, created = lab.judgment_set(actor=request.user, **_body(payload))
     return Status(201 if created else 200, judgment_out(judgment))
 
@@ -216,24 +218,28 @@ def queryset_out(qs: QuerySet) -> dict:
 
 @router.get("/query-sets", response=dict)
 def list_querysets(request):
+    require_namespace(request, None)  # query sets and runs span namespaces
     require_role(request.user, "viewer")
     return {"query_sets": [queryset_out(q) for q in QuerySet.objects.all()]}
 
 
 @router.post("/query-sets", response={201: dict})
 def create_queryset(request, payload: QuerySetIn):
+    require_namespace(request, None)  # query sets and runs span namespaces
     qs = lab.queryset_create(actor=request.user, **_body(payload))
     return Status(201, queryset_out(qs))
 
 
 @router.get("/query-sets/{qs_id}", response=dict)
 def get_queryset(request, qs_id: int):
+    require_namespace(request, None)  # query sets and runs span namespaces
     require_role(request.user, "viewer")
     return queryset_out(lab.queryset_get(qs_id))
 
 
 @router.patch("/query-sets/{qs_id}", response=dict)
 def patch_queryset(request, qs_id: int, payload: QuerySetPatch):
+    require_namespace(request, None)  # query sets and runs span namespaces
     qs = lab.queryset_update(actor=request.user, pk=qs_id, **_body(payload, exclude_unset=True))
     return queryset_out(qs)
 
@@ -241,6 +247,7 @@ def patch_queryset(request, qs_id: int, payload: QuerySetPatch):
 @router.get("/runs", response=dict)
 def list_runs(request):
     """Runs newest first (at most 200), without their per-query rows."""
+    require_namespace(request, None)  # query sets and runs span namespaces
     require_role(request.user, "viewer")
     runs = EvalRun.objects.defer("per_query", "unjudged")[:200]
     return {
@@ -262,6 +269,7 @@ def list_runs(request):
 @router.post("/runs", response={201: dict})
 def create_run(request, payload: RunIn):
     """Evaluate profiles over a query set with the judgments; the saved run is immutable."""
+    require_namespace(request, None)  # query sets and runs span namespaces
     try:
         run = lab.run_create(actor=request.user, **_body(payload))
     except store.RedisError:
@@ -272,6 +280,7 @@ def create_run(request, payload: RunIn):
 @router.get("/runs/compare", response=dict)
 def compare_runs(request, a: int, b: int):
     """Two runs side by side: each (run, profile)'s metrics, and nDCG per query."""
+    require_namespace(request, None)  # query sets and runs span namespaces
     require_role(request.user, "viewer")
     if a < 1 or b < 1:
         raise InvalidInput("a and b are run ids", field="a" if a < 1 else "b")
@@ -280,5 +289,6 @@ def compare_runs(request, a: int, b: int):
 
 @router.get("/runs/{run_id}", response=dict)
 def get_run(request, run_id: int):
+    require_namespace(request, None)  # query sets and runs span namespaces
     require_role(request.user, "viewer")
     return lab.run_out(lab.run_get(run_id))

@@ -192,6 +192,8 @@ class ApiToken(models.Model):
     name = models.CharField(max_length=64, blank=True, default="")
     prefix = models.CharField(max_length=12)
     key_hash = models.CharField(max_length=64, unique=True)
+    # Namespaces (user_ids) this token may touch; empty = every namespace its role allows.
+    namespaces = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)

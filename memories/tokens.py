@@ -12,15 +12,23 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def token_create(*, user, name: str = "") -> str:
-    """Create a token for ``user``; returns the token itself (only its hash is kept)."""
+def token_create(*, user, name: str = "", namespaces: list[str] | None = None) -> str:
+    """Create a token for ``user``, optionally restricted to ``namespaces``; returns the token
+    itself (only its hash is kept)."""
     token = "mc_" + secrets.token_urlsafe(32)
-    ApiToken.objects.create(user=user, name=name, prefix=token[:10], key_hash=_digest(token))
+    ApiToken.objects.create(user=user, name=name, prefix=token[:10], key_hash=_digest(token),
+                            namespaces=sorted(set(namespaces or [])))
     return token
 
 
 def token_user(token: str):
     """The active user of a live token, or None (unknown, revoked or inactive user)."""
+    row = token_lookup(token)
+    return row.user if row else None
+
+
+def token_lookup(token: str) -> ApiToken | None:
+    """The live token row (with its user) for ``token``, or None."""
     if not token or len(token) > 200:
         return None
     row = (ApiToken.objects.select_related("user")
@@ -30,7 +38,7 @@ def token_user(token: str):
     now = timezone.now()
     if row.last_used_at is None or (now - row.last_used_at).total_seconds() > 60:
         ApiToken.objects.filter(pk=row.pk).update(last_used_at=now)
-    return row.user
+    return row
 
 
 def token_revoke(*, prefix: str) -> int:

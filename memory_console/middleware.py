@@ -1,8 +1,13 @@
+import json
+
 from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.contrib.auth.views import redirect_to_login
 from django.http import JsonResponse
 from django.shortcuts import resolve_url
 from django_htmx.http import HttpResponseClientRedirect
+
+from memories.errors import InvalidInput
+from memories.validation import check_storable_text
 
 
 class ConsoleLoginRequiredMiddleware(LoginRequiredMiddleware):
@@ -40,7 +45,7 @@ class ApiJsonErrorsMiddleware:
 
     def __call__(self, request):
         if request.path_info.startswith("/api/"):
-            refused = self._unstorable_query(request)
+            refused = self._unstorable_input(request)
             if refused is not None:
                 return refused
         response = self.get_response(request)
@@ -56,11 +61,21 @@ class ApiJsonErrorsMiddleware:
         return response
 
     @staticmethod
-    def _unstorable_query(request):
-        """Query parameters reach the database too (e.g. ``?reason=``): refuse NUL."""
-        for name, values in request.GET.lists():
-            if any("\x00" in v for v in values) or "\x00" in name:
-                return JsonResponse({"error": {"code": "invalid", "field": name,
-                                               "message": f"{name} must not contain NUL"}},
-                                    status=400)
+    def _unstorable_input(request):
+        """Refuse, naming the field, text a database cannot store (lone surrogates, NUL) in
+        query parameters or a JSON body: it would otherwise fail deep in a write as a 500.
+        A body that is not JSON is left to the API, which answers its own 400."""
+        try:
+            for name, values in request.GET.lists():
+                check_storable_text(name, name)
+                for value in values:
+                    check_storable_text(value, name)
+            if request.body and request.content_type in ("application/json", "text/plain", ""):
+                try:
+                    data = json.loads(request.body)
+                except ValueError:
+                    return None
+                check_storable_text(data)
+        except InvalidInput as exc:
+            return JsonResponse(exc.as_dict(), status=400)
         return None

@@ -418,7 +418,7 @@ LONE_SURROGATE = "\\ud800"  # a valid JSON escape that no UTF-8 text can hold
             "/evaluate",
             '{"profile": "bm25", "k": 3, "queries": [{"user_id": "u", "query": "X", '
             '"relevant": []}]}',
-            "queries.0",  # pydantic refuses it first, naming the query item
+            "queries.0.query",
         ),
         ("post", "/runs", '{"name": "X", "query_set": 1, "profiles": ["bm25"]}', "name"),
     ],
