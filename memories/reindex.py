@@ -81,18 +81,20 @@ def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | No
             if not chunk:
                 break
             last = chunk[-1].memory_id
-            pipe = client.pipeline(transaction=False)
+            pipes = store.NamespacePipelines(client)
+            pipe = pipes.for_namespace(user_id)
             for memory in chunk:
                 args = mirror_args(memory, now)
                 postings.put_memory(pipe, mode="build", **args)
-            pipe.execute()
+            pipes.execute()
             done += len(chunk)
             if progress:
                 progress(min(done, total), total)
-        pipe = client.pipeline(transaction=True)
+        swap = store.NamespacePipelines(client, transaction=True)
+        pipe = swap.for_namespace(user_id)
         pipe.set(gen_key, new)
         pipe.delete(building_key)
-        pipe.execute()
+        swap.execute()
     except Exception:
         client.delete(building_key)
         _delete_generation(client, user_id, new)

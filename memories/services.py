@@ -432,10 +432,11 @@ def memory_record_access(*, memory_ids: list[str]) -> None:
     )
     rows = Memory.objects.filter(memory_id__in=memory_ids).values_list("memory_id", "user_id")
     try:
-        pipe = store.get_client().pipeline(transaction=False)
+        pipes = store.NamespacePipelines(store.get_client())
         for memory_id, user_id in rows:
-            pipe.eval(_TOUCH, 1, store.key(user_id, "m", memory_id), now.timestamp())
-        pipe.execute()
+            pipes.for_namespace(user_id).eval(_TOUCH, 1, store.key(user_id, "m", memory_id),
+                                              now.timestamp())
+        pipes.execute()
     except store.RedisError as exc:
         log.warning("access bump not mirrored to redis: %s", type(exc).__name__)
 
@@ -521,11 +522,11 @@ def sync_memories(memory_ids: list[str], *, batch: int = 500) -> int:
         try:
             client = store.get_client()
             puts = [mirror_args(memory, now) for memory in rows]
-            pipe = client.pipeline(transaction=False)
-            _seed_reference_lengths(client, pipe, puts)
+            pipes = store.NamespacePipelines(client)
+            _seed_reference_lengths(client, pipes, puts)
             for args in puts:
-                _queue_put(pipe, args)
-            pipe.execute()
+                _queue_put(pipes.for_namespace(args["user_id"]), args)
+            pipes.execute()
         except store.RedisError as exc:
             log.warning("redis mirror failed for %d memories: %s", len(rows), type(exc).__name__)
             Memory.objects.filter(memory_id__in=chunk).update(needs_resync=True)
@@ -538,7 +539,7 @@ def sync_memories(memory_ids: list[str], *, batch: int = 500) -> int:
     return done
 
 
-def _seed_reference_lengths(client, pipe, puts: list[dict]) -> None:
+def _seed_reference_lengths(client, pipes, puts: list[dict]) -> None:
     """A namespace's first bulk load sets each field's ``avgdl_ref`` to the batch's own
     average length (HSETNX: never changes an existing one), so the early-termination bound
     starts tight instead of from a guess; a reindex sets the exact value later."""
@@ -547,11 +548,12 @@ def _seed_reference_lengths(client, pipe, puts: list[dict]) -> None:
         for f in args["fields"]:
             lengths.setdefault((args["user_id"], f.field), []).append(f.dl)
     namespaces = sorted({user_id for user_id, _ in lengths})
-    gens = dict(zip(namespaces, client.mget([store.key(u, "gen") for u in namespaces]),
+    gens = dict(zip(namespaces, store.mget(client, [store.key(u, "gen") for u in namespaces]),
                     strict=True))
     for (user_id, field), dls in lengths.items():
         if gens[user_id] is None:  # generation 0 only: a reindexed one has its exact value
-            pipe.hsetnx(store.key(user_id, field, "stats"), "avgdl_ref", repr(sum(dls) / len(dls)))
+            pipes.for_namespace(user_id).hsetnx(store.key(user_id, field, "stats"), "avgdl_ref",
+                                                repr(sum(dls) / len(dls)))
 
 
 def _queue_put(client, args: dict) -> None:

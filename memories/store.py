@@ -48,7 +48,12 @@ def global_key(kind: str) -> str:
 @functools.cache
 def _client(url: str, cluster: bool, decode: bool):
     if cluster:
-        return redis.RedisCluster.from_url(url, decode_responses=decode)
+        try:
+            return redis.RedisCluster.from_url(url, decode_responses=decode,
+                                               socket_connect_timeout=2, socket_timeout=5)
+        except redis.exceptions.RedisClusterException as exc:
+            # Not a RedisError: callers that survive a Redis outage would not catch it.
+            raise redis.ConnectionError(str(exc)) from exc
     return redis.Redis.from_url(
         url, decode_responses=decode, socket_connect_timeout=2, socket_timeout=5,
         health_check_interval=30,
@@ -82,3 +87,40 @@ def redis_available() -> bool:
     except RedisError as exc:
         log.warning("redis unavailable: %s", type(exc).__name__)
         return False
+
+
+def is_cluster(client) -> bool:
+    return isinstance(client, redis.RedisCluster)
+
+
+def mget(client, keys: list[str]) -> list:
+    """MGET of keys that may live in different slots (one namespace each)."""
+    return client.mget_nonatomic(keys) if is_cluster(client) else client.mget(keys)
+
+
+class NamespacePipelines:
+    """Pipelines for commands on namespace keys, Lua scripts included.
+
+    On a standalone Redis: one pipeline for everything. On a cluster: one per node, chosen by
+    the namespace's hash tag (every key of a namespace is in one slot), because redis-py's
+    ``ClusterPipeline`` refuses EVAL/EVALSHA. ``transaction=True`` wraps each in MULTI/EXEC,
+    valid for commands of a single namespace.
+    """
+
+    def __init__(self, client, *, transaction: bool = False):
+        self.client = client
+        self.transaction = transaction
+        self._pipes: dict = {}
+
+    def for_namespace(self, user_id: str):
+        if not is_cluster(self.client):
+            name, make = None, self.client.pipeline
+        else:
+            node = self.client.get_node_from_key(namespace_base(user_id))
+            name, make = node.name, self.client.get_redis_connection(node).pipeline
+        if name not in self._pipes:
+            self._pipes[name] = make(transaction=self.transaction)
+        return self._pipes[name]
+
+    def execute(self) -> list:
+        return [pipe.execute() for pipe in self._pipes.values()]

@@ -65,6 +65,10 @@ class ApiJsonErrorsMiddleware:
         """Refuse, naming the field, text a database cannot store (lone surrogates, NUL) in
         query parameters or a JSON body: it would otherwise fail deep in a write as a 500.
         A body that is not JSON is left to the API, which answers its own 400."""
+        if "\x00" in request.path_info:
+            # No id holds NUL (PostgreSQL cannot even compare one): unknown, in any format.
+            return JsonResponse({"error": {"code": "not_found", "field": None,
+                                           "message": "no such resource"}}, status=404)
         try:
             for name, values in request.GET.lists():
                 check_storable_text(name, name)

@@ -26,26 +26,37 @@ def ids(found):
     return [h.memory_id for h in found.results]
 
 
+def _servers(client) -> list:
+    """The one server, or a plain client for every primary of a cluster."""
+    if store.is_cluster(client):
+        return [client.get_redis_connection(node) for node in client.get_primaries()]
+    return [client]
+
+
 def test_b01_no_cross_user_leak_and_no_read_of_other_keys(builtins, redis_client):
     m = create("我的护照号码是 X1234567 passport", conversation_id="c-1")
     seen = []
-    monitor_ready = threading.Event()
+    servers = _servers(redis_client)
+    ready = [threading.Event() for _ in servers]
 
-    def watch():
-        with store.get_client().monitor() as mon:
+    def watch(server, monitor_ready):
+        with server.monitor() as mon:
             monitor_ready.set()
             for cmd in mon.listen():
                 seen.append(cmd["command"])
                 if "STOP-WATCH" in cmd["command"]:
                     return
 
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    monitor_ready.wait(5)
+    watchers = [threading.Thread(target=watch, args=(server, event), daemon=True)
+                for server, event in zip(servers, ready, strict=True)]
+    for watcher, event in zip(watchers, ready, strict=True):
+        watcher.start()
+        event.wait(5)
     assert memory_search(user_id="u-b", query="passport 护照", conversation_id="c-9").results == []
     assert memory_search(user_id="u-b", query="passport 护照", conversation_id="c-1").results == []
-    redis_client.echo("STOP-WATCH")
-    watcher.join(5)
+    for server, watcher in zip(servers, watchers, strict=True):
+        server.echo("STOP-WATCH")
+        watcher.join(5)
     assert any("{u-b}" in c for c in seen), "the monitor saw the recall"
     assert not any("{u-a}" in c for c in seen)
     assert ids(memory_search(user_id="u-a", query="passport 护照", conversation_id="c-2")) == [

@@ -1,0 +1,491 @@
+"""Load benchmark: a bounded mixed workload against gunicorn on loopback.
+
+    .venv/bin/python bench/load.py [--rate 200] [--duration 30] [--workers N] [--threads 4]
+
+The script starts gunicorn itself (``memory_console.wsgi``, gthread workers) on a free
+loopback port with a throw-away SQLite file under ``var/bench/`` and a Redis key prefix of its
+own (``mcbench-load-<pid>``, Redis database 11 unless ``BENCH_REDIS_URL`` says otherwise),
+migrates, creates an admin API token with ``manage.py create_api_token`` and a dashboard login,
+seeds memories and sessions through the API, then drives an open-loop schedule of requests
+(``--rate`` per second for ``--duration`` seconds, sent on time by a thread pool, so a slow
+server shows up as latency rather than as a lower request rate):
+
+=============  ====  =========================================================
+kind           mix   request
+=============  ====  =========================================================
+recall         50%   ``POST /api/v1/recall`` (2-3 corpus words, limit 10)
+remember       20%   ``POST /api/v1/memories`` (a new synthetic memory)
+append         20%   ``POST /api/v1/sessions/<id>/messages``
+page           10%   ``GET /``, ``/memories/``, ``/sessions/``, ``/search/?q=`` (logged in)
+=============  ====  =========================================================
+
+It prints per kind: count, errors, p50/p90/p99/max latency (ms, from send to full response),
+then overall throughput and how late the schedule ran; the last line is one JSON object.
+Gunicorn is stopped and the database file and Redis keys are removed at the end, also on
+Ctrl-C. Target (issue 8): 0 errors and recall p99 <= 50 ms at 200 requests/s.
+"""
+
+import argparse
+import json
+import os
+import random
+import re
+import secrets
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import redis
+import requests
+
+CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench.corpus import WORDS, memory_texts  # noqa: E402
+
+PY = str(ROOT / ".venv" / "bin" / "python")
+GUNICORN = str(ROOT / ".venv" / "bin" / "gunicorn")
+MIX = (("recall", 50), ("remember", 20), ("append", 20), ("page", 10))
+NAMESPACES = [f"bench-u{n}" for n in range(10)]
+SESSIONS_PER_NAMESPACE = 3
+PAGES = ("/", "/memories/", "/sessions/", "/search/?user_id=bench-u0&q=billing")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        pid = os.getpid()
+        self.db = ROOT / "var" / "bench" / f"load-{pid}.sqlite3"
+        self.prefix = f"mcbench-load-{pid}"
+        self.redis_url = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/11")
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.password = secrets.token_urlsafe(16)
+        self.env = {
+            **{
+                k: v
+                for k, v in os.environ.items()
+                if k not in {"DATABASE_URL", "REDIS_URL", "RQ_REDIS_URL"}
+            },
+            "DJANGO_SETTINGS_MODULE": "memory_console.settings",
+            "DEBUG": "1",
+            "SECRET_KEY": secrets.token_urlsafe(50),
+            "ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "DATABASE_URL": f"sqlite:///{self.db}",
+            "REDIS_URL": self.redis_url,
+            "RQ_REDIS_URL": self.redis_url,
+            "MEMORY_KEY_PREFIX": self.prefix,
+            "LOG_LEVEL": "WARNING",
+            # Persistent database connections, as a production deployment would set them:
+            # a new SQLite connection per request re-runs the WAL pragmas each time.
+            "DB_CONN_MAX_AGE": os.environ.get("DB_CONN_MAX_AGE", "60"),
+            "DJANGO_SUPERUSER_PASSWORD": self.password,
+            "PYTHONUNBUFFERED": "1",
+        }
+        self.server: subprocess.Popen | None = None
+        self.token = ""
+        self.cookies: dict[str, str] = {}
+        self.sessions: list[str] = []
+        self.texts = iter(memory_texts(args.seed_memories + int(args.rate * args.duration), seed=7))
+        self.lock = threading.Lock()
+        self.local = threading.local()
+
+    # --- set-up ------------------------------------------------------------------------------
+
+    def manage(self, *argv: str) -> str:
+        result = subprocess.run(
+            [PY, "manage.py", *argv],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if result.returncode != 0:
+            raise RuntimeError(f"manage.py {' '.join(argv)} failed:\n{result.stderr[-2000:]}")
+        return result.stdout
+
+    def start(self) -> None:
+        self.db.parent.mkdir(parents=True, exist_ok=True)
+        redis.Redis.from_url(self.redis_url).ping()
+        log(f"database {self.db.relative_to(ROOT)}, redis {self.redis_url} prefix {self.prefix}")
+        self.manage("migrate", "--verbosity", "0")
+        self.token = (
+            self.manage("create_api_token", "bench-agent", "--role", "admin", "--name", "load")
+            .strip()
+            .splitlines()[-1]
+        )
+        self.manage(
+            "createsuperuser",
+            "--noinput",
+            "--username",
+            "bench-admin",
+            "--email",
+            "bench@example.com",
+        )
+        cmd = [
+            GUNICORN,
+            "memory_console.wsgi",
+            "--bind",
+            f"127.0.0.1:{self.port}",
+            "--workers",
+            str(self.args.workers),
+            "--worker-class",
+            "gthread",
+            "--threads",
+            str(self.args.threads),
+            "--log-level",
+            "warning",
+            "--timeout",
+            "60",
+        ]
+        log(f"gunicorn on {self.base}: {self.args.workers} workers x {self.args.threads} threads")
+        self.server = subprocess.Popen(cmd, cwd=ROOT, env=self.env, start_new_session=True)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.server.poll() is not None:
+                raise RuntimeError(f"gunicorn exited with {self.server.returncode}")
+            try:
+                if requests.get(self.base + "/healthz", timeout=5).status_code == 200:
+                    break
+            except requests.RequestException:
+                time.sleep(0.2)
+        else:
+            raise RuntimeError("gunicorn did not answer /healthz within 30 s")
+        self.login()
+
+    def login(self) -> None:
+        web = requests.Session()
+        form = web.get(self.base + "/accounts/login/", timeout=10)
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.text)
+        response = web.post(
+            self.base + "/accounts/login/",
+            timeout=10,
+            allow_redirects=False,
+            data={
+                "username": "bench-admin",
+                "password": self.password,
+                "csrfmiddlewaretoken": token.group(1) if token else "",
+            },
+            headers={"Referer": self.base + "/accounts/login/"},
+        )
+        if response.status_code != 302:
+            raise RuntimeError(f"dashboard login failed: {response.status_code}")
+        self.cookies = web.cookies.get_dict()
+
+    def http(self) -> requests.Session:
+        """One keep-alive HTTP session per thread."""
+        session = getattr(self.local, "session", None)
+        if session is None:
+            session = requests.Session()
+            adapter = requests.adapters.HTTPAdapter(pool_connections=1, pool_maxsize=1)
+            session.mount("http://", adapter)
+            self.local.session = session
+        return session
+
+    def api(self, method: str, path: str, body=None):
+        return self.http().request(
+            method,
+            self.base + "/api/v1" + path,
+            json=body,
+            timeout=30,
+            headers={"Authorization": f"Bearer {self.token}"},
+        )
+
+    def next_text(self) -> str:
+        with self.lock:
+            return next(self.texts)
+
+    def seed(self) -> None:
+        started = time.monotonic()
+        items = [
+            (NAMESPACES[n % len(NAMESPACES)], self.next_text())
+            for n in range(self.args.seed_memories)
+        ]
+        with ThreadPoolExecutor(8) as pool:
+            statuses = list(
+                pool.map(
+                    lambda item: (
+                        self.api(
+                            "POST", "/memories", {"user_id": item[0], "content": item[1]}
+                        ).status_code
+                    ),
+                    items,
+                )
+            )
+        bad = [s for s in statuses if s not in (200, 201)]
+        if bad:
+            raise RuntimeError(f"seeding failed: statuses {sorted(set(bad))}")
+        for user_id in NAMESPACES:
+            for n in range(SESSIONS_PER_NAMESPACE):
+                session_id = f"{user_id}-s{n}"
+                response = self.api(
+                    "POST", "/sessions", {"user_id": user_id, "session_id": session_id}
+                )
+                if response.status_code != 201:
+                    raise RuntimeError(f"session seeding failed: {response.text[:200]}")
+                self.sessions.append(session_id)
+        log(
+            f"seeded {len(items)} memories and {len(self.sessions)} sessions in "
+            f"{time.monotonic() - started:.1f} s"
+        )
+
+    # --- workload ----------------------------------------------------------------------------
+
+    def request(self, kind: str, rng: random.Random):
+        if kind == "recall":
+            words = rng.sample(
+                WORDS["topic"] + WORDS["service"] + WORDS["person"], rng.choice((2, 3))
+            )
+            return self.api(
+                "POST",
+                "/recall",
+                {"user_id": rng.choice(NAMESPACES), "query": " ".join(words), "limit": 10},
+            )
+        if kind == "remember":
+            return self.api(
+                "POST",
+                "/memories",
+                {"user_id": rng.choice(NAMESPACES), "content": self.next_text()},
+            )
+        if kind == "append":
+            return self.api(
+                "POST",
+                f"/sessions/{rng.choice(self.sessions)}/messages",
+                {
+                    "role": rng.choice(("user", "assistant")),
+                    "content": f"message {rng.randrange(10**9)} about {rng.choice(WORDS['topic'])}",
+                },
+            )
+        return self.http().get(
+            self.base + rng.choice(PAGES), cookies=self.cookies, timeout=30, allow_redirects=False
+        )
+
+    def drive(self) -> dict:
+        rate, duration = self.args.rate, self.args.duration
+        total = int(rate * duration)
+        rng = random.Random(11)
+        kinds = rng.choices([k for k, _ in MIX], [w for _, w in MIX], k=total)
+        # kind, status, latency ms, lateness ms, due (s since begin)
+        results: list[tuple[str, int, float, float, float]] = []
+        errors: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+
+        def one(i: int, kind: str, due: float) -> None:
+            start = time.monotonic()
+            local_rng = random.Random(i)
+            try:
+                response = self.request(kind, local_rng)
+                status = response.status_code
+                ok = status < 400
+            except requests.RequestException as exc:
+                status, ok = 0, False
+                with self.lock:
+                    errors[kind][type(exc).__name__] += 1
+            elapsed = (time.monotonic() - start) * 1000
+            with self.lock:
+                results.append((kind, status, elapsed, (start - due) * 1000, due - begin))
+                if not ok and status:
+                    errors[kind][str(status)] += 1
+
+        log(f"driving {total} requests at {rate}/s for {duration} s")
+        cpu_before = (
+            server_cpu_seconds(self.server.pid),
+            redis_cpu_seconds(self.redis_url),
+            time.process_time(),
+        )
+        with ThreadPoolExecutor(self.args.clients) as pool:
+            begin = time.monotonic()
+            for i, kind in enumerate(kinds):
+                due = begin + i / rate
+                pause = due - time.monotonic()
+                if pause > 0:
+                    time.sleep(pause)
+                pool.submit(one, i, kind, due)
+        wall = time.monotonic() - begin
+        cpu_after = (
+            server_cpu_seconds(self.server.pid),
+            redis_cpu_seconds(self.redis_url),
+            time.process_time(),
+        )
+        cpu = {
+            name: (round((after - before) / wall, 2) if None not in (before, after) else None)
+            for name, before, after in zip(
+                ("gunicorn", "redis", "load_client"), cpu_before, cpu_after, strict=True
+            )
+        }
+        return self.report(results, errors, wall, total, cpu)
+
+    def report(self, results, errors, wall: float, total: int, cpu: dict) -> dict:
+        per_kind = {}
+        print(
+            f"\n{'kind':<9} {'count':>6} {'errors':>6} {'p50':>8} {'p90':>8} {'p99':>8} "
+            f"{'max':>8}   (ms)"
+        )
+        for kind, _ in MIX:
+            lat = sorted(r[2] for r in results if r[0] == kind)
+            if not lat:
+                continue
+            n_err = sum(errors[kind].values())
+            row = {
+                "count": len(lat),
+                "errors": n_err,
+                "p50": pct(lat, 50),
+                "p90": pct(lat, 90),
+                "p99": pct(lat, 99),
+                "max": round(lat[-1], 2),
+            }
+            if errors[kind]:
+                row["error_kinds"] = dict(errors[kind])
+            per_kind[kind] = row
+            print(
+                f"{kind:<9} {row['count']:>6} {n_err:>6} {row['p50']:>8} {row['p90']:>8} "
+                f"{row['p99']:>8} {row['max']:>8}"
+            )
+        windows = []
+        for w in range(int(self.args.duration // 5) + 1):
+            lat = sorted(r[2] for r in results if w * 5 <= r[4] < (w + 1) * 5)
+            if lat:
+                windows.append({"t": w * 5, "p50": pct(lat, 50), "p99": pct(lat, 99)})
+        print(
+            "timeline (all kinds, by scheduled second): "
+            + "; ".join(f"{w['t']}s p50 {w['p50']} p99 {w['p99']}" for w in windows)
+        )
+        lateness = sorted(r[3] for r in results)
+        done = len(results)
+        summary = {
+            "bench": "load",
+            "target_rate": self.args.rate,
+            "duration_s": self.args.duration,
+            "requests": total,
+            "completed": done,
+            "errors": sum(sum(e.values()) for e in errors.values()),
+            "throughput_rps": round(done / wall, 1),
+            "recall_p50_ms": per_kind.get("recall", {}).get("p50"),
+            "recall_p99_ms": per_kind.get("recall", {}).get("p99"),
+            "send_late_p99_ms": pct(lateness, 99),
+            "gunicorn": f"{self.args.workers}x{self.args.threads} gthread",
+            "cpus": os.cpu_count(),
+            "cpu_cores_busy": cpu,
+            "per_kind": per_kind,
+            "timeline": windows,
+        }
+        summary["target_met"] = (
+            summary["errors"] == 0
+            and summary["recall_p99_ms"] is not None
+            and summary["recall_p99_ms"] <= 50
+        )
+        print(
+            f"\nthroughput {summary['throughput_rps']} req/s over {wall:.1f} s "
+            f"(target {self.args.rate}/s); {summary['errors']} errors; "
+            f"sends started late by p99 {summary['send_late_p99_ms']} ms"
+        )
+        print(
+            f"CPU cores busy (of {os.cpu_count()}): "
+            + ", ".join(f"{name} {value}" for name, value in cpu.items())
+        )
+        return summary
+
+    # --- clean-up ----------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        if self.server is not None and self.server.poll() is None:
+            os.killpg(self.server.pid, signal.SIGTERM)  # gunicorn's own process group
+            try:
+                self.server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.server.pid, signal.SIGKILL)
+                self.server.wait()
+        try:
+            client = redis.Redis.from_url(self.redis_url)
+            batch = list(client.scan_iter(match=f"{self.prefix}:*", count=5000))
+            for start in range(0, len(batch), 5000):
+                client.delete(*batch[start : start + 5000])
+        except redis.RedisError as exc:
+            log(f"could not remove the bench keys: {exc}")
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(self.db) + suffix).unlink(missing_ok=True)
+
+
+def server_cpu_seconds(pgid: int) -> float | None:
+    """CPU time (user + system) of every process in gunicorn's process group (Linux /proc)."""
+    total = 0
+    try:
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid:  # fields[2] is pgrp (field 5 of stat)
+                total += int(fields[11]) + int(fields[12])  # utime, stime
+    except OSError:
+        return None
+    return total / CLK_TCK
+
+
+def redis_cpu_seconds(url: str) -> float | None:
+    try:
+        info = redis.Redis.from_url(url).info("cpu")
+        return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
+    except (redis.RedisError, KeyError):
+        return None
+
+
+def pct(sorted_values: list[float], p: float) -> float | None:
+    if not sorted_values:
+        return None
+    if len(sorted_values) == 1:
+        return round(sorted_values[0], 2)
+    return round(
+        statistics.quantiles(sorted_values, n=1000, method="inclusive")[min(998, int(p * 10) - 1)],
+        2,
+    )
+
+
+def log(message: str) -> None:
+    print(f"==> {message}", file=sys.stderr, flush=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rate", type=float, default=200, help="requests per second")
+    parser.add_argument("--duration", type=float, default=30, help="seconds of load")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=max(2, os.cpu_count() or 2),
+        help="gunicorn worker processes (default: one per CPU)",
+    )
+    parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
+    parser.add_argument("--clients", type=int, default=64, help="client threads")
+    parser.add_argument("--seed-memories", type=int, default=2000)
+    args = parser.parse_args()
+    bench = Bench(args)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        bench.start()
+        bench.seed()
+        summary = bench.drive()
+    finally:
+        bench.stop()
+    print(json.dumps(summary, separators=(",", ":")))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

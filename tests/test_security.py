@@ -1,0 +1,138 @@
+"""Security: ``check --deploy`` clean under production settings; API tokens shown once, stored
+hashed and revocable (function and ``revoke_api_token`` command)."""
+
+import os
+import secrets
+import subprocess
+import sys
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from memories.models import ApiToken, AuditEvent
+from memories.tokens import token_create, token_revoke
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _check_deploy(**env) -> subprocess.CompletedProcess:
+    """``manage.py check --deploy`` in a fresh process with production-like settings."""
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in {
+            "DEBUG",
+            "SECRET_KEY",
+            "ALLOWED_HOSTS",
+            "DJANGO_SETTINGS_MODULE",
+            "SECURE_SSL_REDIRECT",
+            "SECURE_HSTS_SECONDS",
+            "CSRF_TRUSTED_ORIGINS",
+        }
+    }
+    base.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "memory_console.settings",
+            "DEBUG": "0",
+            "SECRET_KEY": secrets.token_urlsafe(64),
+            "ALLOWED_HOSTS": "console.example.com",
+        },
+        **env,
+    )
+    return subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=base,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_check_deploy_is_clean_under_production_settings():
+    result = _check_deploy()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_check_deploy_would_notice_a_weak_secret_key():
+    """The check above means something: a short key is reported (security.W009)."""
+    result = _check_deploy(SECRET_KEY="short")
+    assert result.returncode != 0 and "W009" in result.stdout + result.stderr
+
+
+def test_production_settings_refuse_to_start_without_a_secret_key():
+    result = _check_deploy(SECRET_KEY="")
+    assert result.returncode != 0 and "SECRET_KEY" in result.stderr
+
+
+def test_tokens_are_stored_hashed_and_shown_once(admin_user):
+    token = token_create(user=admin_user, name="ci")
+    row = ApiToken.objects.get(user=admin_user, name="ci")
+    assert row.prefix == token[:10] and row.key_hash != token and len(row.key_hash) == 64
+    stored = [str(v) for v in ApiToken.objects.filter(pk=row.pk).values().get().values()]
+    assert not any(token in v for v in stored)
+
+
+def test_revoked_token_is_a_401_at_once(admin_api):
+    assert admin_api.get("/profiles").status_code == 200
+    assert token_revoke(prefix=admin_api.token[:10]) == 1
+    response = admin_api.get("/profiles")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "unauthorized"
+    assert token_revoke(prefix=admin_api.token[:10]) == 0  # already revoked
+
+
+def test_revoking_one_token_leaves_the_others(admin_user, admin_api):
+    other = token_create(user=admin_user, name="other")
+    call_command("revoke_api_token", admin_api.token[:10], stdout=StringIO())
+    assert admin_api.get("/profiles").status_code == 401
+    admin_api.token = other
+    assert admin_api.get("/profiles").status_code == 200
+
+
+def test_revoke_api_token_command(admin_api):
+    out = StringIO()
+    call_command("revoke_api_token", admin_api.token[:10], stdout=out)
+    assert "revoked 1 token(s)" in out.getvalue() and "ada" in out.getvalue()
+    assert admin_api.get("/profiles").status_code == 401
+    event = AuditEvent.objects.get(action="token_revoked")
+    assert event.target == "user:ada" and event.data == {"prefix": admin_api.token[:10]}
+    # Again: nothing live has that prefix any more.
+    with pytest.raises(CommandError, match="no live token"):
+        call_command("revoke_api_token", admin_api.token[:10], stdout=StringIO())
+
+
+def test_revoke_api_token_takes_the_whole_token_and_refuses_short_prefixes(admin_api):
+    with pytest.raises(CommandError, match="10 characters"):
+        call_command("revoke_api_token", "mc_", stdout=StringIO())
+    assert admin_api.get("/profiles").status_code == 200
+    call_command("revoke_api_token", admin_api.token, stdout=StringIO())
+    assert admin_api.get("/profiles").status_code == 401
+
+
+def test_revoke_api_token_through_manage_py(admin_api, settings):
+    """The command as an operator runs it (its own process, same test database file)."""
+    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
+        pytest.skip("the test database of a PostgreSQL run is not reachable by name here")
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "memory_console.settings_test",
+        "DATABASE_URL": "sqlite:///" + str(settings.DATABASES["default"]["NAME"]),
+        "MEMORY_KEY_PREFIX": settings.MEMORY_KEY_PREFIX,
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "revoke_api_token", admin_api.token[:10]],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert admin_api.get("/profiles").status_code == 401
