@@ -135,11 +135,16 @@ def _set_reference_lengths(client, user_id: str, gen: int, rows) -> None:
 
 
 def reindex_all(*, progress: Callable[[str, int, int], None] | None = None) -> list[dict]:
-    """Reindex every namespace that has memories in the database."""
+    """Reindex every namespace that has memories in the database, and warm the hot window of
+    every session still within its TTL: after a Redis flush this restores everything."""
     out = []
-    for user_id in Memory.objects.values_list("user_id", flat=True).distinct().order_by("user_id"):
+    namespaces = Memory.objects.order_by("user_id").values_list("user_id", flat=True).distinct()
+    for user_id in namespaces:
         def report(done, total, user_id=user_id):
             if progress:
                 progress(user_id, done, total)
         out.append(reindex_namespace(user_id, progress=report))
+    from memories.session_store import warm_live_sessions
+
+    warm_live_sessions()
     return out

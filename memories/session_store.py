@@ -123,3 +123,22 @@ def window_drop(session_keys: list[str]) -> None:
 
 def is_hot(session: Session) -> bool:
     return bool(store.get_client().exists(keys(session)[0]))
+
+
+def warm_live_sessions() -> int:
+    """Restore the hot window of every session still within its TTL (after a Redis flush):
+    sessions updated less than their ``ttl_seconds`` ago and not hot. Returns how many."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    now = timezone.now()
+    warmed = 0
+    recent = Session.objects.filter(updated_at__gte=now - dt.timedelta(days=30))
+    for session in recent.iterator():
+        if session.updated_at + dt.timedelta(seconds=session.ttl_seconds) < now:
+            continue
+        if not is_hot(session):
+            window_warm(session) or window_append(session, [])
+            warmed += 1
+    return warmed

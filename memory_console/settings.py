@@ -42,6 +42,10 @@ def env_list(name: str, default: str) -> list[str]:
 
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
+_SECRET_KEY_FILE = Path(os.environ.get("SECRET_KEY_FILE", BASE_DIR / "var" / "secret_key"))
+if not SECRET_KEY and _SECRET_KEY_FILE.is_file():
+    # The key scripts/run generated, so manage.py commands work beside it without exports.
+    SECRET_KEY = _SECRET_KEY_FILE.read_text().strip()
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")

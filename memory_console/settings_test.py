@@ -1,5 +1,7 @@
 """Settings for the test suite: the real settings, a DEBUG default and a Redis key prefix
-of this run's own, so concurrent runs never share Redis state (tests/conftest.py cleans it)."""
+of this run's own, so concurrent runs never share the hot store or the index (tests/conftest.py
+cleans it). RQ's queues have fixed names in the test Redis database: run one suite at a time
+per database (TEST_REDIS_URL picks another)."""
 
 import os
 import uuid

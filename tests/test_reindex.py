@@ -75,6 +75,10 @@ def test_it_refuses_a_second_concurrent_reindex(builtins, redis_client):
 
 
 def test_it_restores_everything_after_a_flush(builtins, redis_client):
+    from memories import session_store, sessions
+
+    live = sessions.session_create(user_id="u-a", session_id="s-live", ttl_seconds=600)
+    sessions.session_append(session_id="s-live", messages=[{"role": "user", "content": "hi"}])
     ms = [create(f"flush test memory {w}") for w in ("red", "green", "blue")]
     before = {w: scores(w) for w in ("red", "green", "memory")}
     for key in list(redis_client.scan_iter(match=store.key("u-a", "") + "*")):
@@ -83,3 +87,4 @@ def test_it_restores_everything_after_a_flush(builtins, redis_client):
     reindex.reindex_all()
     assert {w: scores(w) for w in ("red", "green", "memory")} == before
     assert all(redis_client.exists(store.key("u-a", "m", m.memory_id)) for m in ms)
+    assert [m["content"] for m in session_store.window_read(live, 5)] == ["hi"]
