@@ -66,9 +66,16 @@ def test_check_deploy_would_notice_a_weak_secret_key():
     assert result.returncode != 0 and "W009" in result.stdout + result.stderr
 
 
-def test_production_settings_refuse_to_start_without_a_secret_key():
-    result = _check_deploy(SECRET_KEY="")
+def test_production_settings_refuse_to_start_without_a_secret_key(tmp_path):
+    result = _check_deploy(SECRET_KEY="", SECRET_KEY_FILE=str(tmp_path / "absent"))
     assert result.returncode != 0 and "SECRET_KEY" in result.stderr
+
+
+def test_the_generated_key_file_stands_in_for_the_variable(tmp_path):
+    key_file = tmp_path / "secret_key"
+    key_file.write_text("k" * 20 + "-generated-by-scripts-run-" + "x" * 30)
+    result = _check_deploy(SECRET_KEY="", SECRET_KEY_FILE=str(key_file))
+    assert result.returncode == 0, result.stderr
 
 
 def test_tokens_are_stored_hashed_and_shown_once(admin_user):
