@@ -204,6 +204,10 @@ class SearchForm(forms.Form):
         ]
         self.default_profile = next((name for name, default in profiles if default), "")
         self.fields["profile"].initial = self.default_profile
+        if self.is_bound and not self.data.get("profile"):
+            # A search without a profile uses the default: show that, not the first option.
+            self.data = self.data.copy()
+            self.data["profile"] = self.default_profile
 
     def clean_user_id(self):
         return _identifier(self.cleaned_data["user_id"], "user_id")

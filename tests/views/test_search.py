@@ -145,3 +145,9 @@ def test_search_query_count_is_pinned(viewer_client, make_memory, django_assert_
     with django_assert_num_queries(5):
         resp = viewer_client.get("/search/", {"user_id": "u-a", "q": "password"}, headers=HX)
     assert len(hit_ids(resp.content)) == 5
+
+
+def test_the_profile_select_shows_the_default_when_none_is_asked(viewer_client):
+    """Bug: the select showed its first option (bm25) while the default profile ran."""
+    body = viewer_client.get("/search/?user_id=u-a&q=anything").content.decode()
+    assert '<option value="context" selected>' in body
