@@ -122,3 +122,20 @@ def consolidate_job(user_id: str) -> dict:
     groups = policy.consolidation_plan(user_id=user_id)
     merged = [policy.consolidate_group(memory_ids=g).memory_id for g in groups]
     return {"groups": len(groups), "merged": merged}
+
+
+def export_job() -> dict:
+    """Export every namespace to ``var/exports/export-<UTC time>.json`` (schema-versioned)."""
+    import json
+
+    from django.conf import settings
+    from django.utils import timezone
+
+    from memories import backup
+
+    folder = settings.BASE_DIR / "var" / "exports"
+    folder.mkdir(parents=True, exist_ok=True)
+    doc = backup.export_memories(user_id=None)
+    path = folder / f"export-{timezone.now():%Y%m%dT%H%M%SZ}.json"
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    return {"file": path.name, "memories": len(doc["memories"])}

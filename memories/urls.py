@@ -1,6 +1,7 @@
 from django.urls import path
 
 from memories import views
+from memories.views import backup
 
 app_name = "memories"
 
@@ -39,6 +40,12 @@ urlpatterns = [
     path("index/policy/", views.policy_page, name="memories-policy"),
     path("index/policy/cleanup/", views.policy_cleanup, name="memories-policy-cleanup"),
     path("index/policy/consolidate/", views.policy_consolidate, name="memories-policy-consolidate"),
+    path("index/backup/", backup.backup_page, name="memories-backup"),
+    path("index/backup/export/", backup.backup_export, name="memories-backup-export"),
+    path("index/backup/export-all/", backup.backup_export_all,
+         name="memories-backup-export-all"),
+    path("index/backup/files/<str:name>", backup.backup_download, name="memories-backup-download"),
+    path("index/backup/import/", backup.backup_import, name="memories-backup-import"),
     path("activity/", views.activity, name="memories-activity"),
     path("tokens/", views.token_list, name="memories-tokens"),
     path("tokens/new/", views.token_new, name="memories-token-new"),
