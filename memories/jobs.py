@@ -8,7 +8,7 @@ import re
 import uuid
 
 import django_rq
-from rq import get_current_job
+from rq import Retry, get_current_job
 
 from memories import drift, reindex
 
@@ -49,7 +49,9 @@ def enqueue(func, *args, queue: str = "index", **kwargs) -> str:
     The id is chosen here because django-rq returns no job inside a transaction.
     """
     job_id = f"job_{uuid.uuid4().hex[:16]}"
-    django_rq.get_queue(queue).enqueue(func, *args, job_id=job_id, **kwargs)
+    # A job whose worker died is retried once, then shows as failed: never silently lost.
+    django_rq.get_queue(queue).enqueue(func, *args, job_id=job_id, retry=Retry(max=1),
+                                       **kwargs)
     return job_id
 
 

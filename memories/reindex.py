@@ -25,6 +25,7 @@ from memories.services import mirror_args
 log = logging.getLogger(__name__)
 
 BATCH = 1000
+BUILD_CLAIM_SECONDS = 3600
 
 
 def _suffix(gen: int) -> str:
@@ -62,7 +63,9 @@ def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | No
     gen_key, building_key = store.key(user_id, "gen"), store.key(user_id, "building")
     live = int(store.text(client.get(gen_key)) or 0)
     new = live + 1
-    if not client.set(building_key, new, nx=True):
+    # The claim expires, so a builder killed mid-way blocks the namespace for an hour at most
+    # (its half-built generation is dropped by the next reindex before it builds).
+    if not client.set(building_key, new, nx=True, ex=BUILD_CLAIM_SECONDS):
         raise Conflict(f"a reindex of {user_id!r} is already running", field="user_id")
     try:
         _delete_generation(client, user_id, new)

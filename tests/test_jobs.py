@@ -52,6 +52,10 @@ def test_it_reports_a_failed_job_with_its_error(builtins):
     work()
     status = jobs.job_status(job_id)
     assert status["status"] == "failed" and "TypeError" in status["error"]
+    # It was retried once before being marked failed (what a worker's death also gets).
+    from rq.job import Job
+
+    assert Job.fetch(job_id, connection=django_rq.get_connection("index")).retries_left == 0
 
 
 def test_it_repairs_exactly_the_drifted_memories(builtins, redis_client, admin_api):
