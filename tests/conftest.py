@@ -121,3 +121,13 @@ def admin_api(admin_user):
 @pytest.fixture
 def viewer_api(viewer):
     return ApiClient(viewer)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """SQLite leaves its WAL side files when Django drops the test database file."""
+    from pathlib import Path
+
+    name = settings.DATABASES["default"].get("TEST", {}).get("NAME")
+    if name and settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+        for suffix in ("-wal", "-shm"):
+            Path(str(name) + suffix).unlink(missing_ok=True)
