@@ -121,6 +121,10 @@ class SessionFilterForm(_PagedFilterForm):
         label="Active since",
         widget=forms.DateInput(attrs={"type": "date"}),
     )
+    state = forms.ChoiceField(
+        required=False,
+        choices=[("", "hot and cold"), ("hot", "hot (in Redis)"), ("cold", "cold")],
+    )
     per_page = _per_page_field()
 
 

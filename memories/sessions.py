@@ -9,7 +9,8 @@ import uuid
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, Sum
+from django.db.models.functions import Length
 from django.utils import timezone
 
 from memories import session_store, store
@@ -86,17 +87,40 @@ def session_append(*, session_id: str, messages: list[dict]) -> int:
     session.updated_at = max([now, *(r.ts for r in rows)])
     session.save(update_fields=["updated_at"])
     transaction.on_commit(lambda: _mirror(session, rows))
-    if seq - session.summary_upto_seq > settings.MEMORY_SESSION_FOLD_AT:
+    if _over_budget(session, seq):
         from memories import jobs
 
         jobs.enqueue(jobs.session_fold_job, session.session_id, queue="default")
     return seq
 
 
+def _keep_within_budget(session: Session, last: int) -> int:
+    """How many newest messages to keep: half the message limit, fewer if their estimated
+    tokens pass half the token budget (at least one)."""
+    keep, budget = 0, settings.MEMORY_SESSION_FOLD_TOKENS // 2
+    newest = session.messages.filter(seq__gt=session.summary_upto_seq).order_by("-seq")
+    for content in newest.values_list("content", flat=True)[:settings.MEMORY_SESSION_FOLD_AT // 2]:
+        budget -= len(content) // 4
+        if budget < 0 and keep:
+            break
+        keep += 1
+    return keep
+
+
+def _over_budget(session: Session, last_seq: int) -> bool:
+    """Whether the unfolded window passed its size: ``MEMORY_SESSION_FOLD_AT`` messages, or
+    ``MEMORY_SESSION_FOLD_TOKENS`` estimated tokens (characters / 4)."""
+    if last_seq - session.summary_upto_seq > settings.MEMORY_SESSION_FOLD_AT:
+        return True
+    chars = session.messages.filter(seq__gt=session.summary_upto_seq).aggregate(
+        n=Sum(Length("content")))["n"] or 0
+    return chars // 4 > settings.MEMORY_SESSION_FOLD_TOKENS
+
+
 @transaction.atomic
 def session_fold(*, session_id: str, keep: int | None = None) -> dict:
     """Fold the oldest messages into the rolling summary, keeping the newest ``keep``
-    (default half of ``MEMORY_SESSION_FOLD_AT``) in the hot window.
+    (default: half the message limit and half the token budget) in the hot window.
 
     Every message stays in the database; after a fold each one is either a source of the
     summary (seq <= ``summary_upto_seq``) or in the window. Returns what was folded.
@@ -104,8 +128,9 @@ def session_fold(*, session_id: str, keep: int | None = None) -> dict:
     session = Session.objects.select_for_update().filter(session_id=session_id).first()
     if session is None:
         raise NotFound(f"session {session_id!r} not found", field="session_id")
-    keep = settings.MEMORY_SESSION_FOLD_AT // 2 if keep is None else keep
     last = session.messages.aggregate(m=Max("seq"))["m"] or 0
+    if keep is None:
+        keep = _keep_within_budget(session, last)
     upto = last - keep
     start = session.summary_upto_seq
     if upto <= start:

@@ -183,6 +183,8 @@ MEMORY_STREAM_MAXLEN = env_int("MEMORY_STREAM_MAXLEN", 10000)
 MEMORY_RERANK_WINDOW = env_int("MEMORY_RERANK_WINDOW", 100)
 # A session window longer than this is folded into its rolling summary (half is kept).
 MEMORY_SESSION_FOLD_AT = env_int("MEMORY_SESSION_FOLD_AT", 200)
+# ... or when its estimated tokens (characters / 4) pass this budget.
+MEMORY_SESSION_FOLD_TOKENS = env_int("MEMORY_SESSION_FOLD_TOKENS", 8000)
 MEMORY_SUMMARISER = os.environ.get("MEMORY_SUMMARISER", "memories.summarise.ExtractiveSummariser")
 # Forgetting policy (memories/policy.py).
 MEMORY_POLICY_IDLE_DAYS = env_int("MEMORY_POLICY_IDLE_DAYS", 90)

@@ -169,3 +169,21 @@ def test_the_summariser_is_extractive_and_bounded():
              "Lunch was good."]
     out = ExtractiveSummariser().summarise(texts, max_chars=60)
     assert 0 < len(out) <= 60 and "Redis" in out
+
+
+def test_a_token_budget_also_triggers_folding(builtins, settings):
+    import django_rq
+
+    settings.MEMORY_SESSION_FOLD_AT = 1000
+    settings.MEMORY_SESSION_FOLD_TOKENS = 100  # 400 characters
+    django_rq.get_queue("default").empty()
+    s = new_session()
+    for n in range(1, 7):
+        sessions.session_append(session_id="s-1", messages=[
+            {"role": "user", "content": f"Long note {n}. " + "word " * 20}])
+    django_rq.get_worker("default").work(burst=True)
+    s.refresh_from_db()
+    assert 0 < s.summary_upto_seq < 6
+    kept = [m["seq"] for m in session_store.window_read(s, 100)]
+    assert kept == list(range(s.summary_upto_seq + 1, 7))
+    assert sum(len(m["content"]) for m in session_store.window_read(s, 100)) // 4 <= 100

@@ -32,6 +32,7 @@ from memories.views._common import (
 log = logging.getLogger(__name__)
 
 SESSION_MEMORIES = 50
+HOT_FILTER_SCAN = 2000
 
 
 def hot_states(sessions) -> dict[str, bool | None]:
@@ -74,9 +75,17 @@ def session_list(request):
         if data["active_since"]:
             start = dt.datetime.combine(data["active_since"], dt.time.min)
             sessions = sessions.filter(updated_at__gte=timezone.make_aware(start))
+        sessions = sessions.order_by("-updated_at", "session_id")
+        if data.get("state"):
+            # Hot means "its keys are in Redis": known only there, so the newest
+            # HOT_FILTER_SCAN candidates are checked in one pipeline and filtered here.
+            candidates = list(sessions[:HOT_FILTER_SCAN])
+            states = hot_states(candidates)
+            want = data["state"] == "hot"
+            sessions = [s for s in candidates if states.get(s.session_id) is want]
         pager = paginate(
             request,
-            sessions.order_by("-updated_at", "session_id"),
+            sessions,
             per_page=data["per_page"],
             params=form.params(),
             base=reverse("memories:memories-sessions"),

@@ -295,3 +295,16 @@ def test_session_detail_query_count_is_pinned(
     # session, user, role groups; the session, its memories, its messages.
     with django_assert_num_queries(6):
         assert viewer_client.get("/sessions/s-1/").status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_list_filters_hot_and_cold_sessions(viewer_client, builtins):
+    from memories import session_store, sessions
+
+    hot = sessions.session_create(user_id="u-a", session_id="s-hot")
+    cold = sessions.session_create(user_id="u-a", session_id="s-cold")
+    session_store.window_drop(session_store.keys(cold))
+    body = viewer_client.get("/sessions/?state=hot").content.decode()
+    assert hot.session_id in body and "s-cold" not in body
+    body = viewer_client.get("/sessions/?state=cold").content.decode()
+    assert "s-cold" in body and "s-hot" not in body
