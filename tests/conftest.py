@@ -108,6 +108,28 @@ class ApiClient:
         return self.call("delete", path)
 
 
+def login(user) -> Client:
+    """A console client logged in as ``user``."""
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def viewer_client(viewer):
+    return login(viewer)
+
+
+@pytest.fixture
+def editor_client(editor):
+    return login(editor)
+
+
+@pytest.fixture
+def admin_role_client(admin_user):
+    return login(admin_user)
+
+
 @pytest.fixture
 def api(editor):
     return ApiClient(editor)

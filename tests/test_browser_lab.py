@@ -8,24 +8,17 @@ grades a result with the keyboard, opens an explanation, and saves a screenshot 
 
 import datetime as dt
 import shutil
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from memories import lab, services
 from memories.models import Judgment
+from tests import test_browser
+from tests.test_browser import CHROMIUM, SHOTS
 
-CHROMIUM = "/usr/bin/chromium"
-SHOTS = Path(__file__).resolve().parent.parent / "var" / "screenshots"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+# The browser, its launch flags and the screenshot folder are test_browser's.
+browser_page = test_browser.browser_page
 
 pytestmark = [
     pytest.mark.browser,
@@ -50,23 +43,6 @@ NOTES = [
     ("Blue-green deploy switches traffic only after health checks pass", 0.4, 60),
     ("Lunch order for the team offsite: vegetarian options for six", 0.3, 2),
 ]
-
-
-@pytest.fixture
-def browser_page(live_server, monkeypatch):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    # Playwright's sync API runs an event loop in this thread; the test's own ORM calls
-    # after it starts are still plain synchronous code, so Django may allow them.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page(viewport={"width": 1360, "height": 900})
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-        yield page, errors
-        browser.close()
 
 
 def column_b(page) -> list[str]:

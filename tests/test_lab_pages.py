@@ -14,30 +14,10 @@ from django.test import Client
 
 from memories import lab, services, store
 from memories.models import EvalRun, Judgment, RankingProfile
+from tests.conftest import login
 from tests.views.conftest import HX, ids, tags, text
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def login(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
-def viewer_client(viewer):
-    return login(viewer)
-
-
-@pytest.fixture
-def editor_client(editor):
-    return login(editor)
-
-
-@pytest.fixture
-def admin_client_(admin_user):
-    return login(admin_user)
 
 
 @pytest.fixture
@@ -269,7 +249,7 @@ def test_explain_shows_each_terms_bm25_parts(viewer_client, flip):
 # --- grading from the compare page ----------------------------------------------------------
 
 
-def test_grades_are_recorded_per_reviewer_and_shown(editor_client, admin_client_, flip):
+def test_grades_are_recorded_per_reviewer_and_shown(editor_client, admin_role_client, flip):
     body = {
         "user_id": "u-flip",
         "q": "deploy  ",
@@ -282,7 +262,7 @@ def test_grades_are_recorded_per_reviewer_and_shown(editor_client, admin_client_
     assert resp.status_code == 200
     assert f"hx-swap-oob=\"innerHTML:.grade[data-memory-id='{flip['vital']}']\"" in html
     assert 'value="3" class="grade-btn grade-3" aria-pressed="true"' in html
-    resp = admin_client_.post("/lab/judgments/", {**body, "grade": "1"})  # no JS: redirect
+    resp = admin_role_client.post("/lab/judgments/", {**body, "grade": "1"})  # no JS: redirect
     assert resp.status_code == 302 and resp["Location"] == body["next"]
     rows = Judgment.objects.order_by("reviewer").values_list("reviewer", "query", "grade")
     assert list(rows) == [("ada", "deploy", 1), ("eddie", "deploy", 3)]
@@ -318,7 +298,7 @@ def test_a_bad_grade_is_refused(editor_client, flip):
 # --- profiles, query sets, runs pages ---------------------------------------------------------
 
 
-def test_profile_pages_create_edit_and_version(editor_client, admin_client_, builtins):
+def test_profile_pages_create_edit_and_version(editor_client, admin_role_client, builtins):
     resp = editor_client.get("/lab/profiles/")
     assert resp.status_code == 200 and "profiles" in ids(resp.content)
     form = {
@@ -345,9 +325,9 @@ def test_profile_pages_create_edit_and_version(editor_client, admin_client_, bui
     assert resp.status_code == 400
     assert editor_client.post("/lab/profiles/keyword/", form).status_code == 403
     assert editor_client.post("/lab/profiles/mine/delete/").status_code == 403
-    assert admin_client_.post("/lab/profiles/bm25/delete/").status_code == 302
+    assert admin_role_client.post("/lab/profiles/bm25/delete/").status_code == 302
     assert RankingProfile.objects.filter(name="bm25").exists()
-    assert admin_client_.post("/lab/profiles/mine/delete/").status_code == 302
+    assert admin_role_client.post("/lab/profiles/mine/delete/").status_code == 302
     assert not RankingProfile.objects.filter(name="mine").exists()
     assert editor_client.get("/lab/profiles/nope/").status_code == 404
 

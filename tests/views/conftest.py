@@ -5,9 +5,9 @@ from html.parser import HTMLParser
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client
 
 from memories import services
+from tests.conftest import login
 
 HX = {"HX-Request": "true"}
 
@@ -40,27 +40,6 @@ def ids(html) -> set[str]:
 
 def text(response) -> str:
     return response.content.decode()
-
-
-def login(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
-def viewer_client(viewer):
-    return login(viewer)
-
-
-@pytest.fixture
-def editor_client(editor):
-    return login(editor)
-
-
-@pytest.fixture
-def admin_role_client(admin_user):
-    return login(admin_user)
 
 
 @pytest.fixture
