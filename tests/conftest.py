@@ -3,6 +3,7 @@ database, personas with each role, and an API client with a bearer token."""
 
 import json
 
+import django_rq
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import Group, User
@@ -44,6 +45,24 @@ def _clean_redis():
     keys = _prefix_keys(client)
     if keys:
         client.delete(*keys)
+
+
+QUEUES = ("default", "index")
+
+
+@pytest.fixture
+def empty_queues():
+    """The job queues empty before and after the test (jobs of another test never run)."""
+    for name in QUEUES:
+        django_rq.get_queue(name).empty()
+    yield
+    for name in QUEUES:
+        django_rq.get_queue(name).empty()
+
+
+def work():
+    """Run every queued job in a burst worker on the real Redis."""
+    django_rq.get_worker(*QUEUES).work(burst=True)
 
 
 @pytest.fixture

@@ -28,19 +28,13 @@ browser_page = test_browser.browser_page
 
 pytestmark = [
     pytest.mark.browser,
+    pytest.mark.usefixtures("empty_queues"),
     pytest.mark.skipif(
         not shutil.which(CHROMIUM), reason=f"{CHROMIUM} is not installed (apt-get install chromium)"
     ),
 ]
 
 
-@pytest.fixture(autouse=True)
-def _empty_queues():
-    for name in ("default", "index"):
-        django_rq.get_queue(name).empty()
-    yield
-    for name in ("default", "index"):
-        django_rq.get_queue(name).empty()
 
 
 def login(page, base: str, username: str) -> None:

@@ -6,22 +6,12 @@ from django.db import transaction
 
 from memories import jobs, services, store
 from memories.models import Memory
+from tests.conftest import work
 from tests.helpers import postings_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("empty_queues")]
 
 
-@pytest.fixture(autouse=True)
-def _empty_queues():
-    for name in ("default", "index"):
-        django_rq.get_queue(name).empty()
-    yield
-    for name in ("default", "index"):
-        django_rq.get_queue(name).empty()
-
-
-def work():
-    django_rq.get_worker("default", "index").work(burst=True)
 
 
 def test_b26_no_job_and_no_redis_state_after_a_rollback(builtins):

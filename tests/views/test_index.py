@@ -10,23 +10,13 @@ from rq.job import Job
 
 from memories import jobs, services, store
 from memories.models import AuditEvent, Memory
+from tests.conftest import work
 from tests.helpers import postings_of
 from tests.views.conftest import HX, attr_values, ids, tags, text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("empty_queues")]
 
 
-@pytest.fixture(autouse=True)
-def _empty_queues():
-    for name in ("default", "index"):
-        django_rq.get_queue(name).empty()
-    yield
-    for name in ("default", "index"):
-        django_rq.get_queue(name).empty()
-
-
-def work():
-    django_rq.get_worker("default", "index").work(burst=True)
 
 
 def job_id_of(body) -> str:

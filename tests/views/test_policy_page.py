@@ -8,24 +8,14 @@ import pytest
 
 from memories import policy
 from memories.models import AuditEvent, Memory
+from tests.conftest import work
 from tests.views.conftest import HX, ids, tags, text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("empty_queues")]
 
 OLD = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 
 
-@pytest.fixture(autouse=True)
-def _empty_queues():
-    for name in ("default", "index"):
-        django_rq.get_queue(name).empty()
-    yield
-    for name in ("default", "index"):
-        django_rq.get_queue(name).empty()
-
-
-def work():
-    django_rq.get_worker("default", "index").work(burst=True)
 
 
 @pytest.fixture
