@@ -211,44 +211,22 @@ def tune_params(profile: RankingProfile) -> dict[str, str]:
     return out
 
 
+def _number(label: str, initial: float, low: float, high: float) -> forms.FloatField:
+    """A narrow numeric input in ``low..high`` stepping by 0.05."""
+    return forms.FloatField(
+        min_value=low, max_value=high, initial=initial, label=label,
+        widget=forms.NumberInput(attrs={"step": "0.05", "class": "narrow"}),
+    )
+
+
 class ProfileForm(forms.Form):
     name = forms.CharField(max_length=64)
     ranker = forms.ChoiceField(choices=RANKERS)
-    k1 = forms.FloatField(
-        min_value=0,
-        max_value=5,
-        initial=1.2,
-        label="k1",
-        widget=forms.NumberInput(attrs={"step": "0.05", "class": "narrow"}),
-    )
-    b = forms.FloatField(
-        min_value=0,
-        max_value=1,
-        initial=0.75,
-        label="b",
-        widget=forms.NumberInput(attrs={"step": "0.05", "class": "narrow"}),
-    )
-    w_relevance = forms.FloatField(
-        min_value=0,
-        max_value=1,
-        initial=1.0,
-        label="w relevance",
-        widget=forms.NumberInput(attrs={"step": "0.05", "class": "narrow"}),
-    )
-    w_recency = forms.FloatField(
-        min_value=0,
-        max_value=1,
-        initial=0.0,
-        label="w recency",
-        widget=forms.NumberInput(attrs={"step": "0.05", "class": "narrow"}),
-    )
-    w_importance = forms.FloatField(
-        min_value=0,
-        max_value=1,
-        initial=0.0,
-        label="w importance",
-        widget=forms.NumberInput(attrs={"step": "0.05", "class": "narrow"}),
-    )
+    k1 = _number("k1", 1.2, 0, 5)
+    b = _number("b", 0.75, 0, 1)
+    w_relevance = _number("w relevance", 1.0, 0, 1)
+    w_recency = _number("w recency", 0.0, 0, 1)
+    w_importance = _number("w importance", 0.0, 0, 1)
     half_life_hours = forms.FloatField(
         min_value=0.1,
         max_value=87600,
