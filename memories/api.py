@@ -4,18 +4,18 @@ Thin: parse and check the request shape, call a service or selector, shape the r
 Errors are ``{"error": {"code", "message", "field"}}`` with 400/401/403/404/409/413.
 """
 
+import copy
 import datetime as dt
 import json
 import logging
 
-from django.db import transaction
 from django.http import HttpRequest
 from ninja import NinjaAPI, Schema, Status
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 from pydantic import ConfigDict, Field
 
-from memories import backup, health, jobs, policy, services, session_store, sessions, store
+from memories import access, backup, health, jobs, policy, services, session_store, sessions, store
 from memories.audit import audit_feed
 from memories.errors import InvalidInput, NotFound, PermissionDenied, ServiceError
 from memories.index import fields as index_fields
@@ -38,9 +38,9 @@ class BearerAuth(HttpBearer):
         row = token_lookup(token)
         if row is None:
             return None
-        request.user = row.user
+        request.user = copy.copy(row.user)  # the cached row is shared by threads
         request.token_namespaces = row.namespaces
-        return row.user
+        return request.user
 
 
 # Text no database can store is refused before any view runs, by
@@ -240,7 +240,7 @@ def bulk(request, payload: BulkIn):
 @api.get("/memories/{memory_id}", response=dict, tags=["memories"])
 def get_memory(request, memory_id: str):
     require_role(request.user, "viewer")
-    return memory_out(_memory_or_404(request, memory_id))
+    return memory_out(access.with_hits_folded(_memory_or_404(request, memory_id)))
 
 
 @api.patch("/memories/{memory_id}", response=dict, tags=["memories"])
@@ -341,8 +341,10 @@ def recall(request, payload: RecallIn):
                               profile=payload.profile, match_mode=payload.match_mode)
     except store.RedisError:
         return _error(request, 503, "unavailable", "the search index (Redis) is unreachable")
-    ids = [h.memory_id for h in found.results]
-    transaction.on_commit(lambda: services.memory_record_access(memory_ids=ids))
+    try:
+        access.access_record(user_id=user_id, memory_ids=[h.memory_id for h in found.results])
+    except store.RedisError as exc:  # the results stand; only these hits go uncounted
+        log.warning("recall hits not counted: %s", type(exc).__name__)
     return {
         "results": [
             {"memory_id": h.memory_id, "content": h.content, "type": h.type,

@@ -11,7 +11,7 @@ commit, so recall never sees old and new mixed; ``merge`` adds what is new (dedu
 from django.db import transaction
 from django.utils import timezone
 
-from memories import services
+from memories import access, services
 from memories.errors import InvalidInput
 from memories.models import Memory
 from memories.validation import parse_iso_datetime
@@ -24,7 +24,9 @@ _DATES = ("created_at", "updated_at", "expire_at", "deleted_at")
 
 
 def export_memories(*, user_id: str | None = None) -> dict:
-    """One namespace (or every one) as a schema-2 document."""
+    """One namespace (or every one) as a schema-2 document, pending recall hits folded in
+    first (``memories.access``)."""
+    access.access_fold_quietly(user_ids=None if user_id is None else [user_id])
     rows = Memory.objects.order_by("user_id", "created_at", "memory_id")
     if user_id is not None:
         rows = rows.filter(user_id=user_id)

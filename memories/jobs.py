@@ -84,6 +84,7 @@ def job_status(job_id: str) -> dict | None:
 
 
 PERIODIC_RECONCILE_ID = "periodic-reconcile"
+PERIODIC_ACCESS_FOLD_ID = "periodic-access-fold"
 
 
 def periodic_reconcile_job() -> dict:
@@ -91,22 +92,45 @@ def periodic_reconcile_job() -> dict:
     try:
         return reconcile_job()
     finally:
-        schedule_periodic()
+        _schedule_next(periodic_reconcile_job)
+
+
+def periodic_access_fold_job() -> dict:
+    """Fold recall hits pending in Redis into the database (``memories.access``), forget
+    fold records older than a day, then schedule the next run."""
+    from memories import access, services
+
+    try:
+        return {**access.access_fold(), "pruned": services.access_folds_prune()}
+    finally:
+        _schedule_next(periodic_access_fold_job)
+
+
+def _periodic() -> dict:
+    """Each periodic job: (fixed job id, seconds between runs)."""
+    from django.conf import settings
+
+    return {
+        periodic_reconcile_job: (PERIODIC_RECONCILE_ID, settings.MEMORY_RECONCILE_EVERY_SECONDS),
+        periodic_access_fold_job: (PERIODIC_ACCESS_FOLD_ID,
+                                   settings.MEMORY_ACCESS_FOLD_SECONDS),
+    }
+
+
+def _schedule_next(func) -> None:
+    import datetime as dt
+
+    job_id, seconds = _periodic()[func]
+    django_rq.get_queue("index").enqueue_in(dt.timedelta(seconds=seconds), func, job_id=job_id)
 
 
 def schedule_periodic() -> None:
-    """Schedule the next periodic reconcile in ``MEMORY_RECONCILE_EVERY_SECONDS``.
-
-    A fixed job id keeps at most one pending run, however often this is called.
-    """
-    import datetime as dt
-
-    from django.conf import settings
-
-    queue = django_rq.get_queue("index")
-    seconds = settings.MEMORY_RECONCILE_EVERY_SECONDS
-    queue.enqueue_in(dt.timedelta(seconds=seconds), periodic_reconcile_job,
-                     job_id=PERIODIC_RECONCILE_ID)
+    """Schedule the next run of every periodic job (reconcile every
+    ``MEMORY_RECONCILE_EVERY_SECONDS``, access-count fold every
+    ``MEMORY_ACCESS_FOLD_SECONDS``). A fixed job id per job keeps at most one pending run,
+    however often this is called."""
+    for func in _periodic():
+        _schedule_next(func)
 
 
 def cleanup_job(user_id: str) -> dict:

@@ -202,6 +202,20 @@ class ApiToken(models.Model):
         return f"{self.prefix}… ({self.user})"
 
 
+class AccessFold(models.Model):
+    """One batch of recall hits folded from Redis into ``Memory.access_count`` (see
+    ``memories.access``). The primary key makes folding a batch exactly-once: a second
+    attempt, by a concurrent or a restarted folder, fails on it and changes nothing."""
+
+    batch_id = models.CharField(primary_key=True, max_length=32)
+    user_id = models.CharField(max_length=128)
+    hits = models.PositiveIntegerField()
+    folded_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.batch_id} ({self.user_id}: {self.hits} hits)"
+
+
 class AuditEvent(models.Model):
     """Who did what to which target, and why. Never holds memory content."""
 

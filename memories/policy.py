@@ -23,7 +23,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memories import services
+from memories import access, services
 from memories.errors import InvalidInput
 from memories.index.fields import ANALYZERS, CONTENT_STEMMED
 from memories.models import ChangeKind, Memory, MemoryType
@@ -49,7 +49,9 @@ def _live_long_term(user_id: str):
 def cleanup_plan(*, user_id: str, idle_days: float | None = None,
                  importance_below: float | None = None, max_long_term: int | None = None,
                  now: dt.datetime | None = None) -> CleanupPlan:
-    """What the policy would do now (defaults from MEMORY_POLICY_* settings). No writes."""
+    """What the policy would do now (defaults from MEMORY_POLICY_* settings). Writes nothing
+    but the namespace's pending recall hits, folded first so idle times are exact."""
+    access.access_fold_quietly(user_ids=[user_id])
     now = now or timezone.now()
     idle_days = settings.MEMORY_POLICY_IDLE_DAYS if idle_days is None else idle_days
     bound = settings.MEMORY_POLICY_IMPORTANCE_BELOW if importance_below is None else importance_below

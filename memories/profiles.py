@@ -1,11 +1,21 @@
-"""Ranking profile reads (selectors). Writes live in services."""
+"""Ranking profile reads (selectors). Writes live in services.
 
+Every recall resolves a profile, so rows come from the process's row cache
+(``memories.generation_cache``; any saved profile invalidates it in every process). The rows
+returned are shared by threads: build a new profile (``lab.profile_build``) to change weights.
+"""
+
+from memories import generation_cache
 from memories.errors import NotFound
 from memories.models import RankingProfile
 
 
 def profile_default() -> RankingProfile:
     """The profile marked default (a data migration guarantees one exists)."""
+    return generation_cache.cached("profile-default", _load_default)
+
+
+def _load_default() -> RankingProfile:
     prof = RankingProfile.objects.filter(is_default=True).first()
     if prof is None:
         prof = RankingProfile.objects.get(name="bm25")
@@ -18,7 +28,8 @@ def profile_resolve(profile) -> RankingProfile:
         return profile
     if profile is None:
         return profile_default()
-    try:
-        return RankingProfile.objects.get(name=profile)
-    except RankingProfile.DoesNotExist:
-        raise NotFound(f"profile {profile!r} not found", field="profile") from None
+    prof = generation_cache.cached(
+        f"profile:{profile}", lambda: RankingProfile.objects.filter(name=profile).first())
+    if prof is None:
+        raise NotFound(f"profile {profile!r} not found", field="profile")
+    return prof

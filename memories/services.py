@@ -13,8 +13,8 @@ import logging
 import unicodedata
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F
+from django.db import IntegrityError, transaction
+from django.db.models import Case, DateTimeField, F, Value, When
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
@@ -23,7 +23,7 @@ from memories import store
 from memories.errors import Conflict, InvalidInput, NotFound, TooLarge
 from memories.index import fields as index_fields
 from memories.index import postings
-from memories.models import AuditEvent, ChangeKind, Memory, MemoryType
+from memories.models import AccessFold, AuditEvent, ChangeKind, Memory, MemoryType
 from memories.validation import (
     MEMORY_ID_RE,
     clean_identifier,
@@ -417,37 +417,39 @@ def memory_bulk(*, memory_ids: list[str], action: str, actor=None, importance=No
     return out
 
 
-def memory_record_access(*, memory_ids: list[str]) -> None:
-    """A recall returned these: bump ``access_count``/``accessed_at`` atomically.
+def memory_access_apply(*, batch_id: str, user_id: str,
+                        hits: dict[str, tuple[int, dt.datetime]]) -> int:
+    """Add one batch of recall hits (``{memory_id: (hits, last hit time)}``, see
+    ``memories.access``) to ``access_count``/``accessed_at``, exactly once per ``batch_id``.
 
-    No new version and no ``updated_at`` change. The database takes an F() increment (exact
-    under concurrency); Redis the same increment, only on hashes that still exist, so an
-    expired short-term memory is never re-created without its TTL.
+    No new version and no ``updated_at`` change; ids without a row (purged) are skipped.
+    Returns the hits applied: 0 when this batch was applied before.
     """
-    if not memory_ids:
-        return
-    now = timezone.now()
-    Memory.objects.filter(memory_id__in=memory_ids).update(
-        access_count=F("access_count") + 1, accessed_at=now
-    )
-    rows = Memory.objects.filter(memory_id__in=memory_ids).values_list("memory_id", "user_id")
     try:
-        pipes = store.NamespacePipelines(store.get_client())
-        for memory_id, user_id in rows:
-            pipes.for_namespace(user_id).eval(_TOUCH, 1, store.key(user_id, "m", memory_id),
-                                              now.timestamp())
-        pipes.execute()
-    except store.RedisError as exc:
-        log.warning("access bump not mirrored to redis: %s", type(exc).__name__)
+        with transaction.atomic():
+            AccessFold.objects.create(batch_id=batch_id, user_id=user_id,
+                                      hits=sum(n for n, _ in hits.values()))
+            by_count: dict[int, list[str]] = {}
+            for memory_id, (n, _) in hits.items():
+                by_count.setdefault(n, []).append(memory_id)
+            for n, ids in by_count.items():
+                for start in range(0, len(ids), 500):
+                    chunk = ids[start:start + 500]
+                    last_hit = Case(*(When(memory_id=i, then=Value(hits[i][1])) for i in chunk),
+                                    output_field=DateTimeField())
+                    Memory.objects.filter(memory_id__in=chunk).update(
+                        access_count=F("access_count") + n, accessed_at=last_hit)
+    except IntegrityError:
+        return 0
+    return sum(n for n, _ in hits.values())
 
 
-_TOUCH = """
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  redis.call('HINCRBY', KEYS[1], 'access_count', 1)
-  redis.call('HSET', KEYS[1], 'accessed_at', ARGV[1])
-end
-return 1
-"""
+def access_folds_prune(*, older_than: dt.timedelta = dt.timedelta(days=1)) -> int:
+    """Delete ``AccessFold`` records older than ``older_than``; returns how many. A batch
+    is deleted from Redis right after its record is written, so a day-old record guards
+    nothing any more."""
+    deleted, _ = AccessFold.objects.filter(folded_at__lt=timezone.now() - older_than).delete()
+    return deleted
 
 
 def audit_record(*, actor, action: str, target: str, reason: str = "", data=None) -> AuditEvent:

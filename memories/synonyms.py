@@ -7,6 +7,7 @@ profile matches stemmed postings. Expansion adds terms; it never removes the ori
 
 from django.db import transaction
 
+from memories import generation_cache
 from memories.errors import InvalidInput
 from memories.index.tokenizer import Analyzer
 from memories.models import SynonymSet
@@ -37,6 +38,7 @@ def synonyms_replace(*, text: str, actor=None) -> int:
     SynonymSet.objects.all().delete()
     name = getattr(actor, "username", actor) or "system"
     SynonymSet.objects.bulk_create([SynonymSet(terms=s, created_by=name) for s in sets])
+    generation_cache.bump()  # bulk_create sends no signal
     return len(sets)
 
 
@@ -50,8 +52,10 @@ def expand(terms: list[str], analyzer: Analyzer) -> list[str]:
     distinct, originals first."""
     out = list(dict.fromkeys(terms))
     present = set(out)
-    for s in SynonymSet.objects.all():
-        analysed = [analyzer.tokens(member) for member in s.terms]
+    sets = generation_cache.cached(
+        "synonym-sets", lambda: [tuple(s.terms) for s in SynonymSet.objects.all()])
+    for members in sets:
+        analysed = [analyzer.tokens(member) for member in members]
         if any(len(tokens) == 1 and tokens[0] in present for tokens in analysed) or any(
                 tokens and all(t in present for t in tokens) for tokens in analysed):
             for tokens in analysed:

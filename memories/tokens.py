@@ -5,7 +5,9 @@ import secrets
 
 from django.utils import timezone
 
+from memories import generation_cache
 from memories.models import ApiToken
+from memories.roles import role_of
 
 
 def _digest(token: str) -> str:
@@ -28,20 +30,37 @@ def token_user(token: str):
 
 
 def token_lookup(token: str) -> ApiToken | None:
-    """The live token row (with its user) for ``token``, or None."""
+    """The live token row (with its user, whose role is resolved) for ``token``, or None.
+
+    Rows come from the process's row cache (``memories.generation_cache``): revoking a
+    token, or changing its user or the user's groups, reaches every process with its next
+    request. The row is shared by the process's threads: copy its user before changing it.
+    """
     if not token or len(token) > 200:
         return None
-    row = (ApiToken.objects.select_related("user")
-           .filter(key_hash=_digest(token), revoked_at__isnull=True).first())
-    if row is None or not row.user.is_active:
+    digest = _digest(token)
+    row = generation_cache.cached(f"token:{digest}", lambda: _load(digest))
+    if row is None:
         return None
     now = timezone.now()
     if row.last_used_at is None or (now - row.last_used_at).total_seconds() > 60:
+        row.last_used_at = now
         ApiToken.objects.filter(pk=row.pk).update(last_used_at=now)
+    return row
+
+
+def _load(digest: str) -> ApiToken | None:
+    row = (ApiToken.objects.select_related("user")
+           .filter(key_hash=digest, revoked_at__isnull=True).first())
+    if row is None or not row.user.is_active:
+        return None
+    role_of(row.user)  # resolved once per cached row, not once per request
     return row
 
 
 def token_revoke(*, prefix: str) -> int:
     """Revoke every live token starting with ``prefix``; returns how many."""
-    return ApiToken.objects.filter(prefix=prefix, revoked_at__isnull=True).update(
+    revoked = ApiToken.objects.filter(prefix=prefix, revoked_at__isnull=True).update(
         revoked_at=timezone.now())
+    generation_cache.bump()  # an update() sends no signal
+    return revoked

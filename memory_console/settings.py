@@ -192,6 +192,10 @@ MEMORY_POLICY_IMPORTANCE_BELOW = float(os.environ.get("MEMORY_POLICY_IMPORTANCE_
 MEMORY_POLICY_MAX_LONG_TERM = env_int("MEMORY_POLICY_MAX_LONG_TERM", 10000)
 # The scheduler repairs drift (e.g. writes made while Redis was down) this often.
 MEMORY_RECONCILE_EVERY_SECONDS = env_int("MEMORY_RECONCILE_EVERY_SECONDS", 300)
+# Per-process cache of tokens and profiles, invalidated at once through Redis; a backstop TTL.
+MEMORY_ROW_CACHE_SECONDS = env_int("MEMORY_ROW_CACHE_SECONDS", 60)
+# Recall hits are counted in Redis and folded into the database this often (memories.access).
+MEMORY_ACCESS_FOLD_SECONDS = env_int("MEMORY_ACCESS_FOLD_SECONDS", 10)
 if not 1 <= MEMORY_MAX_CONTENT_CHARS <= 131071:
     # Postings encode document lengths in 17 bits (memories/index/lua/put.lua).
     raise ImproperlyConfigured("MEMORY_MAX_CONTENT_CHARS must be 1..131071")

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
-from memories import store
+from memories import generation_cache, store
 from memories.migrations import _builtins
 from memories.tokens import token_create
 
@@ -39,8 +39,10 @@ def _redis_guard():
 
 @pytest.fixture(autouse=True)
 def _clean_redis():
-    """Every test starts and ends with no key under this run's prefix."""
+    """Every test starts and ends with no key under this run's prefix, and with an empty
+    row cache: each test is a fresh deployment, whose rows (profiles, tokens) are new."""
     client = store.get_client()
+    generation_cache.clear()
     yield
     keys = _prefix_keys(client)
     if keys:

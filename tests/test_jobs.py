@@ -76,11 +76,12 @@ def test_it_starts_a_reindex_from_the_api(builtins, admin_api, api):
     assert admin_api.get("/jobs/%E5%91%A8%E5%8D%9A").status_code == 404  # found by the fuzz
 
 
-def test_it_keeps_one_periodic_reconcile_scheduled(builtins):
+def test_it_keeps_one_run_of_each_periodic_job_scheduled(builtins):
     from rq.registry import ScheduledJobRegistry
 
     jobs.schedule_periodic()
     jobs.schedule_periodic()
     registry = ScheduledJobRegistry(queue=django_rq.get_queue("index"))
-    assert registry.get_job_ids().count(jobs.PERIODIC_RECONCILE_ID) == 1
-    registry.remove(jobs.PERIODIC_RECONCILE_ID, delete_job=True)
+    for job_id in (jobs.PERIODIC_RECONCILE_ID, jobs.PERIODIC_ACCESS_FOLD_ID):
+        assert registry.get_job_ids().count(job_id) == 1
+        registry.remove(job_id, delete_job=True)

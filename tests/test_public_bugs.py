@@ -9,7 +9,7 @@ import time
 import pytest
 from django.db import connection
 
-from memories import services, store
+from memories import access, services, store
 from memories.index.tokenizer import tokenize
 from memories.models import Memory
 from memories.search import memory_search
@@ -127,7 +127,8 @@ def test_b17_ttl_survives_every_overwrite_and_expiry_cleans_postings(builtins, r
     assert 0 < redis_client.ttl(key) <= 60
     services.memory_update(memory_id=m.memory_id, importance=0.95)
     assert 0 < redis_client.ttl(key) <= 60
-    services.memory_record_access(memory_ids=[m.memory_id])
+    access.access_record(user_id="u-a", memory_ids=[m.memory_id])
+    assert memory_hash("u-a", m.memory_id)["access_count"] == "1"
     assert 0 < redis_client.ttl(key) <= 60
     expire_at = Memory.objects.get(pk=m.memory_id).expire_at.timestamp()
     assert float(memory_hash("u-a", m.memory_id)["expire_at"]) == pytest.approx(expire_at)
@@ -142,7 +143,7 @@ def test_b17_expired_memory_leaves_no_posting_after_real_expiry(builtins):
     assert memory_search(user_id="u-a", query="axolotls").results == []
     assert postings_of("u-a", "axolotls") == set()
     assert stats("u-a")["N"] == 0
-    services.memory_record_access(memory_ids=[gone.memory_id])  # must not resurrect the hash
+    access.access_record(user_id="u-a", memory_ids=[gone.memory_id])  # must not resurrect it
     assert not store.get_client().exists(store.key("u-a", "m", gone.memory_id))
 
 
@@ -168,7 +169,7 @@ def test_b20_access_counts_exact_under_concurrent_recalls(builtins):
 
     def bump():
         try:
-            services.memory_record_access(memory_ids=[m.memory_id])
+            access.access_record(user_id="u-a", memory_ids=[m.memory_id])
         except Exception as exc:  # noqa: BLE001 - collected and asserted below
             errors.append(exc)
         finally:
@@ -180,8 +181,9 @@ def test_b20_access_counts_exact_under_concurrent_recalls(builtins):
     for t in threads:
         t.join()
     assert errors == []
-    assert Memory.objects.get(pk=m.memory_id).access_count == 50
     assert memory_hash("u-a", m.memory_id)["access_count"] == "50"
+    assert access.access_fold() == {"namespaces": 1, "batches": 1, "hits": 50}
+    assert Memory.objects.get(pk=m.memory_id).access_count == 50
 
 
 @pytest.mark.parametrize("decode", [True, False])

@@ -4,7 +4,7 @@ the postings and the statistics in line (on commit, in this process)."""
 import pytest
 from django.db import transaction
 
-from memories import services
+from memories import access, services
 from memories.errors import Conflict, InvalidInput, NotFound, TooLarge
 from memories.models import Memory
 from memories.search import memory_search
@@ -128,7 +128,8 @@ def test_it_rolls_back_one_memory_only(builtins):
     ms = [create(f"memory number {n} about rollback") for n in range(3)]
     for m in ms:
         services.memory_update(memory_id=m.memory_id, importance=0.9)
-    services.memory_record_access(memory_ids=[ms[0].memory_id])
+    access.access_record(user_id="u-a", memory_ids=[ms[0].memory_id])
+    access.access_fold()
     services.memory_rollback(memory_id=ms[0].memory_id, version=1, reason="bad bulk edit")
     rows = {m.memory_id: Memory.objects.get(pk=m.memory_id) for m in ms}
     first = rows[ms[0].memory_id]

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
-from memories import services
+from memories import access, services
 from memories.errors import Conflict, NotFound, ServiceError
 from memories.errors import PermissionDenied as ServicePermissionDenied
 from memories.forms import (
@@ -274,7 +274,7 @@ def _memory_or_404(memory_id: str) -> Memory:
 @vary_on_headers("HX-Request")
 @role_required("viewer")
 def memory_detail(request, memory_id: str):
-    return _render_detail(request, _memory_or_404(memory_id))
+    return _render_detail(request, access.with_hits_folded(_memory_or_404(memory_id)))
 
 
 def _done(request, memory_id: str, message: str):

@@ -79,10 +79,16 @@ for j = 1, n_meta * 2, 2 do if meta[j] == '#exp' then exp = meta[j + 1] end end
 i = i + n_meta * 2
 
 local op = 'delete'
+-- Recalls bump access counts here first and in the database later (memories.access), so
+-- the row being mirrored may be behind this hash: the larger count, and its time, stay.
+local seen = redis.call('HMGET', mkey, 'access_count', 'accessed_at')
 redis.call('DEL', mkey)
 if n_hash > 0 then
   op = 'upsert'
   redis.call('HSET', mkey, unpack(hash))
+  if tonumber(seen[1]) and tonumber(seen[1]) > (tonumber(redis.call('HGET', mkey, 'access_count')) or 0) then
+    redis.call('HSET', mkey, 'access_count', seen[1], 'accessed_at', seen[2])
+  end
   if ttl > 0 then redis.call('EXPIRE', mkey, ttl) end
   redis.call('SADD', base .. 'ids', id)
 else

@@ -1,0 +1,157 @@
+"""Access counts: every recall counts its hits in Redis; the database gets them in batches.
+
+A recall must not write the database: one UPDATE per recall was most of a recall's cost under
+load, and on SQLite every such write queues behind the others. So a recall runs one script in
+its namespace's slot that bumps ``access_count``/``accessed_at`` on the hot-store hashes (exact
+at once, atomic under concurrency) and adds the same hits to the namespace's *pending* hash.
+:func:`access_fold` later moves pending hits into ``Memory.access_count`` /
+``Memory.accessed_at``: from the periodic job every ``MEMORY_ACCESS_FOLD_SECONDS``, and
+before anything reads those columns (the memory API, the memory page, export, cleanup).
+
+Keys of one namespace (all share its hash tag, so every script stays in one slot):
+
+``access``            hash ``n:<memory_id>`` -> hits since the last fold,
+                      ``t:<memory_id>`` -> time of the last hit (epoch seconds)
+``access:b:<batch>``  a pending hash taken for folding (renamed, so new hits start afresh)
+``access:batches``    set of batch ids taken and not yet deleted
+
+and one global set, ``access:namespaces``, of namespaces that may hold pending hits.
+
+Exactly once: a batch is applied in one database transaction that also inserts its
+``AccessFold`` row, whose primary key refuses a second application; only then is the batch
+deleted from Redis. A batch left behind by a crash between the two is found in
+``access:batches`` by the next fold, which applies it or, finding its row, just deletes it.
+What Redis loses before a fold (a flush, a restart without persistence) is lost: at most
+``MEMORY_ACCESS_FOLD_SECONDS`` of hits.
+"""
+
+import datetime as dt
+import logging
+import time
+import uuid
+
+from memories import services, store
+
+log = logging.getLogger(__name__)
+
+# KEYS: pending hash, then one memory hash per id; ARGV: now (epoch s), then the ids.
+# A hash that is gone (expired, forgotten) is not re-created: it would lose its TTL.
+_RECORD = """
+local now = ARGV[1]
+for i = 2, #KEYS do
+  local id = ARGV[i]
+  if redis.call('EXISTS', KEYS[i]) == 1 then
+    redis.call('HINCRBY', KEYS[i], 'access_count', 1)
+    redis.call('HSET', KEYS[i], 'accessed_at', now)
+  end
+  redis.call('HINCRBY', KEYS[1], 'n:' .. id, 1)
+  redis.call('HSET', KEYS[1], 't:' .. id, now)
+end
+return #KEYS - 1
+"""
+
+# KEYS: pending hash, batch hash, batch set; ARGV: batch id. 1 when a batch was taken.
+_TAKE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('RENAME', KEYS[1], KEYS[2])
+redis.call('SADD', KEYS[3], ARGV[1])
+return 1
+"""
+
+# KEYS: batch hash, batch set; ARGV: batch id.
+_DROP = """
+redis.call('DEL', KEYS[1])
+redis.call('SREM', KEYS[2], ARGV[1])
+return 1
+"""
+
+
+def _pending_set() -> str:
+    return store.global_key("access:namespaces")
+
+
+def access_record(*, user_id: str, memory_ids: list[str], now: float | None = None) -> None:
+    """Count one hit on each of ``memory_ids`` (one namespace's recall results).
+
+    One round trip: the counting script and the namespace's entry in the pending set.
+    ``now`` is epoch seconds (default: the current time). Raises ``RedisError``.
+    """
+    if not memory_ids:
+        return
+    client = store.get_client()
+    keys = [store.key(user_id, "access")]
+    keys += [store.key(user_id, "m", memory_id) for memory_id in memory_ids]
+    args = [repr(time.time() if now is None else now), *memory_ids]
+    if store.is_cluster(client):  # the global set lives in another slot
+        client.eval(_RECORD, len(keys), *keys, *args)
+        client.sadd(_pending_set(), user_id)
+        return
+    pipe = client.pipeline(transaction=False)
+    pipe.eval(_RECORD, len(keys), *keys, *args)
+    pipe.sadd(_pending_set(), user_id)
+    pipe.execute()
+
+
+def access_fold(*, user_ids: list[str] | None = None) -> dict:
+    """Fold pending hits of ``user_ids`` (default: every namespace holding some) into the
+    database; returns ``{"namespaces", "batches", "hits"}`` folded. Raises ``RedisError``."""
+    client = store.get_client()
+    if user_ids is None:
+        user_ids = sorted(store.text(u) for u in client.smembers(_pending_set()))
+    totals = {"namespaces": 0, "batches": 0, "hits": 0}
+    for user_id in user_ids:
+        batches, hits = _fold_namespace(client, user_id)
+        totals["namespaces"] += 1 if batches else 0
+        totals["batches"] += batches
+        totals["hits"] += hits
+    return totals
+
+
+def access_fold_quietly(*, user_ids: list[str] | None = None) -> int:
+    """:func:`access_fold` for readers that must work with Redis down (the database then
+    lacks only the hits still pending, and a later fold brings them); returns the hits
+    folded, 0 when Redis failed."""
+    try:
+        return access_fold(user_ids=user_ids)["hits"]
+    except store.RedisError as exc:
+        log.warning("access counts not folded: %s", type(exc).__name__)
+        return 0
+
+
+def with_hits_folded(memory):
+    """``memory`` (a Memory row) with its namespace's pending hits folded in first, so a
+    reader sees the exact ``access_count``; with Redis down, the row as it is."""
+    if access_fold_quietly(user_ids=[memory.user_id]):
+        memory.refresh_from_db(fields=["access_count", "accessed_at"])
+    return memory
+
+
+def _fold_namespace(client, user_id: str) -> tuple[int, int]:
+    pending, batches = store.key(user_id, "access"), store.key(user_id, "access", "batches")
+    new_batch = uuid.uuid4().hex
+    client.eval(_TAKE, 3, pending, store.key(user_id, "access", "b", new_batch), batches,
+                new_batch)
+    done = hits = 0
+    for batch_id in sorted(store.text(b) for b in client.smembers(batches)):
+        batch_key = store.key(user_id, "access", "b", batch_id)
+        hits += services.memory_access_apply(
+            batch_id=batch_id, user_id=user_id, hits=_parse(client.hgetall(batch_key)))
+        client.eval(_DROP, 2, batch_key, batches, batch_id)
+        done += 1
+    # Out of the set only when nothing is left (a crash above keeps it in for the next
+    # fold), and in again at once if hits came meanwhile: a hit's SADD either follows our
+    # SREM or precedes it, and then its pending hash is what we see here.
+    client.srem(_pending_set(), user_id)
+    if client.exists(pending) or client.scard(batches):
+        client.sadd(_pending_set(), user_id)
+    return done, hits
+
+
+def _parse(raw: dict) -> dict[str, tuple[int, dt.datetime]]:
+    """``{memory_id: (hits, last hit time)}`` of a batch hash."""
+    fields = {store.text(k): store.text(v) for k, v in raw.items()}
+    return {
+        name[2:]: (int(count), dt.datetime.fromtimestamp(float(fields["t:" + name[2:]]), dt.UTC))
+        for name, count in fields.items()
+        if name.startswith("n:")
+    }

@@ -1,0 +1,84 @@
+"""A per-process cache of rows that are read on every request and rarely change (API tokens
+with their users and roles, ranking profiles, synonym sets), kept honest across processes.
+
+One Redis key holds the *generation*, a random token that every change replaces
+(:func:`bump`, run after the change commits). Each read compares the process's generation
+with it (one GET) and drops the whole cache when they differ, so a revoked token, a
+deactivated user or an edited profile is seen by every process with its next request, not
+after a timeout. A random token rather than a counter: after a Redis flush a counter would
+start again and could meet an old value. With Redis unreachable nothing is cached (every
+read loads from the database) and the cache is dropped. Entries also expire after
+``MEMORY_ROW_CACHE_SECONDS`` (default 60): the bound on staleness for a process that sat idle
+through an outage in which a change could not bump the generation.
+"""
+
+import logging
+import secrets
+import threading
+import time
+
+from django.conf import settings
+from django.db import transaction
+
+from memories import store
+
+log = logging.getLogger(__name__)
+
+_lock = threading.Lock()
+_state: dict = {"generation": None, "entries": {}}
+_MISSING = object()
+
+
+def _key() -> str:
+    return store.global_key("rowcache:generation")
+
+
+def cached(name: str, load):
+    """The value cached under ``name``, or ``load()`` (a database read) cached now.
+
+    None is never cached: a miss costs a query each time, and keys nobody holds (guessed
+    tokens) must not fill the cache. Values are shared by the threads of the process.
+    """
+    try:
+        generation = store.text(store.get_client().get(_key()))
+    except store.RedisError as exc:
+        log.warning("row cache off, redis unreachable: %s", type(exc).__name__)
+        clear()
+        return load()
+    now = time.monotonic()
+    with _lock:
+        if generation != _state["generation"]:
+            _state["generation"], _state["entries"] = generation, {}
+        expires, value = _state["entries"].get(name, (0.0, _MISSING))
+    if value is not _MISSING and expires > now:
+        return value
+    value = load()
+    with _lock:
+        if value is not None and _state["generation"] == generation:
+            _state["entries"][name] = (now + settings.MEMORY_ROW_CACHE_SECONDS, value)
+    return value
+
+
+def clear() -> None:
+    """Drop this process's cache (other processes are told by :func:`bump`)."""
+    with _lock:
+        _state["generation"], _state["entries"] = None, {}
+
+
+def bump() -> None:
+    """Invalidate every process's cache once the current transaction commits (at once when
+    there is none). Never raises: with Redis down there is no cache to invalidate."""
+    transaction.on_commit(_bump_now)
+
+
+def _bump_now() -> None:
+    clear()
+    try:
+        store.get_client().set(_key(), secrets.token_hex(8))
+    except store.RedisError as exc:
+        log.warning("row cache generation not bumped: %s", type(exc).__name__)
+
+
+def bump_on_change(sender, **kwargs) -> None:
+    """Signal receiver (post_save, post_delete, m2m_changed) for the cached models."""
+    bump()
