@@ -168,8 +168,8 @@ def memory_out(memory: Memory, **extra) -> dict:
 
 
 def _with_warning(memory: Memory, **extra) -> dict:
-    """A write that reached the database while Redis was down says so."""
-    memory.refresh_from_db(fields=["needs_resync"])
+    """A write that reached the database while Redis was down says so (``sync_memory`` set
+    ``needs_resync`` on the instance after the commit)."""
     if memory.needs_resync:
         extra["warning"] = "index_pending"
     return memory_out(memory, **extra)

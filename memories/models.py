@@ -116,6 +116,11 @@ class Session(models.Model):
     summary = models.TextField(blank=True, default="")
     # Messages with seq <= this are folded into ``summary`` (and trimmed from the hot window).
     summary_upto_seq = models.PositiveIntegerField(default=0)
+    # Kept by every append (and fold), so an append needs neither MAX(seq) nor a SUM over
+    # the unfolded messages, which grew with the session: the last seq, and the characters
+    # of the messages after ``summary_upto_seq``.
+    last_seq = models.PositiveIntegerField(default=0)
+    unfolded_chars = models.PositiveBigIntegerField(default=0)
     ttl_seconds = models.PositiveIntegerField(default=3600)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()

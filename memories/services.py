@@ -168,7 +168,7 @@ def memory_create(*, actor=None, kind: str = ChangeKind.CREATE, reason: str = ""
         return existing, True
     _stamp(memory, kind, actor, reason)
     memory.save(force_insert=True)
-    _sync_after_commit(memory.memory_id)
+    _sync_after_commit(memory)
     return memory, False
 
 
@@ -232,7 +232,7 @@ def _save_version(memory: Memory, *, kind: str, actor, reason: str) -> Memory:
     memory.updated_at = timezone.now()
     _stamp(memory, kind, actor, reason)
     memory.save()
-    _sync_after_commit(memory.memory_id)
+    _sync_after_commit(memory)
     return memory
 
 
@@ -460,8 +460,10 @@ def audit_record(*, actor, action: str, target: str, reason: str = "", data=None
 
 # --- Redis mirror -------------------------------------------------------------------------
 
-def _sync_after_commit(memory_id: str) -> None:
-    transaction.on_commit(lambda: sync_memory(memory_id))
+def _sync_after_commit(memory: Memory) -> None:
+    # The saved instance is what committed; the version guard in put.lua refuses it should
+    # a later version of the row reach Redis first.
+    transaction.on_commit(lambda: sync_memory(memory.memory_id, memory=memory))
 
 
 def _is_live(memory: Memory, now: dt.datetime) -> bool:
@@ -567,14 +569,18 @@ def _note_namespaces(user_ids: set[str]) -> None:
         store.get_client().sadd(store.global_key("namespaces"), *user_ids)
 
 
-def sync_memory(memory_id: str, *, user_id: str | None = None) -> bool:
+def sync_memory(memory_id: str, *, user_id: str | None = None,
+                memory: Memory | None = None) -> bool:
     """Make Redis match the database row of ``memory_id``, whatever happened before.
 
     Live row: hash + postings replaced. Forgotten/expired row: removed from Redis. Row gone
-    (purged): removed, given its ``user_id``. Returns False when Redis failed (the row is
-    flagged ``needs_resync``), True otherwise. Never raises RedisError.
+    (purged): removed, given its ``user_id``. ``memory`` is the row as just committed (read
+    from the database when not given); its ``needs_resync`` is kept in line with the
+    database's. Returns False when Redis failed (the row is flagged ``needs_resync``), True
+    otherwise. Never raises RedisError.
     """
-    memory = Memory.objects.filter(memory_id=memory_id).first()
+    if memory is None:
+        memory = Memory.objects.filter(memory_id=memory_id).first()
     try:
         if memory is None:
             if user_id is not None:
@@ -588,9 +594,11 @@ def sync_memory(memory_id: str, *, user_id: str | None = None) -> bool:
     except store.RedisError as exc:
         log.warning("redis mirror failed for %s: %s", memory_id, type(exc).__name__)
         Memory.objects.filter(memory_id=memory_id).update(needs_resync=True)
+        memory.needs_resync = True
         return False
     if memory.needs_resync:
         Memory.objects.filter(memory_id=memory_id).update(needs_resync=False)
+        memory.needs_resync = False
     return True
 
 

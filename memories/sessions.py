@@ -9,7 +9,7 @@ import uuid
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max, Sum
+from django.db.models import Sum
 from django.db.models.functions import Length
 from django.utils import timezone
 
@@ -76,7 +76,7 @@ def session_append(*, session_id: str, messages: list[dict]) -> int:
                                field="role")
         if not isinstance(msg.get("content"), str) or not msg["content"].strip():
             raise InvalidInput(f"messages[{n}].content must not be blank", field="content")
-    seq = (session.messages.aggregate(m=Max("seq"))["m"] or 0)
+    seq = session.last_seq
     now = timezone.now()
     rows = []
     for msg in messages:
@@ -85,7 +85,9 @@ def session_append(*, session_id: str, messages: list[dict]) -> int:
                             ts=_aware(msg.get("at")) or now))
     Message.objects.bulk_create(rows)
     session.updated_at = max([now, *(r.ts for r in rows)])
-    session.save(update_fields=["updated_at"])
+    session.last_seq = seq
+    session.unfolded_chars += sum(len(r.content) for r in rows)
+    session.save(update_fields=["updated_at", "last_seq", "unfolded_chars"])
     transaction.on_commit(lambda: _mirror(session, rows))
     if _over_budget(session, seq):
         from memories import jobs
@@ -112,9 +114,7 @@ def _over_budget(session: Session, last_seq: int) -> bool:
     ``MEMORY_SESSION_FOLD_TOKENS`` estimated tokens (characters / 4)."""
     if last_seq - session.summary_upto_seq > settings.MEMORY_SESSION_FOLD_AT:
         return True
-    chars = session.messages.filter(seq__gt=session.summary_upto_seq).aggregate(
-        n=Sum(Length("content")))["n"] or 0
-    return chars // 4 > settings.MEMORY_SESSION_FOLD_TOKENS
+    return session.unfolded_chars // 4 > settings.MEMORY_SESSION_FOLD_TOKENS
 
 
 @transaction.atomic
@@ -128,7 +128,7 @@ def session_fold(*, session_id: str, keep: int | None = None) -> dict:
     session = Session.objects.select_for_update().filter(session_id=session_id).first()
     if session is None:
         raise NotFound(f"session {session_id!r} not found", field="session_id")
-    last = session.messages.aggregate(m=Max("seq"))["m"] or 0
+    last = session.last_seq
     if keep is None:
         keep = _keep_within_budget(session, last)
     upto = last - keep
@@ -140,7 +140,9 @@ def session_fold(*, session_id: str, keep: int | None = None) -> dict:
               for m in session.messages.filter(seq__gt=start, seq__lte=upto).order_by("seq")]
     session.summary = get_summariser().summarise(texts, max_chars=2000)
     session.summary_upto_seq = upto
-    session.save(update_fields=["summary", "summary_upto_seq"])
+    session.unfolded_chars = session.messages.filter(seq__gt=upto).aggregate(
+        n=Sum(Length("content")))["n"] or 0
+    session.save(update_fields=["summary", "summary_upto_seq", "unfolded_chars"])
 
     def trim():
         try:

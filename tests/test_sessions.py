@@ -187,3 +187,40 @@ def test_a_token_budget_also_triggers_folding(builtins, settings):
     kept = [m["seq"] for m in session_store.window_read(s, 100)]
     assert kept == list(range(s.summary_upto_seq + 1, 7))
     assert sum(len(m["content"]) for m in session_store.window_read(s, 100)) // 4 <= 100
+
+
+def unfolded_chars_counted(session) -> int:
+    return sum(len(c) for c in Message.objects.filter(
+        session=session, seq__gt=session.summary_upto_seq).values_list("content", flat=True))
+
+
+def test_the_session_counters_follow_appends_and_folds(builtins, empty_queues):
+    s = new_session()
+    for n in range(1, 8):
+        sessions.session_append(session_id="s-1", messages=[
+            {"role": "user", "content": f"note {n} " + "é" * n},
+            {"role": "assistant", "content": "ok"}])
+    s.refresh_from_db()
+    assert s.last_seq == 14 and s.unfolded_chars == unfolded_chars_counted(s)
+    sessions.session_fold(session_id="s-1", keep=3)
+    s.refresh_from_db()
+    assert s.summary_upto_seq == 11 and s.unfolded_chars == unfolded_chars_counted(s) > 0
+    assert sessions.session_append(session_id="s-1", messages=[
+        {"role": "user", "content": "after the fold"}]) == 15
+    s.refresh_from_db()
+    assert s.unfolded_chars == unfolded_chars_counted(s)
+
+
+def test_the_migration_fills_the_counters_of_existing_sessions(builtins, empty_queues):
+    from importlib import import_module
+
+    from django.apps import apps
+
+    s = new_session()
+    sessions.session_append(session_id="s-1", messages=[
+        {"role": "user", "content": f"message {n}"} for n in range(5)])
+    sessions.session_fold(session_id="s-1", keep=2)
+    Session.objects.filter(pk="s-1").update(last_seq=0, unfolded_chars=0)  # as before 0011
+    import_module("memories.migrations.0011_session_counters").fill_counters(apps, None)
+    s.refresh_from_db()
+    assert s.last_seq == 5 and s.unfolded_chars == unfolded_chars_counted(s) == 18
