@@ -24,5 +24,5 @@ RUN useradd --create-home --uid 10001 app && mkdir -p var && chown app:app var
 USER app
 
 EXPOSE 8000
-# gunicorn takes its worker count from WEB_CONCURRENCY.
-CMD ["gunicorn", "memory_console.wsgi", "--bind", "0.0.0.0:8000", "--access-logfile", "-"]
+# Processes and threads: memory_console/gunicorn_conf.py (WEB_CONCURRENCY, WEB_THREADS).
+CMD ["gunicorn", "memory_console.wsgi", "--config", "python:memory_console.gunicorn_conf", "--bind", "0.0.0.0:8000", "--access-logfile", "-"]

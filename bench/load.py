@@ -1,8 +1,9 @@
 """Load benchmark: a bounded mixed workload against gunicorn on loopback.
 
-    .venv/bin/python bench/load.py [--rate 200] [--duration 30] [--workers N] [--threads 4]
+    .venv/bin/python bench/load.py [--rate 200] [--duration 30] [--workers N] [--threads N]
 
-The script starts gunicorn itself (``memory_console.wsgi``, gthread workers) on a free
+The script starts gunicorn itself (``memory_console.wsgi`` with the product's
+``memory_console/gunicorn_conf.py``: gthread workers) on a free
 loopback port with a throw-away SQLite file under ``var/bench/`` and a Redis key prefix of its
 own (``mcbench-load-<pid>``, Redis database 11 unless ``BENCH_REDIS_URL`` says otherwise),
 migrates, creates an admin API token with ``manage.py create_api_token`` and a dashboard login,
@@ -41,9 +42,11 @@ import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import redis
 import requests
+import urllib3
 
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -70,6 +73,7 @@ class Bench:
         self.args = args
         pid = os.getpid()
         self.db = ROOT / "var" / "bench" / f"load-{pid}.sqlite3"
+        self.pg_database = f"mcbench_load_{pid}"  # used with --postgres only
         self.prefix = f"mcbench-load-{pid}"
         self.redis_url = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/11")
         self.port = free_port()
@@ -82,10 +86,13 @@ class Bench:
                 if k not in {"DATABASE_URL", "REDIS_URL", "RQ_REDIS_URL"}
             },
             "DJANGO_SETTINGS_MODULE": "memory_console.settings",
-            "DEBUG": "1",
+            # Production settings, less the https redirect: TLS would end at a proxy in
+            # front, and this loopback run has none.
+            "DEBUG": "0",
+            "SECURE_SSL_REDIRECT": "0",
             "SECRET_KEY": secrets.token_urlsafe(50),
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
-            "DATABASE_URL": f"sqlite:///{self.db}",
+            "DATABASE_URL": self.database_url(),
             "REDIS_URL": self.redis_url,
             "RQ_REDIS_URL": self.redis_url,
             "MEMORY_KEY_PREFIX": self.prefix,
@@ -98,7 +105,13 @@ class Bench:
         }
         self.server: subprocess.Popen | None = None
         self.token = ""
-        self.cookies: dict[str, str] = {}
+        self.cookie_header = ""
+        # The measured requests go through one thread-safe keep-alive pool: urllib3 costs
+        # the client about half the CPU that requests' sessions do, CPU the server shares.
+        self.pool = urllib3.HTTPConnectionPool(
+            "127.0.0.1", self.port, maxsize=args.clients, block=True,
+            timeout=urllib3.Timeout(total=30), retries=False,
+        )
         self.sessions: list[str] = []
         self.texts = iter(memory_texts(args.seed_memories + int(args.rate * args.duration), seed=7))
         self.lock = threading.Lock()
@@ -119,11 +132,26 @@ class Bench:
             raise RuntimeError(f"manage.py {' '.join(argv)} failed:\n{result.stderr[-2000:]}")
         return result.stdout
 
+    def database_url(self) -> str:
+        if not self.args.postgres:
+            return f"sqlite:///{self.db}"
+        return urlunsplit(urlsplit(self.args.postgres)._replace(path="/" + self.pg_database))
+
+    def pg_admin(self, sql: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self.args.postgres, autocommit=True) as conn:
+            conn.execute(sql)
+
     def start(self) -> None:
         self.db.parent.mkdir(parents=True, exist_ok=True)
         redis.Redis.from_url(self.redis_url).ping()
-        log(f"database {self.db.relative_to(ROOT)}, redis {self.redis_url} prefix {self.prefix}")
+        if self.args.postgres:
+            self.pg_admin(f'CREATE DATABASE "{self.pg_database}"')
+        shown = self.database_url() if self.args.postgres else self.db.relative_to(ROOT)
+        log(f"database {shown}, redis {self.redis_url} prefix {self.prefix}")
         self.manage("migrate", "--verbosity", "0")
+        self.manage("collectstatic", "--noinput", "--verbosity", "0")  # the manifest pages need
         self.token = (
             self.manage("create_api_token", "bench-agent", "--role", "admin", "--name", "load")
             .strip()
@@ -140,12 +168,12 @@ class Bench:
         cmd = [
             GUNICORN,
             "memory_console.wsgi",
+            "--config",
+            "python:memory_console.gunicorn_conf",
             "--bind",
             f"127.0.0.1:{self.port}",
             "--workers",
             str(self.args.workers),
-            "--worker-class",
-            "gthread",
             "--threads",
             str(self.args.threads),
             "--log-level",
@@ -172,8 +200,11 @@ class Bench:
         web = requests.Session()
         form = web.get(self.base + "/accounts/login/", timeout=10)
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.text)
+        # Cookies are Secure outside DEBUG; a jar keeps those from plain http, so they go
+        # along by hand, here and with every page request.
         response = web.post(
             self.base + "/accounts/login/",
+            cookies=web.cookies.get_dict(),
             timeout=10,
             allow_redirects=False,
             data={
@@ -185,25 +216,14 @@ class Bench:
         )
         if response.status_code != 302:
             raise RuntimeError(f"dashboard login failed: {response.status_code}")
-        self.cookies = web.cookies.get_dict()
+        self.cookie_header = "; ".join(f"{k}={v}" for k, v in web.cookies.get_dict().items())
 
-    def http(self) -> requests.Session:
-        """One keep-alive HTTP session per thread."""
-        session = getattr(self.local, "session", None)
-        if session is None:
-            session = requests.Session()
-            adapter = requests.adapters.HTTPAdapter(pool_connections=1, pool_maxsize=1)
-            session.mount("http://", adapter)
-            self.local.session = session
-        return session
-
-    def api(self, method: str, path: str, body=None):
-        return self.http().request(
+    def api(self, method: str, path: str, body=None) -> urllib3.BaseHTTPResponse:
+        return self.pool.request(
             method,
-            self.base + "/api/v1" + path,
-            json=body,
-            timeout=30,
-            headers={"Authorization": f"Bearer {self.token}"},
+            "/api/v1" + path,
+            body=None if body is None else json.dumps(body).encode(),
+            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
         )
 
     def next_text(self) -> str:
@@ -222,7 +242,7 @@ class Bench:
                     lambda item: (
                         self.api(
                             "POST", "/memories", {"user_id": item[0], "content": item[1]}
-                        ).status_code
+                        ).status
                     ),
                     items,
                 )
@@ -236,8 +256,8 @@ class Bench:
                 response = self.api(
                     "POST", "/sessions", {"user_id": user_id, "session_id": session_id}
                 )
-                if response.status_code != 201:
-                    raise RuntimeError(f"session seeding failed: {response.text[:200]}")
+                if response.status != 201:
+                    raise RuntimeError(f"session seeding failed: {response.data[:200]!r}")
                 self.sessions.append(session_id)
         log(
             f"seeded {len(items)} memories and {len(self.sessions)} sessions in "
@@ -271,15 +291,16 @@ class Bench:
                     "content": f"message {rng.randrange(10**9)} about {rng.choice(WORDS['topic'])}",
                 },
             )
-        return self.http().get(
-            self.base + rng.choice(PAGES), cookies=self.cookies, timeout=30, allow_redirects=False
+        return self.pool.request(
+            "GET", rng.choice(PAGES), headers={"Cookie": self.cookie_header}, redirect=False
         )
 
     def drive(self) -> dict:
         rate, duration = self.args.rate, self.args.duration
         total = int(rate * duration)
         rng = random.Random(11)
-        kinds = rng.choices([k for k, _ in MIX], [w for _, w in MIX], k=total)
+        mix = self.args.mix
+        kinds = rng.choices([k for k, _ in mix], [w for _, w in mix], k=total)
         # kind, status, latency ms, lateness ms, due (s since begin)
         results: list[tuple[str, int, float, float, float]] = []
         errors: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -289,9 +310,9 @@ class Bench:
             local_rng = random.Random(i)
             try:
                 response = self.request(kind, local_rng)
-                status = response.status_code
+                status = response.status
                 ok = status < 400
-            except requests.RequestException as exc:
+            except urllib3.exceptions.HTTPError as exc:
                 status, ok = 0, False
                 with self.lock:
                     errors[kind][type(exc).__name__] += 1
@@ -335,7 +356,7 @@ class Bench:
             f"\n{'kind':<9} {'count':>6} {'errors':>6} {'p50':>8} {'p90':>8} {'p99':>8} "
             f"{'max':>8}   (ms)"
         )
-        for kind, _ in MIX:
+        for kind, _ in self.args.mix:
             lat = sorted(r[2] for r in results if r[0] == kind)
             if not lat:
                 continue
@@ -377,6 +398,7 @@ class Bench:
             "recall_p50_ms": per_kind.get("recall", {}).get("p50"),
             "recall_p99_ms": per_kind.get("recall", {}).get("p99"),
             "send_late_p99_ms": pct(lateness, 99),
+            "database": "postgresql" if self.args.postgres else "sqlite",
             "gunicorn": f"{self.args.workers}x{self.args.threads} gthread",
             "cpus": os.cpu_count(),
             "cpu_cores_busy": cpu,
@@ -418,6 +440,11 @@ class Bench:
             log(f"could not remove the bench keys: {exc}")
         for suffix in ("", "-wal", "-shm"):
             Path(str(self.db) + suffix).unlink(missing_ok=True)
+        if self.args.postgres:
+            try:
+                self.pg_admin(f'DROP DATABASE IF EXISTS "{self.pg_database}" WITH (FORCE)')
+            except Exception as exc:  # noqa: BLE001 - reported, the run's figures stand
+                log(f"could not drop {self.pg_database}: {exc}")
 
 
 def server_cpu_seconds(pgid: int) -> float | None:
@@ -457,6 +484,17 @@ def pct(sorted_values: list[float], p: float) -> float | None:
     )
 
 
+def parse_mix(text: str) -> tuple[tuple[str, int], ...]:
+    """``"recall=80,page=20"`` -> ``(("recall", 80), ("page", 20))``; kinds as in MIX."""
+    mix = []
+    for part in text.split(","):
+        kind, _, weight = part.partition("=")
+        if kind not in dict(MIX) or not weight.isdigit():
+            raise argparse.ArgumentTypeError(f"bad mix entry {part!r}: use kind=weight")
+        mix.append((kind, int(weight)))
+    return tuple(mix)
+
+
 def log(message: str) -> None:
     print(f"==> {message}", file=sys.stderr, flush=True)
 
@@ -468,13 +506,34 @@ def main() -> int:
     parser.add_argument(
         "--workers",
         type=int,
-        default=max(2, os.cpu_count() or 2),
-        help="gunicorn worker processes (default: one per CPU)",
+        default=None,
+        help="gunicorn worker processes (default: memory_console/gunicorn_conf.py's)",
     )
-    parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="threads per gunicorn worker (default: memory_console/gunicorn_conf.py's)",
+    )
     parser.add_argument("--clients", type=int, default=64, help="client threads")
     parser.add_argument("--seed-memories", type=int, default=2000)
+    parser.add_argument(
+        "--postgres",
+        metavar="URL",
+        help="run on PostgreSQL: a throw-away database is created through this server URL "
+        "(e.g. postgres://postgres@127.0.0.1:5432/postgres) and dropped afterwards",
+    )
+    parser.add_argument(
+        "--mix",
+        type=parse_mix,
+        default=MIX,
+        help="kind=weight,... (default: recall=50,remember=20,append=20,page=10)",
+    )
     args = parser.parse_args()
+    from memory_console import gunicorn_conf  # the product's own defaults
+
+    args.workers = args.workers or gunicorn_conf.workers
+    args.threads = args.threads or gunicorn_conf.threads
     bench = Bench(args)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:

@@ -152,7 +152,6 @@ def _build_memory(
     )
 
 
-@transaction.atomic
 def memory_create(*, actor=None, kind: str = ChangeKind.CREATE, reason: str = "",
                   **fields) -> tuple[Memory, bool]:
     """Create one memory; fields as ``_build_memory`` takes them.
@@ -161,14 +160,18 @@ def memory_create(*, actor=None, kind: str = ChangeKind.CREATE, reason: str = ""
     conversation and type is returned instead of writing a new one. Raises InvalidInput
     (400), TooLarge (413). Searchable when this returns (sync on commit).
     """
+    # Validation, hashing and the importance estimate touch no table: done before the
+    # transaction, they do not lengthen the write lock SQLite holds for all of it.
     memory = _build_memory(**fields)
-    existing = _live_duplicate(user_id=memory.user_id, conversation_id=memory.conversation_id,
-                               type=memory.type, chash=memory.content_hash)
-    if existing is not None:
-        return existing, True
-    _stamp(memory, kind, actor, reason)
-    memory.save(force_insert=True)
-    _sync_after_commit(memory)
+    with transaction.atomic():
+        existing = _live_duplicate(user_id=memory.user_id,
+                                   conversation_id=memory.conversation_id,
+                                   type=memory.type, chash=memory.content_hash)
+        if existing is not None:
+            return existing, True
+        _stamp(memory, kind, actor, reason)
+        memory.save(force_insert=True)
+        _sync_after_commit(memory)
     return memory, False
 
 

@@ -1,0 +1,15 @@
+"""gunicorn settings of the web process: ``gunicorn -c python:memory_console.gunicorn_conf``.
+
+Threads serve requests while others wait on Redis or the database; processes spread the
+Python work over the cores, one GIL each. On 2 cores, ``bench/load.py`` at 200 requests/s
+gave 3 processes of 3 threads (2 x cores - 1) a lower recall p99 than 2 x 4 (more threads
+queue behind one GIL) or 6 x 2 (more processes queue for SQLite's write lock).
+``WEB_CONCURRENCY`` (processes) and ``WEB_THREADS`` override the defaults.
+"""
+
+import os
+
+workers = int(os.environ.get("WEB_CONCURRENCY") or 2 * (os.cpu_count() or 1) - 1)
+threads = int(os.environ.get("WEB_THREADS") or 3)
+worker_class = "gthread"
+
