@@ -15,6 +15,7 @@ back and forgets the merged memory (what a rollback of it means).
 """
 
 import datetime as dt
+from bisect import bisect_right
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
@@ -91,6 +92,27 @@ def _distinctive_terms(rows: list[Memory]) -> dict[str, set[str]]:
     return {k: v - common for k, v in terms.items()}
 
 
+def _pairs_sharing(ids: list[str], terms: dict[str, set[str]], min_shared: int):
+    """Pairs ``(a, b)``, a before b in ``ids``, with ``min_shared`` or more terms in common.
+
+    Counted through postings (term -> positions in ``ids``): a memory meets only those that
+    share a term with it, so the cost is the sum of each term's squared document frequency,
+    not every pair of the namespace.
+    """
+    postings: dict[str, list[int]] = {}
+    for i, memory_id in enumerate(ids):
+        for term in terms[memory_id]:
+            postings.setdefault(term, []).append(i)
+    for i, a in enumerate(ids):
+        shared: Counter = Counter()
+        for term in terms[a]:
+            positions = postings[term]
+            shared.update(positions[bisect_right(positions, i):])
+        for j, n in shared.items():
+            if n >= min_shared:
+                yield a, ids[j]
+
+
 def consolidation_plan(*, user_id: str, min_shared: int = 3,
                        memory_ids: list[str] | None = None) -> list[list[str]]:
     """Groups (2+ ids, oldest first) of related live long-term memories. No writes."""
@@ -107,10 +129,8 @@ def consolidation_plan(*, user_id: str, min_shared: int = 3,
         return x
 
     ids = [m.memory_id for m in rows]
-    for i, a in enumerate(ids):
-        for b in ids[i + 1:]:
-            if len(terms[a] & terms[b]) >= min_shared:
-                parent[find(b)] = find(a)
+    for a, b in _pairs_sharing(ids, terms, min_shared):
+        parent[find(b)] = find(a)
     groups: dict[str, list[str]] = {}
     for memory_id in ids:
         groups.setdefault(find(memory_id), []).append(memory_id)

@@ -13,3 +13,7 @@ workers = int(os.environ.get("WEB_CONCURRENCY") or 2 * (os.cpu_count() or 1) - 1
 threads = int(os.environ.get("WEB_THREADS") or 3)
 worker_class = "gthread"
 
+# Idle keep-alive connections stay open this long (gunicorn's default is 2 s). A client
+# that reuses one just as the server closes it gets a dropped request; a proxy in front
+# should time out first (nginx's upstream keepalive_timeout is 60 s).
+keepalive = 75

@@ -5,6 +5,8 @@ import datetime as dt
 import django_rq
 import pytest
 from django.utils import timezone
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memories import jobs, policy, services
 from memories.models import Memory
@@ -67,3 +69,14 @@ def test_the_consolidate_job_runs(builtins):
     services.memory_create(user_id="u-a", content="Another unrelated memory today")
     result = jobs.consolidate_job("u-a")
     assert result["groups"] == 1 and len(result["merged"]) == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sets(st.sampled_from("abcdefghij"), max_size=6), max_size=25),
+       st.integers(1, 4))
+def test_pairs_sharing_terms_are_exactly_the_pairwise_ones(term_sets, min_shared):
+    ids = [f"m{n}" for n in range(len(term_sets))]
+    terms = dict(zip(ids, term_sets, strict=True))
+    brute = {(a, b) for i, a in enumerate(ids) for b in ids[i + 1:]
+             if len(terms[a] & terms[b]) >= min_shared}
+    assert set(policy._pairs_sharing(ids, terms, min_shared)) == brute
