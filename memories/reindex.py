@@ -122,19 +122,37 @@ def _delete_orphan_hashes(client, user_id: str) -> int:
 
 
 def _set_reference_lengths(client, user_id: str, gen: int, rows) -> None:
-    """Set each field's ``avgdl_ref`` of the new generation to its true average length."""
+    """Set each field's ``avgdl_ref`` of the new generation to its average length.
+
+    The live generation's statistics hold that average already (every put keeps ``N`` and
+    ``total_len`` exact), so they are used when every field has some; otherwise (a flushed
+    or never-built namespace) one pass over the rows measures it. Only the early-termination
+    bound depends on this value, never a score, so live statistics a little off cost speed,
+    not correctness.
+    """
+    averages = {}
+    for field in index_fields.ANALYZERS:
+        stats = postings.field_stats(client, user_id=user_id, field=field)
+        if stats["N"] == 0:
+            averages = _measure_lengths(rows)
+            break
+        averages[field] = stats["avgdl"]
+    for field, average in averages.items():
+        client.hset(store.key(user_id, field + _suffix(gen), "stats"), "avgdl_ref",
+                    repr(average))
+
+
+def _measure_lengths(rows) -> dict[str, float]:
+    """Average length of each field over ``rows``, counting rows where the field has terms."""
     totals = dict.fromkeys(index_fields.ANALYZERS, 0)
     counts = dict.fromkeys(index_fields.ANALYZERS, 0)
-    for content in rows.values_list("content", flat=True).iterator(chunk_size=2000):
+    for content, context in rows.values_list("content", "context").iterator(chunk_size=2000):
         for field, analyzer in index_fields.ANALYZERS.items():
-            n = len(analyzer.tokens(content))
+            n = len(analyzer.tokens(index_fields.field_text(field, content, context)))
             if n:
                 totals[field] += n
                 counts[field] += 1
-    for field in index_fields.ANALYZERS:
-        if counts[field]:
-            client.hset(store.key(user_id, field + _suffix(gen), "stats"), "avgdl_ref",
-                        repr(totals[field] / counts[field]))
+    return {field: totals[field] / counts[field] for field in totals if counts[field]}
 
 
 def reindex_all(*, progress: Callable[[str, int, int], None] | None = None) -> list[dict]:

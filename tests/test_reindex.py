@@ -88,3 +88,22 @@ def test_it_restores_everything_after_a_flush(builtins, redis_client):
     assert {w: scores(w) for w in ("red", "green", "memory")} == before
     assert all(redis_client.exists(store.key("u-a", "m", m.memory_id)) for m in ms)
     assert [m["content"] for m in session_store.window_read(live, 5)] == ["hi"]
+
+
+def test_reference_lengths_are_each_fields_average_after_a_flush_and_live(builtins, redis_client,
+                                                                         monkeypatch):
+    from memories.index import fields as index_fields
+
+    create("one two three four", context="five six seven eight nine ten")
+    create("eleven twelve")
+    base = store.key("u-a", "")
+    redis_client.delete(*[k for k in redis_client.scan_iter(match=base + "*")])  # a flush
+    reindex.reindex_namespace("u-a")
+    expected = {index_fields.CONTENT: 3.0, index_fields.WITH_CONTEXT_STEMMED: 6.0}
+    for field, average in expected.items():
+        assert stats("u-a", field)["avgdl_ref"] == average
+    # With live statistics there is no second tokenizing pass; the averages stay.
+    monkeypatch.setattr(reindex, "_measure_lengths", lambda rows: pytest.fail("measured"))
+    reindex.reindex_namespace("u-a")
+    for field, average in expected.items():
+        assert stats("u-a", field)["avgdl_ref"] == average
