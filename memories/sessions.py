@@ -192,7 +192,7 @@ def session_context(*, session_id: str, last: int = 20, max_tokens: int | None =
     session = Session.objects.filter(session_id=session_id).first()
     if session is None:
         raise NotFound(f"session {session_id!r} not found", field="session_id")
-    total = session.messages.count()
+    total = session.last_seq  # seqs run 1..last_seq, and messages are never removed alone
     upto = session.summary_upto_seq if at is None else 0
     hot, messages = False, None
     if at is None:

@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from memories import services
+from memories import access, services
 from memories.models import Memory
 from memories.sessions import session_append, session_create
 
@@ -101,9 +101,13 @@ def test_it_edits_importance_inline_and_searches(browser_page, live_server, admi
     assert page.inner_text("#stat-live") == "5"
     shot(page, "02-overview")
 
+    # Two recalls hit it: the page folds the hits counted in Redis before it shows them.
+    access.access_record(user_id="alice", memory_ids=[memory.memory_id])
+    access.access_record(user_id="alice", memory_ids=[memory.memory_id])
     page.goto(f"{base}/memories/{memory.memory_id}/")
     page.wait_for_function("() => window.htmx !== undefined")
     assert page.inner_text("#importance-value") == "0.50"
+    assert "Accessed\n2 times" in page.inner_text("body")
     # A marker on window survives an htmx swap but not a full page load.
     page.evaluate("() => { window.__noReload = true; }")
     page.fill("#importance_importance", "0.85")

@@ -6,7 +6,7 @@ import datetime as dt
 import logging
 
 from django.contrib import messages
-from django.db.models import Count, Q
+from django.db.models import Q
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
@@ -59,15 +59,14 @@ def hot_states(sessions) -> dict[str, bool | None]:
 def session_list(request):
     """Sessions, most recently active first; htmx gets the ``#session-rows`` fragment.
 
-    Queries: one COUNT and one page with message counts; Redis: one pipeline for hot/cold.
+    Queries: one COUNT and one page (message counts are each session's ``last_seq``); Redis:
+    one pipeline for hot/cold.
     """
     form = SessionFilterForm(request.GET)
     pager, hot = None, {}
     if form.is_valid():
         data = form.cleaned_data
-        sessions = Session.objects.annotate(n_messages=Count("messages")).defer(
-            "system_prompt", "metadata"
-        )
+        sessions = Session.objects.defer("system_prompt", "metadata")
         if data["user_id"]:
             sessions = sessions.filter(user_id=data["user_id"])
         if data["agent_id"]:
