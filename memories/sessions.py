@@ -181,6 +181,17 @@ def session_delete(*, session_id: str) -> None:
     transaction.on_commit(drop)
 
 
+def _window_whole(messages: list[dict], session: Session, wanted: int) -> bool:
+    """Whether the hot window can answer: ``wanted`` messages or more, consecutive seqs,
+    reaching the session's last one (a later append may have reached it meanwhile)."""
+    if len(messages) < wanted:
+        return False
+    if not messages:
+        return True
+    seqs = [m["seq"] for m in messages]
+    return seqs[-1] >= session.last_seq and seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+
+
 def session_context(*, session_id: str, last: int = 20, max_tokens: int | None = None,
                     at: dt.datetime | None = None) -> dict:
     """``{"summary", "messages": [{"role", "content", "at"}] oldest first, "total", "hot"}``.
@@ -201,8 +212,15 @@ def session_context(*, session_id: str, last: int = 20, max_tokens: int | None =
             hot = messages is not None
         except store.RedisError:
             messages = None
-        if messages is not None and len(messages) < min(last, total - upto):
-            messages = None  # the window holds fewer than asked: read the truth
+        if messages is not None and not _window_whole(messages, session,
+                                                      min(last, total - upto)):
+            # Fewer than asked, or a gap left by an append while Redis was down: read the
+            # truth, and fill the window again for the next read.
+            messages = None
+            try:
+                session_store.window_warm(session)
+            except store.RedisError as exc:
+                log.warning("session window not refilled: %s", type(exc).__name__)
     if messages is None:
         rows = session.messages.filter(seq__gt=upto)
         if at is not None:

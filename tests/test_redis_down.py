@@ -188,3 +188,21 @@ def test_messages_appended_during_outage_are_in_the_context(admin_api, redis_swi
     context = admin_api.get("/sessions/s-gap/context").json()
     assert [m["content"] for m in context["messages"]] == ["before", "during", "after"]
     assert context["total"] == 3
+
+
+def test_a_window_with_a_gap_is_not_served_and_is_repaired(admin_api, redis_switch):
+    """A message appended while Redis was down is missing from the hot window; asking for
+    fewer messages than the window holds must not skip it, and the read fills the gap."""
+    from memories import session_store
+    from memories.models import Session
+
+    admin_api.post("/sessions", {"user_id": "u-a", "session_id": "s-gap2"})
+    admin_api.post("/sessions/s-gap2/messages", {"role": "user", "content": "before"})
+    redis_switch.down()
+    admin_api.post("/sessions/s-gap2/messages", {"role": "assistant", "content": "during"})
+    redis_switch.up()
+    admin_api.post("/sessions/s-gap2/messages", {"role": "user", "content": "after"})
+    context = admin_api.get("/sessions/s-gap2/context?last=2").json()
+    assert [m["content"] for m in context["messages"]] == ["during", "after"]
+    window = session_store.window_read(Session.objects.get(pk="s-gap2"), 10)
+    assert [m["content"] for m in window] == ["before", "during", "after"]
