@@ -6,7 +6,9 @@ The script starts gunicorn itself (``memory_console.wsgi`` with the product's
 ``memory_console/gunicorn_conf.py``: gthread workers) on a free
 loopback port with a throw-away SQLite file under ``var/bench/`` and a Redis key prefix of its
 own (``mcbench-load-<pid>``, Redis database 11 unless ``BENCH_REDIS_URL`` says otherwise),
-migrates, creates an admin API token with ``manage.py create_api_token`` and a dashboard login,
+migrates, starts the job worker beside it (its periodic jobs fold recall hits into the
+database every 30 s), creates an admin API token with ``manage.py create_api_token`` and a
+dashboard login,
 seeds memories and sessions through the API, then drives an open-loop schedule of requests
 (``--rate`` per second for ``--duration`` seconds, sent on time by a thread pool, so a slow
 server shows up as latency rather than as a lower request rate):
@@ -22,8 +24,8 @@ page           10%   ``GET /``, ``/memories/``, ``/sessions/``, ``/search/?q=`` 
 
 It prints per kind: count, errors, p50/p90/p99/max latency (ms, from send to full response),
 then overall throughput and how late the schedule ran; the last line is one JSON object.
-Gunicorn is stopped and the database file and Redis keys are removed at the end, also on
-Ctrl-C. Target (issue 8): 0 errors and recall p99 <= 50 ms at 200 requests/s.
+Gunicorn and the worker are stopped and the database, Redis keys and jobs are removed at the
+end, also on Ctrl-C. Target (issue 8): 0 errors and recall p99 <= 50 ms at 200 requests/s.
 """
 
 import argparse
@@ -104,6 +106,7 @@ class Bench:
             "PYTHONUNBUFFERED": "1",
         }
         self.server: subprocess.Popen | None = None
+        self.worker: subprocess.Popen | None = None
         self.token = ""
         self.cookie_header = ""
         # The measured requests go through one thread-safe keep-alive pool: urllib3 costs
@@ -194,6 +197,15 @@ class Bench:
                 time.sleep(0.2)
         else:
             raise RuntimeError("gunicorn did not answer /healthz within 30 s")
+        # The worker runs beside it, as in production: its periodic jobs include the fold
+        # of recall hits into the database every MEMORY_ACCESS_FOLD_SECONDS (default 30).
+        self.manage("schedule_periodic")
+        self.worker = subprocess.Popen(
+            [PY, "manage.py", "rqworker", "default", "index", "--with-scheduler", "--quiet"],
+            cwd=ROOT,
+            env=self.env,
+            start_new_session=True,
+        )
         self.login()
 
     def login(self) -> None:
@@ -325,6 +337,7 @@ class Bench:
         log(f"driving {total} requests at {rate}/s for {duration} s")
         cpu_before = (
             server_cpu_seconds(self.server.pid),
+            server_cpu_seconds(self.worker.pid),
             redis_cpu_seconds(self.redis_url),
             time.process_time(),
         )
@@ -339,13 +352,14 @@ class Bench:
         wall = time.monotonic() - begin
         cpu_after = (
             server_cpu_seconds(self.server.pid),
+            server_cpu_seconds(self.worker.pid),
             redis_cpu_seconds(self.redis_url),
             time.process_time(),
         )
         cpu = {
             name: (round((after - before) / wall, 2) if None not in (before, after) else None)
             for name, before, after in zip(
-                ("gunicorn", "redis", "load_client"), cpu_before, cpu_after, strict=True
+                ("gunicorn", "worker", "redis", "load_client"), cpu_before, cpu_after, strict=True
             )
         }
         return self.report(results, errors, wall, total, cpu)
@@ -423,14 +437,32 @@ class Bench:
 
     # --- clean-up ----------------------------------------------------------------------------
 
+    def forget_jobs(self) -> None:
+        """Empty the job queues and drop the periodic jobs this run scheduled."""
+        from rq import Queue
+        from rq.registry import ScheduledJobRegistry
+
+        try:
+            connection = redis.Redis.from_url(self.redis_url)
+            for name in ("default", "index"):
+                queue = Queue(name, connection=connection)
+                queue.empty()
+                registry = ScheduledJobRegistry(queue=queue)
+                for job_id in registry.get_job_ids():
+                    registry.remove(job_id, delete_job=True)
+        except redis.RedisError as exc:
+            log(f"could not remove the bench jobs: {exc}")
+
     def stop(self) -> None:
-        if self.server is not None and self.server.poll() is None:
-            os.killpg(self.server.pid, signal.SIGTERM)  # gunicorn's own process group
-            try:
-                self.server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.server.pid, signal.SIGKILL)
-                self.server.wait()
+        for process in (self.server, self.worker):
+            if process is not None and process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)  # its own process group
+                try:
+                    process.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait()
+        self.forget_jobs()
         try:
             client = redis.Redis.from_url(self.redis_url)
             batch = list(client.scan_iter(match=f"{self.prefix}:*", count=5000))
@@ -448,7 +480,7 @@ class Bench:
 
 
 def server_cpu_seconds(pgid: int) -> float | None:
-    """CPU time (user + system) of every process in gunicorn's process group (Linux /proc)."""
+    """CPU time (user + system) of every process in a process group (Linux /proc)."""
     total = 0
     try:
         for entry in os.listdir("/proc"):

@@ -195,7 +195,7 @@ MEMORY_RECONCILE_EVERY_SECONDS = env_int("MEMORY_RECONCILE_EVERY_SECONDS", 300)
 # Per-process cache of tokens and profiles, invalidated at once through Redis; a backstop TTL.
 MEMORY_ROW_CACHE_SECONDS = env_int("MEMORY_ROW_CACHE_SECONDS", 60)
 # Recall hits are counted in Redis and folded into the database this often (memories.access).
-MEMORY_ACCESS_FOLD_SECONDS = env_int("MEMORY_ACCESS_FOLD_SECONDS", 10)
+MEMORY_ACCESS_FOLD_SECONDS = env_int("MEMORY_ACCESS_FOLD_SECONDS", 30)
 if not 1 <= MEMORY_MAX_CONTENT_CHARS <= 131071:
     # Postings encode document lengths in 17 bits (memories/index/lua/put.lua).
     raise ImproperlyConfigured("MEMORY_MAX_CONTENT_CHARS must be 1..131071")
