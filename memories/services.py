@@ -13,8 +13,7 @@ import logging
 import unicodedata
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.db.models import Case, DateTimeField, F, Value, When
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
@@ -428,20 +427,20 @@ def memory_access_apply(*, batch_id: str, user_id: str,
     No new version and no ``updated_at`` change; ids without a row (purged) are skipped.
     Returns the hits applied: 0 when this batch was applied before.
     """
+    # One prepared UPDATE run per memory: an ORM update() cannot add a different count and
+    # time to each row except through a CASE over the whole batch, which SQLite evaluates
+    # per row while it holds the write lock (folds then stalled every other write).
+    qn = connection.ops.quote_name
+    sql = (f"UPDATE {qn(Memory._meta.db_table)} SET {qn('access_count')} = "
+           f"{qn('access_count')} + %s, {qn('accessed_at')} = %s WHERE {qn('memory_id')} = %s")
+    rows = [(n, connection.ops.adapt_datetimefield_value(last_hit), memory_id)
+            for memory_id, (n, last_hit) in sorted(hits.items())]
     try:
         with transaction.atomic():
             AccessFold.objects.create(batch_id=batch_id, user_id=user_id,
                                       hits=sum(n for n, _ in hits.values()))
-            by_count: dict[int, list[str]] = {}
-            for memory_id, (n, _) in hits.items():
-                by_count.setdefault(n, []).append(memory_id)
-            for n, ids in by_count.items():
-                for start in range(0, len(ids), 500):
-                    chunk = ids[start:start + 500]
-                    last_hit = Case(*(When(memory_id=i, then=Value(hits[i][1])) for i in chunk),
-                                    output_field=DateTimeField())
-                    Memory.objects.filter(memory_id__in=chunk).update(
-                        access_count=F("access_count") + n, accessed_at=last_hit)
+            with connection.cursor() as cursor:
+                cursor.executemany(sql, rows)
     except IntegrityError:
         return 0
     return sum(n for n, _ in hits.values())
