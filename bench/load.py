@@ -344,6 +344,7 @@ class Bench:
                     errors[kind][str(status)] += 1
 
         log(f"driving {total} requests at {rate}/s for {duration} s")
+        per_process_before = process_cpu_seconds(self.server.pid)
         cpu_before = (
             server_cpu_seconds(self.server.pid),
             redis_cpu_seconds(self.redis_url),
@@ -369,6 +370,13 @@ class Bench:
                 ("gunicorn", "redis", "load_client"), cpu_before, cpu_after, strict=True
             )
         }
+        # How evenly the gunicorn processes shared the work: one busy process is one GIL.
+        per_process_after = process_cpu_seconds(self.server.pid)
+        cpu["gunicorn_processes"] = sorted(
+            (round((t - per_process_before.get(pid, 0.0)) / wall, 2)
+             for pid, t in per_process_after.items() if pid != self.server.pid),
+            reverse=True,
+        )
         return self.report(results, errors, wall, total, cpu)
 
     def report(self, results, errors, wall: float, total: int, cpu: dict) -> dict:
@@ -498,22 +506,27 @@ class Bench:
                 log(f"could not drop {self.pg_database}: {exc}")
 
 
-def server_cpu_seconds(pgid: int) -> float | None:
-    """CPU time (user + system) of every process in a process group (Linux /proc)."""
-    total = 0
+def process_cpu_seconds(pgid: int) -> dict[int, float]:
+    """CPU time (user + system, seconds) of each process in a process group (Linux /proc)."""
+    out = {}
     try:
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid:  # fields[2] is pgrp (field 5 of stat)
-                total += int(fields[11]) + int(fields[12])  # utime, stime
+        entries = [e for e in os.listdir("/proc") if e.isdigit()]
     except OSError:
-        return None
-    return total / CLK_TCK
+        return out
+    for entry in entries:
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:  # fields[2] is pgrp (field 5 of stat)
+            out[int(entry)] = (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime
+    return out
+
+
+def server_cpu_seconds(pgid: int) -> float | None:
+    """CPU time of a whole process group; None where /proc is missing."""
+    per_process = process_cpu_seconds(pgid)
+    return sum(per_process.values()) if per_process else None
 
 
 def redis_cpu_seconds(url: str) -> float | None:

@@ -107,28 +107,47 @@ def access_fold(*, user_ids: list[str] | None = None) -> dict:
     return totals
 
 
-def access_fold_quietly(*, user_ids: list[str] | None = None) -> int:
+def access_fold_quietly(*, user_ids: list[str] | None = None) -> int | None:
     """:func:`access_fold` for readers that must work with Redis down (the database then
     lacks only the hits still pending, and a later fold brings them); returns the hits
-    folded, 0 when Redis failed."""
+    folded, None when Redis failed."""
     try:
         return access_fold(user_ids=user_ids)["hits"]
     except store.RedisError as exc:
         log.warning("access counts not folded: %s", type(exc).__name__)
-        return 0
+        return None
 
 
 def with_hits_folded(memory):
     """``memory`` (a Memory row) with its namespace's pending hits folded in first, so a
-    reader sees the exact ``access_count``; with Redis down, the row as it is."""
-    if access_fold_quietly(user_ids=[memory.user_id]):
+    reader sees the exact ``access_count``; with Redis down, the row as it is. Re-read even
+    when this fold found nothing: another folder may have applied hits since the row was
+    read."""
+    if access_fold_quietly(user_ids=[memory.user_id]) is not None:
         memory.refresh_from_db(fields=["access_count", "accessed_at"])
     return memory
 
 
+def access_discard(*, user_id: str) -> None:
+    """Forget the hits of namespace ``user_id`` that Redis holds and the database does not
+    (pending, taken, and the hot-store counts), so the rows' counts are the truth again:
+    a replace import restores counts from a document. Raises ``RedisError``."""
+    client = store.get_client()
+    ids = [store.text(i) for i in client.smembers(store.key(user_id, "ids"))]
+    batches = [store.text(b) for b in client.smembers(store.key(user_id, "access", "batches"))]
+    pipe = store.NamespacePipelines(client).for_namespace(user_id)  # one slot: one node
+    for memory_id in ids:
+        pipe.hdel(store.key(user_id, "m", memory_id), "access_count", "accessed_at")
+    pipe.delete(store.key(user_id, "access"), store.key(user_id, "access", "batches"),
+                *[store.key(user_id, "access", "b", b) for b in batches])
+    pipe.execute()
+    client.srem(_pending_set(), user_id)
+
+
 def _fold_namespace(client, user_id: str) -> tuple[int, int]:
     pending, batches = store.key(user_id, "access"), store.key(user_id, "access", "batches")
-    new_batch = uuid.uuid4().hex
+    # Time first, so batches sort (and are applied) in the order they were taken.
+    new_batch = f"{time.time_ns():016x}{uuid.uuid4().hex[:16]}"
     client.eval(_TAKE, 3, pending, store.key(user_id, "access", "b", new_batch), batches,
                 new_batch)
     done = hits = 0

@@ -14,7 +14,7 @@ from django.utils import timezone
 from memories import access, services
 from memories.errors import InvalidInput
 from memories.models import Memory
-from memories.validation import parse_iso_datetime
+from memories.validation import MEMORY_ID_RE, parse_iso_datetime
 
 SCHEMA_VERSION = 2
 FIELDS = ("memory_id", "user_id", "conversation_id", "type", "content", "context", "keywords",
@@ -90,10 +90,20 @@ def import_memories(*, doc, mode: str = "merge", actor=None) -> dict:
     return result
 
 
+def _whole(value, field: str, n: int, *, minimum: int, default: int) -> int:
+    """A whole number >= ``minimum`` from a document item (None = ``default``)."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value < 2**31:
+        raise InvalidInput(f"memories[{n}].{field} must be a whole number >= {minimum}",
+                           field=field, index=n)
+    return value
+
+
 def _replace(items: list[dict], actor) -> dict:
     namespaces = sorted({m.get("user_id") for m in items} - {None})
     restored = []
-    for m in items:
+    for n, m in enumerate(items):
         built = services._build_memory(
             user_id=m.get("user_id"), content=m.get("content"),
             conversation_id=m.get("conversation_id"), type=m.get("type", "long_term"),
@@ -101,9 +111,15 @@ def _replace(items: list[dict], actor) -> dict:
             metadata=m.get("metadata") or {}, source=m.get("source") or "",
             author=m.get("author") or "", keywords=m.get("keywords") or [],
             context=m.get("context") or "", created_at=_parse(m.get("created_at"), "created_at"))
-        built.memory_id = m.get("memory_id") or built.memory_id
-        built.version = int(m.get("version") or 1)
-        built.access_count = int(m.get("access_count") or 0)
+        memory_id = m.get("memory_id")
+        if memory_id is not None and not (isinstance(memory_id, str)
+                                          and MEMORY_ID_RE.match(memory_id)):
+            raise InvalidInput(f"memories[{n}].memory_id must look like mem_ and 16 hex digits",
+                               field="memory_id", index=n)
+        built.memory_id = memory_id or built.memory_id
+        built.version = _whole(m.get("version"), "version", n, minimum=1, default=1)
+        built.access_count = _whole(m.get("access_count"), "access_count", n, minimum=0,
+                                    default=0)
         built.updated_at = _parse(m.get("updated_at"), "updated_at") or built.updated_at
         built.expire_at = _parse(m.get("expire_at"), "expire_at")
         built.deleted_at = _parse(m.get("deleted_at"), "deleted_at")
@@ -124,6 +140,8 @@ def _replace(items: list[dict], actor) -> dict:
 
     def rebuild():
         for user_id in namespaces:
+            # The document's access counts are the truth now, not hits Redis still holds.
+            access.access_discard(user_id=user_id)
             reindex.reindex_namespace(user_id, forget_versions=True)
 
     transaction.on_commit(rebuild)

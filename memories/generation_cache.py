@@ -18,7 +18,7 @@ import threading
 import time
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from memories import store
 
@@ -37,10 +37,11 @@ def cached(name: str, load):
     """The value cached under ``name``, or ``load()`` (a database read) cached now.
 
     None is never cached: a miss costs a query each time, and keys nobody holds (guessed
-    tokens) must not fill the cache. Values are shared by the threads of the process.
+    tokens) must not fill the cache. Nor is a value read inside a transaction, which may yet
+    roll back. Values are shared by the threads of the process.
     """
     try:
-        generation = store.text(store.get_client().get(_key()))
+        generation = _generation()
     except store.RedisError as exc:
         log.warning("row cache off, redis unreachable: %s", type(exc).__name__)
         clear()
@@ -53,10 +54,24 @@ def cached(name: str, load):
     if value is not _MISSING and expires > now:
         return value
     value = load()
+    # A value read inside a transaction may be rolled back, and a rollback bumps nothing.
+    if connection.in_atomic_block:
+        return value
     with _lock:
         if value is not None and _state["generation"] == generation:
             _state["entries"][name] = (now + settings.MEMORY_ROW_CACHE_SECONDS, value)
     return value
+
+
+def _generation() -> str:
+    """The current generation; a missing key (a flushed Redis) gets a fresh token first, so
+    a process that cached before the flush cannot find its old generation again."""
+    client = store.get_client()
+    generation = client.get(_key())
+    if generation is None:
+        client.set(_key(), secrets.token_hex(8), nx=True)
+        generation = client.get(_key())
+    return store.text(generation)
 
 
 def clear() -> None:

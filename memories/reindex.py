@@ -133,7 +133,7 @@ def _set_reference_lengths(client, user_id: str, gen: int, rows) -> None:
     averages = {}
     for field in index_fields.ANALYZERS:
         stats = postings.field_stats(client, user_id=user_id, field=field)
-        if stats["N"] == 0:
+        if stats["N"] <= 0 or stats["avgdl"] <= 0:
             averages = _measure_lengths(rows)
             break
         averages[field] = stats["avgdl"]

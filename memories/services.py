@@ -431,10 +431,15 @@ def memory_access_apply(*, batch_id: str, user_id: str,
     # time to each row except through a CASE over the whole batch, which SQLite evaluates
     # per row while it holds the write lock (folds then stalled every other write).
     qn = connection.ops.quote_name
-    sql = (f"UPDATE {qn(Memory._meta.db_table)} SET {qn('access_count')} = "
-           f"{qn('access_count')} + %s, {qn('accessed_at')} = %s WHERE {qn('memory_id')} = %s")
-    rows = [(n, connection.ops.adapt_datetimefield_value(last_hit), memory_id)
-            for memory_id, (n, last_hit) in sorted(hits.items())]
+    # accessed_at only moves forward: batches may be applied out of order (one left by a
+    # crash, two folders at once).
+    count, at = qn("access_count"), qn("accessed_at")
+    sql = (f"UPDATE {qn(Memory._meta.db_table)} SET {count} = {count} + %s, {at} = CASE "
+           f"WHEN {at} IS NULL OR {at} < %s THEN %s ELSE {at} END WHERE {qn('memory_id')} = %s")
+    rows = []
+    for memory_id, (n, last_hit) in sorted(hits.items()):
+        last_hit = connection.ops.adapt_datetimefield_value(last_hit)
+        rows.append((n, last_hit, last_hit, memory_id))
     try:
         with transaction.atomic():
             AccessFold.objects.create(batch_id=batch_id, user_id=user_id,

@@ -20,18 +20,29 @@ from memories.models import Message, Session
 WINDOW_MAX = 1000
 
 _APPEND = """
--- KEYS: meta, msgs, ts. ARGV: ttl, window_max, meta_json_or_empty, n, then (seq, ts, json)...
+-- KEYS: meta, msgs, ts. ARGV: ttl, window_max, meta_json_or_empty, summary_upto_seq, n,
+-- then (seq, ts, json)...
 local ttl, maxn = tonumber(ARGV[1]), tonumber(ARGV[2])
 if ARGV[3] ~= '' then
   local meta = cjson.decode(ARGV[3])
   for k, v in pairs(meta) do redis.call('HSET', KEYS[1], k, v) end
 end
-local n = tonumber(ARGV[4])
+local n = tonumber(ARGV[5])
 for i = 0, n - 1 do
-  local seq, ts, msg = ARGV[5 + i * 3], ARGV[6 + i * 3], ARGV[7 + i * 3]
+  local seq, ts, msg = ARGV[6 + i * 3], ARGV[7 + i * 3], ARGV[8 + i * 3]
   redis.call('ZADD', KEYS[2], seq, msg)
   redis.call('ZADD', KEYS[3], ts, seq)
   redis.call('HSET', KEYS[1], 'last_seq', seq)
+end
+-- Folded messages never come back, whoever appends them (a warm from a stale read, say):
+-- every seq up to the higher of the stored and the given summary_upto_seq goes.
+local upto = math.max(tonumber(redis.call('HGET', KEYS[1], 'summary_upto_seq')) or 0,
+                      tonumber(ARGV[4]))
+if upto > 0 then
+  redis.call('HSET', KEYS[1], 'summary_upto_seq', upto)
+  local folded = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', upto, 'WITHSCORES')
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', upto)
+  for i = 2, #folded, 2 do redis.call('ZREM', KEYS[3], folded[i]) end
 end
 local over = redis.call('ZCARD', KEYS[2]) - maxn
 if over > 0 then
@@ -74,7 +85,8 @@ def window_append(session: Session, messages: list[Message]) -> int:
     """Mirror appended messages into the hot window; returns the window length."""
     args = [ttl_with_jitter(session.ttl_seconds), WINDOW_MAX,
             json.dumps({"user_id": session.user_id, "agent_id": session.agent_id,
-                        "session_id": session.session_id}), len(messages)]
+                        "session_id": session.session_id}), session.summary_upto_seq,
+            len(messages)]
     for m in messages:
         args += [m.seq, m.ts.timestamp(), message_json(m)]
     return int(store.get_client().eval(_APPEND, 3, *keys(session), *args))
@@ -90,7 +102,11 @@ def window_read(session: Session, last: int) -> list[dict] | None:
 
 
 def window_warm(session: Session) -> int:
-    """Load the newest window of a cold session back from the database."""
+    """Load the newest window of a session back from the database (a cold one, or one with
+    a gap). ``summary_upto_seq`` is read afresh: a fold may have committed since ``session``
+    was read, and its messages must not return to the window."""
+    session.summary_upto_seq = Session.objects.filter(pk=session.pk).values_list(
+        "summary_upto_seq", flat=True).first() or 0
     recent = list(session.messages.filter(seq__gt=session.summary_upto_seq)
                   .order_by("-seq")[:WINDOW_MAX])[::-1]
     return window_append(session, recent) if recent else 0

@@ -212,6 +212,8 @@ def session_context(*, session_id: str, last: int = 20, max_tokens: int | None =
             hot = messages is not None
         except store.RedisError:
             messages = None
+        if messages is not None:  # a fold whose trim failed leaves its messages behind
+            messages = [m for m in messages if m["seq"] > upto]
         if messages is not None and not _window_whole(messages, session,
                                                       min(last, total - upto)):
             # Fewer than asked, or a gap left by an append while Redis was down: read the

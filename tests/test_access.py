@@ -174,3 +174,61 @@ def test_export_and_the_cleanup_plan_see_every_hit(builtins):
     assert policy.cleanup_plan(user_id="u-a").forget == []  # used just now: not idle
     exported = backup.export_memories(user_id="u-a")["memories"]
     assert [e["access_count"] for e in exported] == [1]
+
+
+def test_batches_applied_out_of_order_never_move_accessed_at_back(builtins, monkeypatch):
+    m = create("deploys freeze on fridays")
+    older, newer = 1_700_000_000.0, 1_700_000_100.0
+    access.access_record(user_id="u-a", memory_ids=[m.memory_id], now=older)
+    real_apply = services.memory_access_apply
+
+    def blip(**kwargs):
+        raise RuntimeError("database blip")
+
+    monkeypatch.setattr(services, "memory_access_apply", blip)
+    with pytest.raises(RuntimeError):
+        access.access_fold()  # the batch with the older hit stays behind
+    monkeypatch.setattr(services, "memory_access_apply", real_apply)
+    # A concurrent folder applies a batch with a newer hit before the old one is retried.
+    hits = {m.memory_id: (1, dt.datetime.fromtimestamp(newer, dt.UTC))}
+    services.memory_access_apply(batch_id="f" * 32, user_id="u-a", hits=hits)
+    access.access_fold()
+    row = Memory.objects.get(pk=m.memory_id)
+    assert row.access_count == 2
+    assert row.accessed_at.timestamp() == pytest.approx(newer, abs=1e-3)
+
+
+def test_a_reader_sees_hits_another_folder_applied_after_it_read_the_row(builtins):
+    m = create("quarterly planning happens in the big room")
+    access.access_record(user_id="u-a", memory_ids=[m.memory_id])
+    row = Memory.objects.get(pk=m.memory_id)
+    access.access_fold()  # the periodic job, between the read and the fold-on-read
+    assert access.with_hits_folded(row).access_count == 1
+
+
+def test_a_replace_import_makes_the_documents_counts_the_truth(builtins):
+    m = create("the office wifi password rotates monthly")
+    for _ in range(5):
+        access.access_record(user_id="u-a", memory_ids=[m.memory_id])
+    access.access_fold()
+    doc = backup.export_memories(user_id="u-a")
+    doc["memories"][0]["access_count"] = 1  # an older backup
+    for _ in range(3):  # and hits still pending when it is restored
+        access.access_record(user_id="u-a", memory_ids=[m.memory_id])
+    backup.import_memories(doc=doc, mode="replace")
+    access.access_fold()
+    assert count(m) == 1
+    assert memory_hash("u-a", m.memory_id)["access_count"] == "1"
+
+
+@pytest.mark.parametrize("field, value", [
+    ("memory_id", "odd:id ü"), ("memory_id", 7), ("version", "two"), ("version", 0),
+    ("access_count", -1), ("access_count", 1.5)])
+def test_a_replace_import_refuses_bad_ids_and_numbers(builtins, admin_api, field, value):
+    m = create("a memory to export")
+    doc = backup.export_memories(user_id="u-a")
+    doc["memories"][0][field] = value
+    resp = admin_api.post("/import?mode=replace", doc)
+    assert resp.status_code == 400
+    assert resp.json()["error"]["field"] == field
+    assert Memory.objects.get(pk=m.memory_id).version == 1  # nothing changed

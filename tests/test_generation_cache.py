@@ -70,3 +70,28 @@ def test_with_redis_down_tokens_and_profiles_load_from_the_database(builtins, ap
     finally:
         store._client.cache_clear()
         settings.REDIS_URL = live
+
+
+def test_a_flushed_generation_never_matches_a_cache_from_before(builtins):
+    client = store.get_client()
+    client.delete(store.global_key("rowcache:generation"))
+    assert generation_cache.cached("k", lambda: "v1") == "v1"
+    client.set(store.global_key("rowcache:generation"), "changed-elsewhere")  # a change...
+    client.delete(store.global_key("rowcache:generation"))  # ...then a flush
+    assert generation_cache.cached("k", lambda: "v2") == "v2"
+
+
+def test_nothing_read_inside_a_rolled_back_transaction_stays_cached(builtins):
+    from django.db import transaction
+
+    from memories.models import RankingProfile
+    from memories.profiles import profile_resolve
+
+    saved_k1 = RankingProfile.objects.get(name="bm25").k1
+    with pytest.raises(RuntimeError), transaction.atomic():
+        profile = RankingProfile.objects.get(name="bm25")
+        profile.k1 = 2.5
+        profile.save()
+        assert profile_resolve("bm25").k1 == 2.5
+        raise RuntimeError("roll back")
+    assert profile_resolve("bm25").k1 == saved_k1

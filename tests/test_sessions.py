@@ -224,3 +224,44 @@ def test_the_migration_fills_the_counters_of_existing_sessions(builtins, empty_q
     import_module("memories.migrations.0011_session_counters").fill_counters(apps, None)
     s.refresh_from_db()
     assert s.last_seq == 5 and s.unfolded_chars == unfolded_chars_counted(s) == 18
+
+
+def ten_messages(session_id="s-1"):
+    new_session(session_id)
+    sessions.session_append(session_id=session_id, messages=[
+        {"role": "user", "content": f"message {n}"} for n in range(1, 11)])
+    return Session.objects.get(pk=session_id)
+
+
+def test_a_fold_whose_trim_failed_is_not_served_from_the_window(builtins, monkeypatch,
+                                                                empty_queues):
+    ten_messages()
+
+    def trim_fails(*args, **kwargs):
+        raise store.RedisError("down at the moment of the trim")
+
+    monkeypatch.setattr(session_store, "window_trim", trim_fails)
+    sessions.session_fold(session_id="s-1", keep=3)
+    monkeypatch.undo()
+    for _ in range(2):  # the first read also repairs the window for the second
+        ctx = sessions.session_context(session_id="s-1", last=20)
+        assert [m["content"] for m in ctx["messages"]] == ["message 8", "message 9",
+                                                           "message 10"]
+
+
+def test_a_refill_from_a_stale_read_does_not_bring_folded_messages_back(builtins, monkeypatch,
+                                                                       empty_queues):
+    s = ten_messages()
+    store.get_client().zremrangebyscore(session_store.keys(s)[1], 10, 10)  # a gap
+    real_warm = session_store.window_warm
+
+    def fold_then_warm(session):
+        sessions.session_fold(session_id="s-1", keep=3)  # commits after the context's read
+        return real_warm(session)
+
+    monkeypatch.setattr(session_store, "window_warm", fold_then_warm)
+    sessions.session_context(session_id="s-1", last=5)
+    monkeypatch.undo()
+    ctx = sessions.session_context(session_id="s-1", last=20)
+    assert [m["content"] for m in ctx["messages"]] == ["message 8", "message 9", "message 10"]
+    assert ctx["hot"] is True
