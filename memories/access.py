@@ -118,6 +118,19 @@ def access_fold_quietly(*, user_ids: list[str] | None = None) -> int | None:
         return None
 
 
+def access_pending() -> dict:
+    """``{"namespaces", "memories"}``: how many namespaces, and memories in them, have hits
+    counted in Redis and not yet folded into the database (taken batches not included).
+    Raises ``RedisError``."""
+    client = store.get_client()
+    user_ids = [store.text(u) for u in client.smembers(_pending_set())]
+    pipes = store.NamespacePipelines(client)
+    for user_id in user_ids:
+        pipes.for_namespace(user_id).hlen(store.key(user_id, "access"))
+    fields = sum(n for replies in pipes.execute() for n in replies)
+    return {"namespaces": len(user_ids), "memories": fields // 2}  # n: and t: per memory
+
+
 def with_hits_folded(memory):
     """``memory`` (a Memory row) with its namespace's pending hits folded in first, so a
     reader sees the exact ``access_count``; with Redis down, the row as it is. Re-read even

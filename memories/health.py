@@ -1,16 +1,18 @@
 """Index health for the Index page and ``GET /api/v1/index/health`` (reads only)."""
 
 import django_rq
+from django.conf import settings
 from rq.registry import FailedJobRegistry
 
-from memories import drift, store
+from memories import access, drift, store
 from memories.index import fields as index_fields
 from memories.index import postings
 
 
 def index_health() -> dict:
     """``{"memories_in_db", "memories_indexed", "drift", "namespaces", "stats", "queues",
-    "failed_jobs", "redis"}``; drift is computed live. Raises RedisError when Redis is down."""
+    "failed_jobs", "redis", "access_pending"}``; drift is computed live. Raises RedisError
+    when Redis is down."""
     client = store.get_client()
     found = drift.drift_compute()
     per_ns = {}
@@ -40,4 +42,7 @@ def index_health() -> dict:
         "failed_count": failed_count,
         "redis": {"used_memory": int(memory["used_memory"]),
                   "used_memory_human": memory.get("used_memory_human")},
+        # Recall hits not yet in the database; the periodic fold empties it.
+        "access_pending": {**access.access_pending(),
+                           "fold_every_seconds": settings.MEMORY_ACCESS_FOLD_SECONDS},
     }

@@ -53,6 +53,18 @@ def test_it_shows_health_and_drift(viewer_client, make_memory, redis_client):
     assert "reindex-form" not in ids(body) and "Starting jobs needs the admin role." in body
 
 
+def test_it_shows_the_recall_hits_waiting_for_a_fold(viewer_client, three, admin_api):
+    from memories import access
+
+    access.access_record(user_id="u-a", memory_ids=[m.memory_id for m in three[:2]])
+    body = text(viewer_client.get("/index/"))
+    assert "2 memories with recall hits not yet in the database" in body
+    assert admin_api.get("/index/health").json()["access_pending"] == {
+        "namespaces": 1, "memories": 2, "fold_every_seconds": 30}
+    access.access_fold()
+    assert "0 memories with recall hits" in text(viewer_client.get("/index/"))
+
+
 def test_no_drift_says_so(viewer_client, three):
     body = text(viewer_client.get("/index/"))
     assert 'id="stat-drift">0<' in body and "no-drift" in ids(body)
