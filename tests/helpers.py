@@ -1,9 +1,14 @@
 """Test helpers: read the Redis index back, and an oracle that scores from the database."""
 
-from memories import store
+from memories import services, store
 from memories.index import fields as index_fields
 from memories.index import postings, scoring
 from memories.models import Memory
+
+
+def create(content: str, user_id: str = "u-a", **kw):
+    """A memory made through the service (or the live duplicate it returns)."""
+    return services.memory_create(user_id=user_id, content=content, **kw)[0]
 
 
 def postings_of(user_id: str, term: str, field: str = index_fields.CONTENT) -> set[str]:

@@ -12,13 +12,9 @@ from rq.registry import ScheduledJobRegistry
 
 from memories import access, backup, jobs, policy, services, store
 from memories.models import AccessFold, Memory
-from tests.helpers import memory_hash
+from tests.helpers import create, memory_hash
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def create(content, user_id="u-a", **kw):
-    return services.memory_create(user_id=user_id, content=content, **kw)[0]
 
 
 def count(memory) -> int:

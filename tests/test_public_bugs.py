@@ -13,13 +13,9 @@ from memories import access, services, store
 from memories.index.tokenizer import tokenize
 from memories.models import Memory
 from memories.search import memory_search
-from tests.helpers import memory_hash, oracle_scores, postings_of, stats
+from tests.helpers import create, memory_hash, oracle_scores, postings_of, stats
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def create(content, user_id="u-a", **kw):
-    return services.memory_create(user_id=user_id, content=content, **kw)[0]
 
 
 def ids(found):

@@ -5,13 +5,9 @@ import pytest
 from memories import reindex, services, store
 from memories.errors import Conflict
 from memories.search import memory_search
-from tests.helpers import oracle_scores, postings_of, stats
+from tests.helpers import create, oracle_scores, postings_of, stats
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def create(content, user_id="u-a", **kw):
-    return services.memory_create(user_id=user_id, content=content, **kw)[0]
 
 
 def scores(query, user_id="u-a"):

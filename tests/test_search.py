@@ -9,13 +9,9 @@ from memories import services
 from memories.index import fields as index_fields
 from memories.models import Memory
 from memories.search import memory_search
-from tests.helpers import oracle_scores, stats
+from tests.helpers import create, oracle_scores, stats
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def create(content, user_id="u-a", **kw):
-    return services.memory_create(user_id=user_id, content=content, **kw)[0]
 
 
 def scores(user_id, query, limit=100, **kw):
