@@ -440,15 +440,15 @@ def memory_access_apply(*, batch_id: str, user_id: str,
     for memory_id, (n, last_hit) in sorted(hits.items()):
         last_hit = connection.ops.adapt_datetimefield_value(last_hit)
         rows.append((n, last_hit, last_hit, memory_id))
+    total = sum(n for n, _ in hits.values())
     try:
         with transaction.atomic():
-            AccessFold.objects.create(batch_id=batch_id, user_id=user_id,
-                                      hits=sum(n for n, _ in hits.values()))
+            AccessFold.objects.create(batch_id=batch_id, user_id=user_id, hits=total)
             with connection.cursor() as cursor:
                 cursor.executemany(sql, rows)
     except IntegrityError:
         return 0
-    return sum(n for n, _ in hits.values())
+    return total
 
 
 def access_folds_prune(*, older_than: dt.timedelta = dt.timedelta(days=1)) -> int:
