@@ -50,7 +50,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["TimeQuery", "TimeRange", "parse_query_time"]
+__all__ = ["TimeQuery", "TimeRange", "parse_query_time", "warm_up"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +189,13 @@ def _dateparser(base: dt.datetime):
     return DateDataParser(
         languages=["en"], settings={"RELATIVE_BASE": base, "PREFER_DATES_FROM": "past"}
     )
+
+
+def warm_up() -> None:
+    """Import ``dateparser`` and build today's parser now (about 1 s the first time), so the
+    first query with "yesterday" in a server process does not pay for it."""
+    now = dt.datetime.now(dt.UTC)
+    _en_relative("yesterday", now.date())
 
 
 def _en_relative(words: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
