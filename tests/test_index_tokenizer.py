@@ -21,7 +21,8 @@ def test_it_splits_a_chinese_sentence_into_bigrams():
     tokens = tokenize("我明天要去杭州出差")
     assert "杭州" in tokens
     assert len(tokens) > 1
-    assert tokens == ["我明", "明天", "天要", "要去", "去杭", "杭州", "州出", "出差"]
+    # Bigrams of a function character across two words (我明, 天要, 要去) are dropped.
+    assert tokens == ["明天", "去杭", "杭州", "州出", "出差"]
 
 
 def test_it_makes_overlapping_bigrams_like_lucene_cjk_bigram_filter():

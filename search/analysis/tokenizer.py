@@ -10,6 +10,11 @@ Pipeline of :func:`tokenize` (one token per occurrence, in text order):
    full-width; casefold lower-cases ("VIP" -> "vip", "Straße" -> "strasse").
 2. Split into runs with one precompiled regex:
 
+   * Dates and numbers with a Chinese unit, as one token each: "4月27号" and
+     "4月27日" -> "4月27日" (号 and 日 are one unit; leading zeros dropped),
+     "2025年3月" -> "2025年", "3月"; "2025年4月27日" -> "2025年", "4月27日" (the year
+     apart, so a question naming only the day still matches); "27号" -> "27号";
+     "3天" -> "3天", "18岁" -> "18岁" (units in :data:`NUMBER_UNITS`).
    * CJK runs (Han, Hiragana, Katakana, Hangul) -> see step 3.
    * Other word runs: ``\\w`` minus underscore minus CJK, so letters of any
      script and digits ("x1234567", "2026", "world123"). Underscores,
@@ -26,9 +31,11 @@ Pipeline of :func:`tokenize` (one token per occurrence, in text order):
    run ("vip", "会员"). ``cjk="jieba"``: the run is segmented with
    ``jieba.lcut_for_search`` instead (imported lazily; optional).
 4. ``stopwords=True`` drops English stopwords (NLTK's English list, see
-   :data:`ENGLISH_STOPWORDS`), CJK unigrams in :data:`CJK_STOPWORDS` and CJK
-   bigrams / jieba words in :data:`CJK_STOPWORD_BIGRAMS`. Bigrams are NOT
-   dropped just because their characters are stopwords: "我明" is kept.
+   :data:`ENGLISH_STOPWORDS`), CJK unigrams in :data:`CJK_STOPWORDS`, CJK
+   bigrams / jieba words in :data:`CJK_STOPWORD_BIGRAMS`, and (bigram mode)
+   every bigram that holds a function character (``search.analysis.cjk_words``:
+   的 了 我 们 在 ...) unless that bigram is itself a word: "号我", "们聊", "我明"
+   straddle two words and go; "我国", "现在", "了解" stay.
 5. ``stemming=True`` applies the Snowball English stemmer to tokens that
    contain a Latin letter ("running" -> "run"); digits-only tokens and CJK
    tokens are never stemmed. Stopwords are removed before stemming (as in
@@ -48,11 +55,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from search.analysis.cjk_words import FUNCTION_CHAR_WORDS, FUNCTION_CHARS
+
 __all__ = [
     "CJK_STOPWORDS",
     "CJK_STOPWORD_BIGRAMS",
     "DEFAULT_ANALYZER",
     "ENGLISH_STOPWORDS",
+    "NUMBER_UNITS",
     "Analyzer",
     "CjkMode",
     "normalize",
@@ -123,12 +133,22 @@ _CJK_CLASS = (
     "\U00020000-\U0003134f"  # CJK Unified Ideographs Extensions B-G
 )
 
-# Group 1: a CJK run. Group 2: a non-CJK word run ([^\W_] = word chars minus
-# "_"), optionally followed by a possessive 's that is consumed but not kept.
+# Chinese units that stay glued to the number before them ("3天", "18岁").
+NUMBER_UNITS = "岁天周元块次点"
+
+# Group 1: a Chinese date or a number with its unit (see _date_tokens). Group 2:
+# a CJK run. Group 3: a non-CJK word run ([^\W_] = word chars minus "_"),
+# optionally followed by a possessive 's that is consumed but not kept.
 _TOKEN_RE = re.compile(
-    rf"([{_CJK_CLASS}]+)"
+    rf"(?<![^\W_{_CJK_CLASS}])("
+    r"\d{1,4}年(?:\d{1,2}月(?:\d{1,2}[日号])?)?"
+    r"|\d{1,2}月(?:\d{1,2}[日号])?"
+    rf"|\d{{1,4}}[日号{NUMBER_UNITS}]"
+    r")"
+    rf"|([{_CJK_CLASS}]+)"
     rf"|([^\W_{_CJK_CLASS}]+)(?:['\u2019]s(?![^\W_{_CJK_CLASS}]))?"
 )
+_DATE_PARTS_RE = re.compile(r"(?:(\d+)年)?(?:(\d+)月)?(?:(\d+)[日号])?")
 
 # A token is stemmed only if it has a Latin letter (ASCII or Latin-1/Extended).
 _LATIN_LETTER_RE = re.compile("[a-z\u00df-\u00f6\u00f8-\u024f]")
@@ -159,21 +179,57 @@ def _stem(word: str) -> str:
     return _english_stemmer().stemWord(word)
 
 
+def _date_tokens(text: str) -> list[str]:
+    """"4月27号" -> ["4月27日"]; "2025年3月" -> ["2025年", "3月"]; "3天" -> ["3天"]."""
+    if text[-1] in NUMBER_UNITS:
+        return [str(int(text[:-1])) + text[-1]]
+    year, month, day = _DATE_PARTS_RE.fullmatch(text).groups()
+    out = [f"{int(year)}年"] if year else []
+    if month:
+        out.append(f"{int(month)}月{int(day)}日" if day else f"{int(month)}月")
+    elif day:
+        out.append(f"{int(day)}{text[-1]}")
+    return out
+
+
+def _is_cross_word(gram: str) -> bool:
+    """A bigram with a function character that is not itself a word ("号我", "们聊")."""
+    return (gram[0] in FUNCTION_CHARS or gram[1] in FUNCTION_CHARS) and (
+        gram not in FUNCTION_CHAR_WORDS
+    )
+
+
 def _cjk_bigrams(run: str, stopwords: bool) -> list[str]:
     """Split a CJK run into overlapping bigrams (Lucene's CJKBigramFilter).
 
     "杭州出差" -> ["杭州", "州出", "出差"]; a one-character run stays a
-    unigram. With ``stopwords``, unigrams in :data:`CJK_STOPWORDS` and bigrams
-    in :data:`CJK_STOPWORD_BIGRAMS` are dropped.
+    unigram. With ``stopwords``, unigrams in :data:`CJK_STOPWORDS`, bigrams
+    in :data:`CJK_STOPWORD_BIGRAMS` and cross-word bigrams of a function
+    character (:func:`_is_cross_word`) are dropped; a content character that
+    no kept bigram covers is then kept as a unigram ("我们聊了" -> ["聊"]).
     """
     if len(run) == 1:
         if stopwords and run in CJK_STOPWORDS:
             return []
         return [run]
     grams = [run[i : i + 2] for i in range(len(run) - 1)]
-    if stopwords:
-        return [g for g in grams if g not in CJK_STOPWORD_BIGRAMS]
-    return grams
+    if not stopwords:
+        return grams
+    # Keep every content character findable: one that no kept bigram covers (聊 in
+    # "们聊了") becomes a unigram at its place.
+    out: list[tuple[int, str]] = []
+    covered = [False] * len(run)
+    for i, gram in enumerate(grams):
+        if gram in CJK_STOPWORD_BIGRAMS:
+            covered[i] = covered[i + 1] = True
+        elif not _is_cross_word(gram):
+            out.append((i, gram))
+            covered[i] = covered[i + 1] = True
+    for i, ch in enumerate(run):
+        if not covered[i] and ch not in FUNCTION_CHARS and ch not in CJK_STOPWORDS:
+            out.append((i, ch))
+    out.sort()
+    return [token for _, token in out]
 
 
 @lru_cache(maxsize=1)
@@ -219,8 +275,10 @@ def tokenize(
     split_cjk = _cjk_bigrams if cjk == "bigram" else _cjk_jieba
     out: list[str] = []
     append = out.append
-    for cjk_run, word in _TOKEN_RE.findall(normalize(text)):
-        if word:
+    for date, cjk_run, word in _TOKEN_RE.findall(normalize(text)):
+        if date:
+            out.extend(_date_tokens(date))
+        elif word:
             if stopwords and word in ENGLISH_STOPWORDS:
                 continue
             append(_stem(word) if stemming else word)
