@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from memories.index import scoring
+from search import scoring
 from search.serving.engine import Doc, FieldIndex
 
 WORDS = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "杭州", "出差"]

@@ -14,11 +14,11 @@ from django.conf import settings
 from django.db import connection
 
 from memories import services, store
-from memories.index import fields as index_fields
-from memories.index import scoring
 from memories.models import Memory
-from memories.reindex import reindex_namespace
-from memories.search import memory_search
+from operations.reindex import reindex_namespace
+from search import scoring
+from search.index import fields as index_fields
+from search.memory_search import memory_search
 from search.serving import feed as serving
 from tests.helpers import create, oracle_scores
 
@@ -32,8 +32,8 @@ import json, sys
 import django
 django.setup()
 from memories import services
-from memories.models import RankingProfile
-from memories.search import memory_search
+from search.models import RankingProfile
+from search.memory_search import memory_search
 bm25 = RankingProfile(name="bm25")  # unsaved: the child never needs the profile table
 for line in sys.stdin:
     cmd, _, arg = line.rstrip("\n").partition(" ")
