@@ -76,7 +76,6 @@ _ENVIRONMENT = re.compile(
     r"|(测试|开发)(?=环境|数据库|服务器|集群|机房)", re.IGNORECASE)
 _ENV_NAMES = {"prod": "production", "生产": "production", "线上": "production",
               "预发": "staging", "测试": "test", "开发": "development"}
-_SENTENCE_END = re.compile(r"[.!?。！？]\s*$|^\s*$|\n\s*$")
 
 # A capitalised function word inside a sentence (after a colon, in a title) is no name.
 _FUNCTION_WORDS = frozenset({
@@ -152,6 +151,17 @@ def _environments(text: str) -> set[str]:
     return found
 
 
+def _opens_sentence(text: str, start: int) -> bool:
+    """Whether the word at ``start`` opens a sentence: nothing but white space before it, a
+    line break, or closing punctuation (``.!?。！？``) right before the white space."""
+    j = start - 1
+    while j >= 0 and text[j].isspace():
+        if text[j] == "\n":
+            return True
+        j -= 1
+    return j < 0 or text[j] in ".!?。！？"
+
+
 def _names(text: str, known_names: Iterable[str] | None) -> set[str]:
     known = set(known_names or ())
     names = set()
@@ -163,8 +173,7 @@ def _names(text: str, known_names: Iterable[str] | None) -> set[str]:
         acronym = len(word) >= 2 and (word.isupper() or any(c.isupper() for c in word[1:]))
         if not (acronym or word[0].isupper()):
             continue
-        opens = bool(_SENTENCE_END.search(text[:m.start()]))
-        if acronym or not opens or folded in known:
+        if acronym or folded in known or not _opens_sentence(text, m.start()):
             names.add(folded)
     return names
 
@@ -176,7 +185,7 @@ def names_inside_sentences(text: str) -> set[str]:
     found = set()
     for m in _WORD.finditer(text):
         word = re.sub(r"['’]s$", "", m.group(0)).rstrip(".'’-")
-        if word and word[0].isupper() and not _SENTENCE_END.search(text[:m.start()]):
+        if word and word[0].isupper() and not _opens_sentence(text, m.start()):
             found.add(word.casefold())
     return found - _FUNCTION_WORDS
 
