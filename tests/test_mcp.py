@@ -1,0 +1,158 @@
+"""The MCP server, driven by the ``mcp`` SDK's own client over both transports: Streamable
+HTTP against the live server (``/mcp``) and stdio against ``manage.py mcp_stdio`` spawned as
+a subprocess. Both reach the real database and Redis of the test run."""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from django.conf import settings
+from django.db import connection
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from memories.models import Memory
+from memories.tokens import token_create
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOLS = {"add_memory", "search_memories", "get_memory", "update_memory", "delete_memory",
+         "list_memories", "append_messages", "get_context", "promote", "create_session"}
+
+
+def _database_url() -> str:
+    """The URL of the database this test uses (the test database), for a subprocess."""
+    s = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{s['NAME']}"
+    auth = s["USER"] + (f":{s['PASSWORD']}" if s["PASSWORD"] else "")
+    return f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+
+
+def http_client(live_server, token: str) -> Client:
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
+                              timeout=httpx2.Timeout(30.0))
+    return Client(streamable_http_client(f"{live_server.url}/mcp", http_client=http))
+
+
+def stdio_client(token: str, **env) -> Client:
+    # The subprocess runs this run's settings on this test's database, Redis and prefix.
+    env = {"DJANGO_SETTINGS_MODULE": os.environ["DJANGO_SETTINGS_MODULE"],
+           "DATABASE_URL": _database_url(), "REDIS_URL": settings.REDIS_URL,
+           "MEMORY_KEY_PREFIX": settings.MEMORY_KEY_PREFIX, "MEMORY_CONSOLE_TOKEN": token,
+           "PYTHONPATH": os.environ.get("PYTHONPATH", ""), **env}
+    return Client(StdioServerParameters(command=sys.executable, args=["manage.py", "mcp_stdio"],
+                                        env=env, cwd=str(ROOT)))
+
+
+@pytest.fixture(params=["http", "stdio"])
+def connect(request, live_server):
+    """``connect(token)`` → an SDK client over this test's transport."""
+    if request.param == "http":
+        return lambda token: http_client(live_server, token)
+    return stdio_client
+
+
+def run(client: Client, steps):
+    """Open ``client``, run ``await steps(client)``, return what it returns."""
+    async def main():
+        async with client:
+            return await steps(client)
+    return anyio.run(main)
+
+
+def error_of(result) -> dict:
+    assert result.is_error, result
+    return result.structured_content
+
+
+@pytest.mark.django_db(transaction=True)
+def test_remember_recall_forget_round_trip(connect, editor):
+    token = token_create(user=editor)
+
+    async def steps(client):
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        added = await client.call_tool("add_memory", {
+            "user_id": "alice", "content": "Alice prefers green tea over coffee"})
+        memory_id = added.structured_content["memory_id"]
+        found = await client.call_tool("search_memories",
+                                       {"user_id": "alice", "query": "which tea does she drink?"})
+        read = await client.read_resource(f"memory://{memory_id}")
+        forgot = await client.call_tool("delete_memory", {"memory_id": memory_id,
+                                                          "reason": "asked to forget"})
+        after = await client.call_tool("search_memories",
+                                       {"user_id": "alice", "query": "green tea"})
+        got = await client.call_tool("get_memory", {"memory_id": memory_id})
+        return tools, added, found, read, forgot, after, got
+
+    tools, added, found, read, forgot, after, got = run(connect(token), steps)
+    assert set(tools) >= TOOLS
+    for tool in tools.values():
+        assert tool.input_schema["type"] == "object" and tool.output_schema
+    assert tools["search_memories"].annotations.read_only_hint is True
+    assert tools["delete_memory"].annotations.destructive_hint is True
+    assert tools["add_memory"].annotations.read_only_hint is False
+
+    assert not added.is_error and added.structured_content["deduplicated"] is False
+    memory_id = added.structured_content["memory_id"]
+    hits = found.structured_content["results"]
+    assert [h["memory_id"] for h in hits] == [memory_id]
+    assert set(hits[0]["explain"]["top_terms"]) == {"tea"}
+    assert json.loads(read.contents[0].text)["content"] == "Alice prefers green tea over coffee"
+    assert forgot.structured_content["forgotten"] is True
+    assert after.structured_content["results"] == []
+    assert got.structured_content["deleted_at"] is not None
+    memory = Memory.objects.get(memory_id=memory_id)
+    assert memory.deleted_at is not None and memory.deleted_by == editor.username
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_viewer_reads_but_cannot_write(connect, viewer):
+    token = token_create(user=viewer)
+
+    async def steps(client):
+        refused = await client.call_tool("add_memory", {"user_id": "alice", "content": "x y"})
+        listed = await client.call_tool("list_memories", {"user_id": "alice"})
+        return refused, listed
+
+    refused, listed = run(connect(token), steps)
+    assert error_of(refused)["status"] == 403
+    assert error_of(refused)["error"]["code"] == "forbidden"
+    assert not listed.is_error and listed.structured_content["memories"] == []
+    assert not Memory.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_restricted_token_sees_only_its_namespaces(connect, editor):
+    from tests.helpers import create
+
+    other = create("bob keeps bees in the garden", user_id="bob")
+    token = token_create(user=editor, namespaces=["alice"])
+
+    async def steps(client):
+        write = await client.call_tool("add_memory", {"user_id": "bob", "content": "hello"})
+        search = await client.call_tool("search_memories", {"user_id": "bob", "query": "bees"})
+        get = await client.call_tool("get_memory", {"memory_id": other.memory_id})
+        try:
+            await client.read_resource(f"memory://{other.memory_id}")
+        except MCPError as exc:
+            resource = exc
+        else:
+            resource = None
+        own = await client.call_tool("add_memory", {"user_id": "alice", "content": "hello"})
+        return write, search, get, resource, own
+
+    write, search, get, resource, own = run(connect(token), steps)
+    assert error_of(write)["error"] == {"code": "forbidden", "field": "user_id",
+                                        "message": "this token may not access namespace 'bob'"}
+    assert error_of(search)["status"] == 403
+    # Outside its namespaces a memory does not even exist for the token, as in the REST API.
+    assert error_of(get)["status"] == 404 and error_of(get)["error"]["field"] == "memory_id"
+    assert resource is not None and resource.code == -32002
+    assert resource.data["error"]["code"] == "not_found"
+    assert not own.is_error
+    assert set(Memory.objects.values_list("user_id", flat=True)) == {"alice", "bob"}
