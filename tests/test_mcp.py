@@ -156,3 +156,137 @@ def test_a_restricted_token_sees_only_its_namespaces(connect, editor):
     assert resource.data["error"]["code"] == "not_found"
     assert not own.is_error
     assert set(Memory.objects.values_list("user_id", flat=True)) == {"alice", "bob"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sessions_context_and_promotion(connect, editor):
+    token = token_create(user=editor)
+
+    async def steps(client):
+        made = await client.call_tool("create_session", {"user_id": "alice",
+                                                         "session_id": "s-1"})
+        one = await client.call_tool("append_messages", {
+            "session_id": "s-1", "role": "user", "content": "I moved to Lisbon in May"})
+        two = await client.call_tool("append_messages", {"session_id": "s-1", "messages": [
+            {"role": "assistant", "content": "Noted: Lisbon since May"},
+            {"role": "user", "content": "And I keep bees"}]})
+        context = await client.call_tool("get_context", {"session_id": "s-1", "last": 2})
+        resource = await client.read_resource("session://s-1/context")
+        promoted = await client.call_tool("promote", {"session_id": "s-1", "seq": 1})
+        again = await client.call_tool("promote", {"session_id": "s-1", "seq": 1})
+        both = await client.call_tool("append_messages", {
+            "session_id": "s-1", "role": "user", "content": "x", "messages": []})
+        return made, one, two, context, resource, promoted, again, both
+
+    made, one, two, context, resource, promoted, again, both = run(connect(token), steps)
+    assert made.structured_content["session_id"] == "s-1"
+    assert one.structured_content == {"length": 1}
+    assert two.structured_content == {"length": 3}
+    ctx = context.structured_content
+    assert ctx["total"] == 3
+    assert [m["content"] for m in ctx["messages"]] == ["Noted: Lisbon since May",
+                                                        "And I keep bees"]
+    assert len(json.loads(resource.contents[0].text)["messages"]) == 3
+    memory = promoted.structured_content
+    assert memory["type"] == "long_term" and memory["conversation_id"] is None
+    assert memory["content"] == "I moved to Lisbon in May" and memory["deduplicated"] is False
+    assert again.structured_content["memory_id"] == memory["memory_id"]
+    assert again.structured_content["deduplicated"] is True
+    assert error_of(both)["error"]["field"] == "messages"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_errors_name_the_field_as_the_rest_api_does(connect, editor):
+    token = token_create(user=editor)
+
+    async def steps(client):
+        added = await client.call_tool("add_memory", {"user_id": "alice", "content": "v1 text"})
+        memory_id = added.structured_content["memory_id"]
+        edited = await client.call_tool("update_memory", {
+            "memory_id": memory_id, "content": "v2 text", "version": 1, "reason": "fix"})
+        stale = await client.call_tool("update_memory", {
+            "memory_id": memory_id, "content": "v3 text", "version": 1})
+        unknown = await client.call_tool("add_memory", {"user_id": "alice", "content": "x",
+                                                        "colour": "red"})
+        blank = await client.call_tool("add_memory", {"user_id": "alice", "content": "  "})
+        bad_type = await client.call_tool("add_memory", {"user_id": "alice", "content": "y",
+                                                         "type": "forever"})
+        limit = await client.call_tool("search_memories", {"user_id": "alice", "query": "v2",
+                                                           "limit": 101})
+        missing = await client.call_tool("get_memory", {"memory_id": "mem_0000000000000000"})
+        return edited, stale, unknown, blank, bad_type, limit, missing
+
+    edited, stale, unknown, blank, bad_type, limit, missing = run(connect(token), steps)
+    assert edited.structured_content["version"] == 2
+    assert error_of(stale)["status"] == 409
+    assert error_of(stale)["error"]["current_version"] == 2
+    assert error_of(unknown)["error"] == {"code": "invalid", "field": "colour",
+                                          "message": "unknown field 'colour'"}
+    assert error_of(blank)["status"] == 400 and error_of(blank)["error"]["field"] == "content"
+    assert error_of(bad_type)["error"]["field"] == "type"
+    assert error_of(limit)["error"]["field"] == "limit"
+    assert error_of(missing)["status"] == 404
+    assert Memory.objects.get().content == "v2 text"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_list_memories_pages_newest_first(connect, editor):
+    import datetime as dt
+
+    from memories import services
+
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    ids = [services.memory_create(user_id="alice", content=f"note number {n}",
+                                  created_at=start + dt.timedelta(hours=n))[0].memory_id
+           for n in range(5)]
+    services.memory_forget(memory_id=ids[0])
+    token = token_create(user=editor)
+
+    async def steps(client):
+        pages, cursor = [], None
+        while True:
+            args = {"user_id": "alice", "limit": 2} | ({"cursor": cursor} if cursor else {})
+            page = (await client.call_tool("list_memories", args)).structured_content
+            pages.append([m["memory_id"] for m in page["memories"]])
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        bad = await client.call_tool("list_memories", {"user_id": "alice", "cursor": "%%"})
+        return pages, bad
+
+    pages, bad = run(connect(token), steps)
+    assert pages == [[ids[4], ids[3]], [ids[2], ids[1]]]
+    assert error_of(bad)["error"]["field"] == "cursor"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_http_refuses_a_missing_or_revoked_token(live_server, editor):
+    import httpx
+
+    from memories.tokens import token_revoke
+
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Accept": "application/json, text/event-stream"}
+    anonymous = httpx.post(f"{live_server.url}/mcp", json=body, headers=headers)
+    assert anonymous.status_code == 401
+    assert anonymous.json()["error"]["code"] == "unauthorized"
+    token = token_create(user=editor)
+    token_revoke(prefix=token[:10])
+    revoked = httpx.post(f"{live_server.url}/mcp", json=body,
+                         headers={**headers, "Authorization": f"Bearer {token}"})
+    assert revoked.status_code == 401
+
+
+@pytest.mark.django_db(transaction=True)
+def test_stdio_refuses_to_start_without_a_live_token(editor):
+    import subprocess
+
+    env = {**os.environ, "DATABASE_URL": _database_url(), "REDIS_URL": settings.REDIS_URL,
+           "MEMORY_KEY_PREFIX": settings.MEMORY_KEY_PREFIX}
+    env.pop("MEMORY_CONSOLE_TOKEN", None)
+    for extra in ([], ["--token", "mc_not-a-token"]):
+        done = subprocess.run([sys.executable, "manage.py", "mcp_stdio", *extra], cwd=ROOT,
+                              env=env, capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL)
+        assert done.returncode != 0
+        assert "token" in done.stderr
