@@ -16,8 +16,8 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from accounts.tokens import token_create
 from memories.models import Memory
-from memories.tokens import token_create
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS = {"add_memory", "search_memories", "get_memory", "update_memory", "delete_memory",
@@ -214,9 +214,11 @@ def test_errors_name_the_field_as_the_rest_api_does(connect, editor):
         limit = await client.call_tool("search_memories", {"user_id": "alice", "query": "v2",
                                                            "limit": 101})
         missing = await client.call_tool("get_memory", {"memory_id": "mem_0000000000000000"})
-        return edited, stale, unknown, blank, bad_type, limit, missing
+        nul = await client.call_tool("add_memory", {"user_id": "alice", "content": "a\x00b",
+                                                    "metadata": {"k": ["ok", "x\x00"]}})
+        return edited, stale, unknown, blank, bad_type, limit, missing, nul
 
-    edited, stale, unknown, blank, bad_type, limit, missing = run(connect(token), steps)
+    edited, stale, unknown, blank, bad_type, limit, missing, nul = run(connect(token), steps)
     assert edited.structured_content["version"] == 2
     assert error_of(stale)["status"] == 409
     assert error_of(stale)["error"]["current_version"] == 2
@@ -226,6 +228,7 @@ def test_errors_name_the_field_as_the_rest_api_does(connect, editor):
     assert error_of(bad_type)["error"]["field"] == "type"
     assert error_of(limit)["error"]["field"] == "limit"
     assert error_of(missing)["status"] == 404
+    assert error_of(nul)["error"]["field"] == "content"
     assert Memory.objects.get().content == "v2 text"
 
 
@@ -263,7 +266,7 @@ def test_list_memories_pages_newest_first(connect, editor):
 def test_http_refuses_a_missing_or_revoked_token(live_server, editor):
     import httpx
 
-    from memories.tokens import token_revoke
+    from accounts.tokens import token_revoke
 
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
     headers = {"Accept": "application/json, text/event-stream"}

@@ -8,10 +8,10 @@ from django.contrib.auth.models import User
 from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
+from accounts.tokens import token_create
 from integrations.metrics import registry
 from memories import store
 from memories.models import Memory
-from memories.tokens import token_create
 from tests.conftest import work
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -12,8 +12,8 @@ import contextvars
 import copy
 from dataclasses import dataclass, field
 
+from accounts.tokens import token_lookup
 from memories.errors import ServiceError
-from memories.tokens import token_lookup
 
 
 class Unauthorized(ServiceError):

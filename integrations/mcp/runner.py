@@ -22,6 +22,7 @@ from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
 from pydantic import ValidationError
 
 from integrations.mcp.caller import current_caller
+from integrations.metrics.registry import count_redis_error
 from memories import store
 from memories.errors import ServiceError
 
@@ -55,6 +56,7 @@ def error_body(exc: Exception) -> dict:
         return {"error": {"code": "invalid", "message": message, "field": field},
                 "status": 400}
     if isinstance(exc, store.RedisError):
+        count_redis_error("mcp")
         return {"error": {"code": "unavailable", "field": None,
                           "message": "the search index (Redis) is unreachable; try again shortly"},
                 "status": 503}

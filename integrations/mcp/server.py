@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from integrations.mcp import memory_tools, session_tools
 from integrations.mcp.runner import error_body, error_result
 from memories.errors import InvalidInput
+from memories.validation import check_storable_text
 
 INSTRUCTIONS = (
     "Long-term memory for agents. Memories live in namespaces (user_id). Remember with "
@@ -23,8 +24,9 @@ INSTRUCTIONS = (
 
 
 class ConsoleServer(MCPServer):
-    """MCPServer whose argument errors read like the REST API's: an unknown argument, or
-    one the input schema refuses, is an error result ``{"error": {"code": "invalid",
+    """MCPServer whose argument errors read like the REST API's: an unknown argument, one
+    the input schema refuses, or text no database can store (NUL, a lone surrogate: what
+    the API's middleware refuses) is an error result ``{"error": {"code": "invalid",
     "message", "field"}, "status": 400}`` naming it (the SDK alone would ignore unknown
     arguments and answer schema errors as free text)."""
 
@@ -35,6 +37,10 @@ class ConsoleServer(MCPServer):
             if unknown:
                 return error_result(error_body(
                     InvalidInput(f"unknown field {unknown[0]!r}", field=unknown[0])))
+            try:
+                check_storable_text(arguments)
+            except InvalidInput as exc:
+                return error_result(error_body(exc))
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:

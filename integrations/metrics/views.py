@@ -14,9 +14,9 @@ from django.http import HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from accounts.roles import has_role
+from accounts.tokens import token_lookup
 from integrations.metrics.exposition import render
-from memories.roles import has_role
-from memories.tokens import token_lookup
 
 
 def _from_allowed_address(request) -> bool:
