@@ -212,3 +212,19 @@ def test_a_tiny_budget_evicts_other_namespaces_and_answers_stay_exact(builtins, 
         for ns in ("n-1", "n-2", "n-3"):
             assert_oracle("walrus", user_id=ns)
     assert serving.counters.evictions > 0
+
+
+def test_a_large_index_is_built_in_the_background_while_redis_answers(builtins, monkeypatch):
+    monkeypatch.setattr(serving, "SYNC_BUILD_DOCS", 5)
+    for n in range(12):
+        create(f"meadow lark {n}")
+    builds = serving.counters.builds
+    assert_oracle("meadow lark")  # answered by search.lua while the build runs
+    served = serving._registry[(store.namespace_base("u-a"), "c")]
+    deadline = time.monotonic() + 30
+    while served.index is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert serving.counters.builds == builds + 1
+    create("meadow pipit")  # after the build: reached through the stream
+    assert_oracle("meadow lark pipit")
+    assert served.index is not None and served.index.n_live == 13
