@@ -32,6 +32,7 @@ from pathlib import Path
 from django.conf import settings
 
 from memories import store
+from search.index import postings
 from search.serving.engine import Builder, Doc, FieldIndex
 
 log = logging.getLogger(__name__)
@@ -41,8 +42,10 @@ BUILD_CHUNK = 1000
 # A field with more documents than this is built on a background thread (seconds per 100k
 # documents) while recalls are answered by search.lua; a smaller one is built inline.
 SYNC_BUILD_DOCS = 5000
-# Index formats this code serves; the stamp is ``<base>format`` (absent = 1).
-FORMATS = {"1"}
+# Index formats this code serves (search.index.postings.INDEX_FORMAT); the stamp is
+# ``<base>format`` (absent = "1"). An older one is served and upgraded by a reindex.
+FORMATS = {"1", "2"}
+UPGRADE_CLAIM_SECONDS = 3600
 
 
 class Unsupported(Exception):
@@ -249,11 +252,24 @@ def serving_index(client, user_id: str, field_name: str) -> tuple[Served, FieldI
             log.info("serving index of %s/%s: %s, rebuilding", user_id, field_name, state)
             if attempt < 2:
                 served.index = None
+        if served.format != postings.INDEX_FORMAT:
+            _request_upgrade(client, user_id)
     except BaseException:
         served.lock.release()
         raise
     _evict(key)
     return served, served.index
+
+
+def _request_upgrade(client, user_id: str) -> None:
+    """One reindex job per namespace whose index predates this format (claimed in Redis so
+    the processes that notice it ask once an hour at most)."""
+    claim = store.key(user_id, "format", "upgrade")
+    if client.set(claim, postings.INDEX_FORMAT, nx=True, ex=UPGRADE_CLAIM_SECONDS):
+        from memories import queue
+
+        queue.enqueue("operations.jobs.reindex_job", user_id)
+        log.info("index of %s is in an older format: reindex queued", user_id)
 
 
 def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k1: float,
