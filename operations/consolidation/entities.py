@@ -60,7 +60,8 @@ _NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
 _CJK_NUMERAL = re.compile(
     r"(?:周|星期|礼拜)[一二三四五六日天]"
     r"|[零一二三四五六七八九十两百千万]+(?=点|月|日|号|年|天|周|小时|分钟|次|人|岁|元|块)")
-_WORD = re.compile(r"[A-Za-z][A-Za-z'’.-]*[A-Za-z]|[A-Za-z]")
+# No dot inside a word: "hashing.Hashes" (a missing space) is two words, not a camelCase name.
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]|[A-Za-z]")
 _UNIT = re.compile(r" ?([\u4e00-\u9fff])| ([A-Za-z]+)\b")
 _PLACES = (
     "华东|华南|华北|华中|华西|西南|西北|北京|上海|天津|重庆|广州|深圳|杭州|南京|苏州|成都|武汉|西安|"
