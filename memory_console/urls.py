@@ -18,6 +18,7 @@ urlpatterns = [
     path("api/v1/", api.urls),
     path("django-rq/", include("django_rq.urls")),
     path("healthz", healthz, name="healthz"),
+    path("integrations/", include(("integrations.webhooks.urls", "integrations"))),
     path("", include("lab.urls")),
     path("", include("console.urls")),
 ]

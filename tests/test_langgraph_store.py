@@ -9,9 +9,9 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.store.base import InvalidNamespaceError
-
 from memory_console_client import Forbidden, MemoryConsole
 from memory_console_client.langgraph_store import MemoryConsoleStore
+
 from tests.test_client import FAST, make_token
 
 pytestmark = pytest.mark.usefixtures("empty_queues")

@@ -12,6 +12,7 @@ from django.db import transaction
 from integrations.webhooks import signing
 from integrations.webhooks.models import WebhookDelivery, WebhookEvent
 from memories import services
+from sessions.services import session_fold
 from tests.conftest import work
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("empty_queues")]
@@ -194,6 +195,7 @@ def test_every_memory_change_has_its_event(receiver, api, admin_api):
     api.delete(f"/memories/{mid}")
     api.post(f"/memories/{mid}/restore", {"reason": "mistake"})
     admin_api.post(f"/memories/{mid}/rollback", {"version": 1, "reason": "back to 8"})
+    work()  # before the purge, which cancels what is still pending for this memory
     admin_api.delete(f"/memories/{mid}?purge=1")
     work()
 
@@ -256,3 +258,55 @@ def test_endpoints_page_through_cursors_and_unknown_ones_404(admin_api):
     assert rest["next_cursor"] is None
     assert admin_api.get("/webhooks/999999").status_code == 404
     assert admin_api.get("/webhooks?cursor=zz").json()["error"]["field"] == "cursor"
+
+
+def test_a_session_fold_and_a_finished_job_are_events(receiver, api, admin_api):
+    hook = receiver()
+    register(admin_api, hook.url, events=["session.folded", "job.finished"])
+    session = api.post("/sessions", {"user_id": "gail"}).json()["session_id"]
+    api.post(f"/sessions/{session}/messages", {"messages": [
+        {"role": "user", "content": f"Message number {n} about the Lisbon trip"}
+        for n in range(12)]})
+    assert session_fold(session_id=session, keep=2)["folded"] == 10
+    job_id = admin_api.post("/reindex", {"user_id": "gail"}).json()["job_id"]
+    work()
+
+    by_type = {e["type"]: e for e in hook.events()}
+    folded = by_type["session.folded"]["data"]["session"]
+    assert folded["session_id"] == session and folded["folded"] == 10 and folded["summary"]
+    job = by_type["job.finished"]
+    assert job["namespace"] == "gail"
+    assert job["data"]["job"]["job_id"] == job_id and job["data"]["job"]["status"] == "finished"
+    assert job["data"]["job"]["func"] == "reindex_job"
+
+
+def test_round_trip_against_a_running_server_with_the_python_client(receiver, live_server,
+                                                                     builtins):
+    from memory_console_client import MemoryConsole
+
+    from tests.test_client import make_token
+
+    hook = receiver()
+    admin = MemoryConsole(live_server.url, make_token("wh-admin", "admin"))
+    agent = MemoryConsole(live_server.url, make_token("wh-agent", "editor"))
+    webhook = admin.create_webhook(hook.url, ["memory.created", "memory.forgotten"],
+                                   namespaces=["ivan"], description="round trip")
+    assert webhook.secret and admin.get_webhook(webhook.id).events == webhook.events
+
+    made = agent.remember("ivan", "Ivan's standup moved to 9:30")
+    assert [h.memory_id for h in agent.recall("ivan", "when is standup?").results] == [
+        made.memory_id]
+    agent.forget(made.memory_id)
+    work()
+
+    assert hook.types() == ["memory.created", "memory.forgotten"]
+    assert all(signing.verify(webhook.secret, body, headers[signing.HEADER])
+               for headers, body in hook.requests)
+    log = admin.list_deliveries(webhook.id)
+    assert [(d.type, d.status) for d in log.items] == [
+        ("memory.forgotten", "delivered"), ("memory.created", "delivered")]
+    event_id = admin.send_test_event(webhook.id)
+    work()
+    assert hook.events()[-1]["id"] == event_id
+    admin.delete_webhook(webhook.id)
+    assert admin.list_webhooks().items == []

@@ -72,10 +72,46 @@ def outbox_record(*, type: str, namespace: str | None, data: dict,
     return _record(type, namespace, data, wanted, memory_id)
 
 
-def outbox_memory_event(type: str, memory, *, actor=None, reason: str = ""):
-    """:func:`outbox_record` of a memory event for ``memory`` (a Memory row)."""
-    return outbox_record(type=type, namespace=memory.user_id, memory_id=memory.memory_id,
+# What kind of history version is which event.
+KIND_EVENTS = {"create": "memory.created", "promote": "memory.created",
+               "consolidate": "memory.created", "edit": "memory.updated",
+               "importance": "memory.updated", "forget": "memory.forgotten",
+               "archive": "memory.forgotten", "restore": "memory.restored",
+               "rollback": "memory.rolled_back"}
+
+
+def outbox_memory_event(memory, *, kind: str, actor=None, reason: str = ""):
+    """:func:`outbox_record` of the event for a new version of ``kind`` (a ChangeKind
+    value) of ``memory`` (a Memory row)."""
+    return outbox_record(type=KIND_EVENTS[kind], namespace=memory.user_id,
+                         memory_id=memory.memory_id,
                          data=events.memory_data(memory, actor=actor, reason=reason))
+
+
+def outbox_memories_created(memories, *, actor=None, reason: str = "") -> int:
+    """``memory.created`` for each of ``memories`` (a bulk import), reading the endpoints
+    once. Returns the number of events written."""
+    subscribed = list(WebhookEndpoint.objects.filter(active=True))
+    written = 0
+    for memory in memories:
+        wanted = [e for e in subscribed if e.wants("memory.created", memory.user_id)]
+        if wanted:
+            _record("memory.created", memory.user_id,
+                    events.memory_data(memory, actor=actor, reason=reason), wanted,
+                    memory.memory_id)
+            written += 1
+    return written
+
+
+def outbox_memory_purged(*, memory_id: str, user_id: str, conversation_id, actor=None,
+                         reason: str = ""):
+    """Scrub the memory from the outbox (:func:`outbox_purge_memory`), then write the
+    ``memory.purged`` event, which holds ids only."""
+    outbox_purge_memory(memory_id=memory_id)
+    return outbox_record(type="memory.purged", namespace=user_id, memory_id=memory_id,
+                         data=events.purged_data(memory_id=memory_id, user_id=user_id,
+                                                 conversation_id=conversation_id,
+                                                 actor=actor, reason=reason))
 
 
 def outbox_test_event(endpoint: WebhookEndpoint, *, actor=None) -> WebhookEvent:

@@ -11,7 +11,7 @@ from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from console.pages import paginate, render_page, role_required
+from console.pages import bad_request, paginate, render_page, role_required
 from integrations.webhooks import endpoints, outbox
 from integrations.webhooks.events import EVENT_TYPES
 from integrations.webhooks.forms import EndpointForm
@@ -114,6 +114,5 @@ def webhook_action(request, endpoint_id: int):
         messages.success(request, "Endpoint deleted.")
         return redirect("integrations:webhooks")
     else:
-        messages.error(request, "Unknown action.")
-        return redirect("integrations:webhook", endpoint_id)
+        return bad_request(request, "Unknown action: use enable, disable, rotate or delete.")
     return redirect("integrations:webhook", endpoint_id)
