@@ -310,3 +310,43 @@ def test_round_trip_against_a_running_server_with_the_python_client(receiver, li
     assert hook.events()[-1]["id"] == event_id
     admin.delete_webhook(webhook.id)
     assert admin.list_webhooks().items == []
+
+
+def test_the_periodic_sweep_redelivers_what_a_lost_enqueue_left_pending(receiver, api,
+                                                                        admin_api):
+    import datetime as dt
+
+    import django_rq
+
+    from operations.jobs import periodic_reconcile_job
+
+    hook = receiver()
+    register(admin_api, hook.url, events=["memory.created"])
+    remember(api, "hana", "Hana's flight is LH 402")
+    django_rq.get_queue("default").empty()  # as if the process died right after the commit
+    assert WebhookDelivery.objects.get().status == "pending"
+    assert periodic_reconcile_job()["webhooks_requeued"] == 0  # too recent to be stale
+    old = WebhookDelivery.objects.get().created_at - dt.timedelta(hours=2)
+    WebhookDelivery.objects.update(created_at=old)  # test set-up: age the row
+    assert periodic_reconcile_job()["webhooks_requeued"] == 1
+    work()
+    assert hook.types() == ["memory.created"]
+    assert WebhookDelivery.objects.get().status == "delivered"
+    from rq.registry import ScheduledJobRegistry
+
+    from operations.jobs import PERIODIC_RECONCILE_ID
+
+    ScheduledJobRegistry(queue=django_rq.get_queue("index")).remove(PERIODIC_RECONCILE_ID,
+                                                                   delete_job=True)
+
+
+def test_a_replace_import_scrubs_the_replaced_memories_from_the_outbox(receiver, api,
+                                                                      admin_api):
+    hook = receiver(500)
+    register(admin_api, hook.url, events=["memory.created"])
+    remember(api, "ines", "Ines' safe combination is 31-7-22")
+    doc = admin_api.get("/export?user_id=ines").json()
+    doc["memories"][0].update(content="Ines changed the combination", memory_id=None)
+    assert admin_api.call("post", "/import?mode=replace", doc).status_code == 200
+    assert "31-7-22" not in json.dumps([e.payload for e in WebhookEvent.objects.all()])
+    assert WebhookDelivery.objects.get().status == "cancelled"

@@ -127,16 +127,24 @@ def outbox_purge_memory(*, memory_id: str) -> int:
     keep only ids, pending deliveries of them are cancelled (their content is gone), and
     delivery errors are cleared. Call it inside the purge's transaction. Returns the number
     of events scrubbed."""
+    return outbox_purge_memories(memory_ids=[memory_id])
+
+
+def outbox_purge_memories(*, memory_ids) -> int:
+    """:func:`outbox_purge_memory` for many memories (a namespace replaced by an import)."""
+    memory_ids = list(memory_ids)
     scrubbed = 0
-    for event in WebhookEvent.objects.filter(memory_id=memory_id).exclude(
-            type="memory.purged"):
-        event.payload = events.scrub(event.payload)
-        event.save(update_fields=["payload"])
-        scrubbed += 1
-    deliveries = WebhookDelivery.objects.filter(event__memory_id=memory_id)
-    deliveries.filter(status=WebhookDelivery.PENDING).update(status=WebhookDelivery.CANCELLED,
-                                                             next_attempt_at=None)
-    deliveries.update(last_error="")
+    for start in range(0, len(memory_ids), 500):
+        chunk = memory_ids[start:start + 500]
+        for event in WebhookEvent.objects.filter(memory_id__in=chunk).exclude(
+                type="memory.purged"):
+            event.payload = events.scrub(event.payload)
+            event.save(update_fields=["payload"])
+            scrubbed += 1
+        deliveries = WebhookDelivery.objects.filter(event__memory_id__in=chunk)
+        deliveries.filter(status=WebhookDelivery.PENDING).update(
+            status=WebhookDelivery.CANCELLED, next_attempt_at=None)
+        deliveries.update(last_error="")
     return scrubbed
 
 
