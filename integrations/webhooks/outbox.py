@@ -83,7 +83,8 @@ KIND_EVENTS = {"create": "memory.created", "promote": "memory.created",
 def outbox_memory_event(memory, *, kind: str, actor=None, reason: str = ""):
     """:func:`outbox_record` of the event for a new version of ``kind`` (a ChangeKind
     value) of ``memory`` (a Memory row)."""
-    return outbox_record(type=KIND_EVENTS[kind], namespace=memory.user_id,
+    # A kind added later reports as an update rather than failing the write.
+    return outbox_record(type=KIND_EVENTS.get(kind, "memory.updated"), namespace=memory.user_id,
                          memory_id=memory.memory_id,
                          data=events.memory_data(memory, actor=actor, reason=reason))
 
