@@ -350,3 +350,21 @@ def test_a_replace_import_scrubs_the_replaced_memories_from_the_outbox(receiver,
     assert admin_api.call("post", "/import?mode=replace", doc).status_code == 200
     assert "31-7-22" not in json.dumps([e.payload for e in WebhookEvent.objects.all()])
     assert WebhookDelivery.objects.get().status == "cancelled"
+
+
+def test_each_attempt_is_counted_in_the_metrics(receiver, api, admin_api, viewer):
+    from accounts.tokens import token_create
+    from tests.test_metrics import scrape, value
+
+    token = token_create(user=viewer)
+    name = "memory_console_webhook_deliveries_total"
+    before = scrape(token)
+    hook = receiver(500, 200)
+    register(admin_api, hook.url, events=["memory.created"])
+    remember(api, "jae", "Jae's locker is 12")
+    work()
+    after = scrape(token)
+    grew = {o: value(after, name, event="memory.created", outcome=o)
+            - value(before, name, event="memory.created", outcome=o)
+            for o in ("delivered", "failed", "gave_up")}
+    assert grew == {"delivered": 1, "failed": 1, "gave_up": 0}

@@ -10,10 +10,12 @@ changed since the endpoint was registered.
 from __future__ import annotations
 
 import json
+import time
 
 import httpx
 from django.conf import settings
 
+from integrations.metrics.registry import count_webhook_delivery
 from integrations.webhooks import outbox, signing
 from integrations.webhooks.addresses import UnsafeURL, check_url
 from integrations.webhooks.models import WebhookDelivery
@@ -65,7 +67,9 @@ def deliver_job(delivery_id: int) -> str:
                 .filter(pk=delivery_id).first())
     if delivery is None or delivery.status != WebhookDelivery.PENDING:
         return "skipped"
+    started = time.perf_counter()
     status, error = _post(delivery)
+    seconds = time.perf_counter() - started
     ok = not error
     job = get_current_job()
     retries_left = (job.retries_left or 0) if job is not None else 0
@@ -76,6 +80,8 @@ def deliver_job(delivery_id: int) -> str:
     retry_in = intervals[min(used, len(intervals) - 1)] if intervals and not final else None
     outbox.delivery_record(delivery_id=delivery_id, ok=ok, status_code=status, error=error,
                            final=final, retry_in=retry_in)
+    outcome = "delivered" if ok else "gave_up" if final else "failed"
+    count_webhook_delivery(event=delivery.event.type, outcome=outcome, seconds=seconds)
     if ok:
         return "delivered"
     if final:
