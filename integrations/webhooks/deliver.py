@@ -15,7 +15,6 @@ import time
 import httpx
 from django.conf import settings
 
-from integrations.metrics.registry import count_webhook_delivery
 from integrations.webhooks import outbox, signing
 from integrations.webhooks.addresses import UnsafeURL, check_url
 from integrations.webhooks.models import WebhookDelivery
@@ -65,13 +64,15 @@ def deliver_job(delivery_id: int) -> str:
 
     delivery = (WebhookDelivery.objects.select_related("endpoint", "event")
                 .filter(pk=delivery_id).first())
+    job = get_current_job()
     if delivery is None or delivery.status != WebhookDelivery.PENDING:
+        if job is not None and job.meta.pop("webhook", None) is not None:
+            job.save_meta()  # no attempt now: nothing for the worker to count
         return "skipped"
     started = time.perf_counter()
     status, error = _post(delivery)
     seconds = time.perf_counter() - started
     ok = not error
-    job = get_current_job()
     retries_left = (job.retries_left or 0) if job is not None else 0
     refused = error.startswith("refused:")  # a refused URL will not get better by waiting
     final = ok or refused or retries_left <= 0
@@ -80,8 +81,13 @@ def deliver_job(delivery_id: int) -> str:
     retry_in = intervals[min(used, len(intervals) - 1)] if intervals and not final else None
     outbox.delivery_record(delivery_id=delivery_id, ok=ok, status_code=status, error=error,
                            final=final, retry_in=retry_in)
-    outcome = "delivered" if ok else "gave_up" if final else "failed"
-    count_webhook_delivery(event=delivery.event.type, outcome=outcome, seconds=seconds)
+    if job is not None:
+        # Counted by the worker's own process (integrations/metrics/worker.py): metrics
+        # counted here, in the forked work horse, would die with it.
+        job.meta["webhook"] = {"event": delivery.event.type, "seconds": seconds,
+                               "outcome": "delivered" if ok else "gave_up" if final
+                               else "failed"}
+        job.save_meta()
     if ok:
         return "delivered"
     if final:
