@@ -236,6 +236,11 @@ METRICS_ALLOWED_IPS = env_list("METRICS_ALLOWED_IPS", "")
 # Multiprocess metric directories merged into /metrics besides PROMETHEUS_MULTIPROC_DIR
 # (gunicorn's, see memory_console/gunicorn_conf.py): the worker's, as scripts/run sets it.
 METRICS_EXTRA_DIRS = env_list("METRICS_EXTRA_DIRS", str(BASE_DIR / "var" / "metrics" / "worker"))
+# prometheus-client fails on a multiprocess directory that does not exist, and any process
+# started with the variable writes there (compose runs migrate with the web's before gunicorn
+# makes it); settings load before any metric is created (django-rq makes one at import).
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).mkdir(parents=True, exist_ok=True)
 
 LOGGING = {
     "version": 1,
