@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from integrations.webhooks import outbox
 from memories.errors import Conflict, InvalidInput, NotFound
 from memories.mirror import _sync_after_commit, sync_memory
 from memories.models import ChangeKind, Memory, MemoryType
@@ -50,6 +51,7 @@ def _save_version(memory: Memory, *, kind: str, actor, reason: str) -> Memory:
     memory.updated_at = timezone.now()
     _stamp(memory, kind, actor, reason)
     memory.save()
+    outbox.outbox_memory_event(memory, kind=kind, actor=actor, reason=reason)
     _sync_after_commit(memory)
     return memory
 
@@ -209,6 +211,9 @@ def memory_purge(*, memory_id: str, actor=None, reason: str = "") -> None:
     event without content records who purged what and why. Raises NotFound."""
     memory = _get_for_update(memory_id)
     user_id = memory.user_id
+    outbox.outbox_memory_purged(memory_id=memory_id, user_id=user_id,
+                                conversation_id=memory.conversation_id, actor=actor,
+                                reason=reason)
     memory.delete()
     # After the delete: simple_history adds a "-" row holding the content, which goes too.
     Memory.history.filter(memory_id=memory_id).delete()
