@@ -72,7 +72,7 @@ class SynonymsForm(forms.Form):
     )
 
     def clean_text(self):
-        from search.synonyms import parse_lines
+        from search.analysis.synonyms import parse_lines
 
         text = self.cleaned_data["text"]
         try:
