@@ -24,11 +24,9 @@ class BearerAuth(HttpBearer):
         return request.user
 
 
-
 # Text no database can store is refused before any view runs, by
 # memory_console.middleware.ApiJsonErrorsMiddleware (validation.check_storable_text).
 api = NinjaAPI(title="Memory Console API", version="1", auth=BearerAuth(), urls_namespace="api")
-
 
 
 def _error(request, status: int, code: str, message: str, field=None, **extra):
@@ -36,11 +34,9 @@ def _error(request, status: int, code: str, message: str, field=None, **extra):
     return api.create_response(request, body, status=status)
 
 
-
 @api.exception_handler(ServiceError)
 def _service_error(request, exc: ServiceError):
     return api.create_response(request, exc.as_dict(), status=exc.status)
-
 
 
 @api.exception_handler(store.RedisError)
@@ -48,7 +44,6 @@ def _redis_error(request, exc):
     # Reads that need Redis (recall, readiness, health, hot windows) cannot answer without it;
     # writes never get here: they land in the database and are marked for resync.
     return _error(request, 503, "unavailable", "Redis is unreachable; try again shortly")
-
 
 
 @api.exception_handler(ValidationError)
@@ -67,11 +62,9 @@ def _validation_error(request, exc: ValidationError):
     return _error(request, 400, "invalid", message, field)
 
 
-
 @api.exception_handler(AuthenticationError)
 def _auth_error(request, exc):
     return _error(request, 401, "unauthorized", "missing or invalid bearer token")
-
 
 
 @api.exception_handler(HttpError)
@@ -81,20 +74,16 @@ def _http_error(request, exc: HttpError):
     return _error(request, exc.status_code, code, str(exc))
 
 
-
 class Strict(Schema):
     model_config = ConfigDict(extra="forbid")
-
 
 
 class ReasonIn(Strict):
     reason: str = Field(default="", max_length=1000)
 
 
-
 def _iso(value: dt.datetime | None) -> str | None:
     return value.isoformat() if value else None
-
 
 
 def allowed_namespace(request, user_id: str) -> bool:
@@ -102,7 +91,6 @@ def allowed_namespace(request, user_id: str) -> bool:
     list, or a console session, allows every namespace the role allows)."""
     restricted = getattr(request, "token_namespaces", None)
     return not restricted or user_id in restricted
-
 
 
 def require_namespace(request, user_id: str | None) -> None:

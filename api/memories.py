@@ -33,7 +33,6 @@ class MemoryIn(Strict):
     context: str = ""
 
 
-
 class MemoryPatch(Strict):
     content: str | None = None
     importance: float | None = None
@@ -44,11 +43,9 @@ class MemoryPatch(Strict):
     version: int | None = None
 
 
-
 class RollbackIn(Strict):
     version: int
     reason: str = Field(max_length=1000)
-
 
 
 def memory_out(memory: Memory, **extra) -> dict:
@@ -67,14 +64,12 @@ def memory_out(memory: Memory, **extra) -> dict:
     }
 
 
-
 def _with_warning(memory: Memory, **extra) -> dict:
     """A write that reached the database while Redis was down says so (``sync_memory`` set
     ``needs_resync`` on the instance after the commit)."""
     if memory.needs_resync:
         extra["warning"] = "index_pending"
     return memory_out(memory, **extra)
-
 
 
 def _memory_or_404(request, memory_id: str) -> Memory:
@@ -86,7 +81,6 @@ def _memory_or_404(request, memory_id: str) -> Memory:
     if memory is None or not allowed_namespace(request, memory.user_id):
         raise NotFound(f"memory {memory_id} not found", field="memory_id")
     return memory
-
 
 
 @router.post("/memories", response={200: dict, 201: dict}, tags=["memories"])
@@ -104,13 +98,11 @@ def create_memory(request: HttpRequest, payload: MemoryIn):
     return Status(201, _with_warning(memory, deduplicated=False))
 
 
-
 class BulkIn(Strict):
     memory_ids: list[str] = Field(max_length=500)
     action: str
     importance: float | None = None
     reason: str = Field(default="", max_length=1000)
-
 
 
 # Declared before /memories/{memory_id}: routes match in order.
@@ -124,12 +116,10 @@ def bulk(request, payload: BulkIn):
     return {"memories": [memory_out(m) for m in done]}
 
 
-
 @router.get("/memories/{memory_id}", response=dict, tags=["memories"])
 def get_memory(request, memory_id: str):
     require_role(request.user, "viewer")
     return memory_out(access.with_hits_folded(_memory_or_404(request, memory_id)))
-
 
 
 @router.patch("/memories/{memory_id}", response=dict, tags=["memories"])
@@ -141,7 +131,6 @@ def patch_memory(request, memory_id: str, payload: MemoryPatch):
         memory_id=memory_id, actor=request.user, reason=data.pop("reason", ""),
         expected_version=data.pop("version", None), **data)
     return _with_warning(memory)
-
 
 
 @router.delete("/memories/{memory_id}", response={204: None}, tags=["memories"])
@@ -158,7 +147,6 @@ def delete_memory(request, memory_id: str, reason: str = "", purge: int = 0):
     return Status(204, None)
 
 
-
 @router.post("/memories/{memory_id}/restore", response=dict, tags=["memories"])
 def restore_memory(request, memory_id: str, payload: ReasonIn | None = None):
     require_role(request.user, "editor")
@@ -166,7 +154,6 @@ def restore_memory(request, memory_id: str, payload: ReasonIn | None = None):
     memory = services.memory_restore(memory_id=memory_id, actor=request.user,
                                      reason=payload.reason if payload else "")
     return _with_warning(memory)
-
 
 
 @router.post("/memories/{memory_id}/rollback", response=dict, tags=["memories"])
@@ -178,7 +165,6 @@ def rollback_memory(request, memory_id: str, payload: RollbackIn):
     return _with_warning(memory)
 
 
-
 @router.post("/memories/{memory_id}/promote", response={200: dict, 201: dict}, tags=["memories"])
 def promote_memory(request, memory_id: str, payload: ReasonIn | None = None):
     """A working or short-term memory → user-wide long-term (201; 200 + deduplicated)."""
@@ -187,7 +173,6 @@ def promote_memory(request, memory_id: str, payload: ReasonIn | None = None):
     memory, dup = services.memory_promote(memory_id=memory_id, actor=request.user,
                                           reason=payload.reason if payload else "")
     return Status(200 if dup else 201, memory_out(memory, deduplicated=dup))
-
 
 
 @router.get("/memories/{memory_id}/history", response=dict, tags=["memories"])
@@ -203,7 +188,6 @@ def memory_history(request, memory_id: str):
         for h in memory.history.order_by("history_date", "history_id")
     ]
     return {"versions": versions}
-
 
 
 @router.get("/memories/{memory_id}/ready", response=dict, tags=["memories"])

@@ -21,7 +21,6 @@ class ReindexIn(Strict):
     user_id: str | None = None
 
 
-
 @router.post("/reindex", response={202: dict}, tags=["index"])
 def start_reindex(request, payload: ReindexIn | None = None):
     """Rebuild the index (one namespace or all) in the background: 202 ``{"job_id"}``."""
@@ -32,7 +31,6 @@ def start_reindex(request, payload: ReindexIn | None = None):
     services.audit_record(actor=request.user, action="reindex", target=user_id or "*",
                           data={"job_id": job_id})
     return Status(202, {"job_id": job_id})
-
 
 
 @router.post("/index/reconcile", response={202: dict}, tags=["index"])
@@ -46,7 +44,6 @@ def start_reconcile(request):
     return Status(202, {"job_id": job_id})
 
 
-
 @router.get("/jobs/{job_id}", response=dict, tags=["index"])
 def get_job(request, job_id: str):
     require_role(request.user, "viewer")
@@ -54,7 +51,6 @@ def get_job(request, job_id: str):
     if status is None:
         raise NotFound(f"job {job_id!r} not found", field="job_id")
     return status
-
 
 
 @router.get("/index/health", response=dict, tags=["index"])
@@ -65,7 +61,6 @@ def index_health(request):
     return health.index_health()
 
 
-
 @router.get("/export", response=dict, tags=["backup"])
 def export(request, user_id: str):
     """One namespace as a versioned JSON document (everything: the export job/command)."""
@@ -73,7 +68,6 @@ def export(request, user_id: str):
     user_id = clean_identifier(user_id, "user_id")
     require_namespace(request, user_id)
     return backup.export_memories(user_id=user_id)
-
 
 
 @router.post("/import", response=dict, tags=["backup"])
@@ -91,11 +85,9 @@ def import_(request, mode: str = "merge"):
     return backup.import_memories(doc=doc, mode=mode, actor=request.user)
 
 
-
 class PolicyIn(Strict):
     user_id: str
     dry_run: bool = False
-
 
 
 @router.post("/cleanup", response={200: dict, 202: dict}, tags=["jobs"])
@@ -110,7 +102,6 @@ def cleanup(request, payload: PolicyIn):
     services.audit_record(actor=request.user, action="cleanup", target=user_id,
                           data={"job_id": job_id})
     return Status(202, {"job_id": job_id})
-
 
 
 @router.post("/consolidate", response={200: dict, 202: dict}, tags=["jobs"])

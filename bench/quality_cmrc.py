@@ -67,7 +67,6 @@ def run_cmrc(data_dir: Path):
     return results, took, len(set(para_mem)), len(questions), import_s
 
 
-
 def _mrr_at(ranked, relevant, k):
     for rank, m in enumerate(ranked[:k], start=1):
         if m in relevant:

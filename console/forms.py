@@ -14,7 +14,6 @@ PER_PAGE_MIN, PER_PAGE_MAX = 10, 100
 REASON_MAX = 500
 
 
-
 def add_service_error(form: forms.Form, exc: ServiceError) -> None:
     """Show a service error on the field it names, or above the form when it names none."""
     field = exc.field if exc.field in form.fields else None
@@ -23,14 +22,12 @@ def add_service_error(form: forms.Form, exc: ServiceError) -> None:
     form.add_error(field, exc.message)
 
 
-
 def _identifier(value: str, field: str) -> str:
     """The shared id rule (DESIGN "Identifiers") as a form validation error."""
     try:
         return clean_identifier(value, field)
     except InvalidInput as exc:
         raise ValidationError(exc.message) from None
-
 
 
 class _IdentifierField(forms.CharField):
@@ -48,7 +45,6 @@ class _IdentifierField(forms.CharField):
         return _identifier(value, self.id_name) if value else ""
 
 
-
 def _per_page_field() -> forms.IntegerField:
     return forms.IntegerField(
         required=False,
@@ -57,7 +53,6 @@ def _per_page_field() -> forms.IntegerField:
         label="Per page",
         widget=forms.NumberInput(attrs={"class": "narrow", "placeholder": str(PER_PAGE_DEFAULT)}),
     )
-
 
 
 class _PagedFilterForm(forms.Form):
@@ -75,7 +70,6 @@ class _PagedFilterForm(forms.Form):
             if value not in ("", None):
                 out[name] = value
         return out
-
 
 
 # --- activity (audit feed) --------------------------------------------------------------------
@@ -100,7 +94,6 @@ AUDIT_ACTIONS = [
     "token_created",
     "token_revoked",
 ]
-
 
 
 class AuditFilterForm(_PagedFilterForm):

@@ -95,7 +95,6 @@ def explain_hit(
     }
 
 
-
 def score_parts(hit) -> dict[str, float]:
     """The final score split into weight × component parts: relevance, recency, importance.
 

@@ -50,7 +50,6 @@ class MemoryFilterForm(_PagedFilterForm):
         return data
 
 
-
 class ImportanceForm(forms.Form):
     importance = forms.FloatField(
         min_value=0,
@@ -71,7 +70,6 @@ class ImportanceForm(forms.Form):
         super().__init__(*args, **kwargs)
 
 
-
 class ReasonForm(forms.Form):
     """Forget / restore: the reason is optional but recorded in the history."""
 
@@ -86,7 +84,6 @@ class ReasonForm(forms.Form):
         super().__init__(*args, **kwargs)
 
 
-
 class RollbackForm(forms.Form):
     version = forms.TypedChoiceField(coerce=int, choices=())
     reason = forms.CharField(
@@ -99,7 +96,6 @@ class RollbackForm(forms.Form):
         kwargs.setdefault("auto_id", "rollback_%s")
         super().__init__(*args, **kwargs)
         self.fields["version"].choices = [(v, f"v{v}") for v in range(current_version - 1, 0, -1)]
-
 
 
 # --- memory detail: diff, purge, promote ------------------------------------------------------
@@ -123,7 +119,6 @@ class DiffForm(forms.Form):
                 if versions
                 else "This memory has no versions."
             )
-
 
 
 class PurgeForm(forms.Form):
@@ -153,18 +148,15 @@ class PurgeForm(forms.Form):
         return value
 
 
-
 class PromoteForm(ReasonForm):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("auto_id", "promote_%s")
         super().__init__(*args, **kwargs)
 
 
-
 # --- memory list: bulk actions ----------------------------------------------------------------
 
 BULK_MAX = 500
-
 
 
 class BulkForm(forms.Form):
@@ -215,12 +207,10 @@ class BulkForm(forms.Form):
         return data
 
 
-
 def _memory_id_choices(values) -> list[tuple[str, str]]:
     from memories.validation import MEMORY_ID_RE
 
     return [(v, v) for v in values if isinstance(v, str) and MEMORY_ID_RE.match(v)]
-
 
 
 def bulk_form(data=None) -> BulkForm:

@@ -13,8 +13,9 @@ from django.utils import timezone
 
 from memories import access, services
 from memories.errors import InvalidInput
+from memories.history import actor_name
 from memories.models import Memory
-from memories.services.create import _actor_name, _build_memory
+from memories.services.create import _build_memory
 from memories.validation import MEMORY_ID_RE, parse_iso_datetime
 
 SCHEMA_VERSION = 2
@@ -136,7 +137,7 @@ def _replace(items: list[dict], actor) -> dict:
     from memories.models import ChangeKind
     bulk_create_with_history(restored, Memory, batch_size=500, default_change_reason="restore",
                              custom_historical_attrs={"kind": ChangeKind.RESTORE,
-                                                      "changed_by": _actor_name(actor)})
+                                                      "changed_by": actor_name(actor)})
     from operations import reindex
 
     def rebuild():

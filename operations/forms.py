@@ -13,7 +13,6 @@ class ReindexForm(forms.Form):
     user_id = _IdentifierField(name="user_id", label="Namespace")
 
 
-
 class NamespaceForm(forms.Form):
     user_id = forms.CharField(
         max_length=128,

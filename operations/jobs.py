@@ -14,14 +14,12 @@ from operations import drift, policy, reindex
 _JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-
 def _progress(done: int, total: int) -> None:
     job = get_current_job()
     if job is not None:
         job.meta["progress"] = done / total if total else 1.0
         job.meta["done"], job.meta["total"] = done, total
         job.save_meta()
-
 
 
 def reindex_job(user_id: str | None = None) -> dict:
@@ -32,11 +30,9 @@ def reindex_job(user_id: str | None = None) -> dict:
     return {"namespaces": len(results), "indexed": sum(r["indexed"] for r in results)}
 
 
-
 def reconcile_job() -> dict:
     """Repair exactly the memories whose Redis state differs from the database."""
     return drift.drift_repair()
-
 
 
 def job_status(job_id: str) -> dict | None:
@@ -67,11 +63,9 @@ def job_status(job_id: str) -> dict | None:
             "func": job.func_name.rsplit(".", 1)[-1]}
 
 
-
 PERIODIC_RECONCILE_ID = "periodic-reconcile"
 
 PERIODIC_ACCESS_FOLD_ID = "periodic-access-fold"
-
 
 
 def periodic_reconcile_job() -> dict:
@@ -80,7 +74,6 @@ def periodic_reconcile_job() -> dict:
         return reconcile_job()
     finally:
         _schedule_next(periodic_reconcile_job)
-
 
 
 def periodic_access_fold_job() -> dict:
@@ -94,7 +87,6 @@ def periodic_access_fold_job() -> dict:
         _schedule_next(periodic_access_fold_job)
 
 
-
 def _periodic() -> dict:
     """Each periodic job: (fixed job id, seconds between runs)."""
     from django.conf import settings
@@ -106,13 +98,11 @@ def _periodic() -> dict:
     }
 
 
-
 def _schedule_next(func) -> None:
     import datetime as dt
 
     job_id, seconds = _periodic()[func]
     django_rq.get_queue("index").enqueue_in(dt.timedelta(seconds=seconds), func, job_id=job_id)
-
 
 
 def schedule_periodic() -> None:
@@ -124,13 +114,11 @@ def schedule_periodic() -> None:
         _schedule_next(func)
 
 
-
 def cleanup_job(user_id: str) -> dict:
     """Apply the forgetting policy to one namespace."""
 
     plan = policy.cleanup_plan(user_id=user_id)
     return {**policy.cleanup_apply(plan), "plan": plan.as_dict()}
-
 
 
 def consolidate_job(user_id: str) -> dict:
@@ -139,7 +127,6 @@ def consolidate_job(user_id: str) -> dict:
     groups = policy.consolidation_plan(user_id=user_id)
     merged = [policy.consolidate_group(memory_ids=g).memory_id for g in groups]
     return {"groups": len(groups), "merged": merged}
-
 
 
 def export_job() -> dict:

@@ -42,11 +42,9 @@ class CleanupPlan:
         return asdict(self)
 
 
-
 def _live_long_term(user_id: str):
     return Memory.objects.filter(user_id=user_id, type=MemoryType.LONG_TERM,
                                  deleted_at__isnull=True)
-
 
 
 def cleanup_plan(*, user_id: str, idle_days: float | None = None,
@@ -71,7 +69,6 @@ def cleanup_plan(*, user_id: str, idle_days: float | None = None,
     return plan
 
 
-
 @transaction.atomic
 def cleanup_apply(plan: CleanupPlan, *, actor=None) -> dict:
     """Apply a plan: forget (reason ``policy``) and archive (kind ``archive``)."""
@@ -86,7 +83,6 @@ def cleanup_apply(plan: CleanupPlan, *, actor=None) -> dict:
             "offered_for_consolidation": len(plan.consolidate)}
 
 
-
 def _distinctive_terms(rows: list[Memory]) -> dict[str, set[str]]:
     analyzer = ANALYZERS[CONTENT_STEMMED]
     terms = {m.memory_id: set(analyzer.tokens(m.content)) for m in rows}
@@ -94,7 +90,6 @@ def _distinctive_terms(rows: list[Memory]) -> dict[str, set[str]]:
     # Terms in more than half of the namespace say nothing about a topic.
     common = {t for t, d in df.items() if d > max(2, len(rows) // 2)}
     return {k: v - common for k, v in terms.items()}
-
 
 
 def _pairs_sharing(ids: list[str], terms: dict[str, set[str]], min_shared: int):
@@ -116,7 +111,6 @@ def _pairs_sharing(ids: list[str], terms: dict[str, set[str]], min_shared: int):
         for j, n in shared.items():
             if n >= min_shared:
                 yield a, ids[j]
-
 
 
 def consolidation_plan(*, user_id: str, min_shared: int = 3,
@@ -141,7 +135,6 @@ def consolidation_plan(*, user_id: str, min_shared: int = 3,
     for memory_id in ids:
         groups.setdefault(find(memory_id), []).append(memory_id)
     return [g for g in groups.values() if len(g) >= 2]
-
 
 
 @transaction.atomic

@@ -55,11 +55,9 @@ class SearchForm(forms.Form):
         return self.cleaned_data.get("limit") or self.LIMIT_DEFAULT
 
 
-
 # --- synonyms ---------------------------------------------------------------------------------
 
 SYNONYMS_MAX_CHARS = 100_000
-
 
 
 class SynonymsForm(forms.Form):

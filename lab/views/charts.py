@@ -21,7 +21,6 @@ SERIES_COLOURS = [
 ]
 
 
-
 # --- charts (inline SVG geometry) -------------------------------------------------------------
 
 
@@ -33,7 +32,6 @@ class Bar:
     h: str
     colour: str
     title: str
-
 
 
 @dataclass
@@ -48,7 +46,6 @@ class Chart:
     plot: dict = field(default_factory=dict)
 
 
-
 def stacked_bar(parts: dict[str, float], top: float, width: float = 150) -> list[Bar]:
     """One result's score as relevance / recency / importance segments, scaled so the
     column's best score fills ``width``."""
@@ -61,7 +58,6 @@ def stacked_bar(parts: dict[str, float], top: float, width: float = 150) -> list
             )
         x += w
     return out
-
 
 
 def score_chart(sides: list[tuple[str, str, list[float]]], k: int) -> Chart:
@@ -102,7 +98,6 @@ def score_chart(sides: list[tuple[str, str, list[float]]], k: int) -> Chart:
         )
         chart.legend.append({"label": label, "colour": colour})
     return chart
-
 
 
 def metric_bars(series: list[tuple[str, dict]]) -> Chart:

@@ -9,7 +9,6 @@ NAMESPACE_HINTS = 200
 METRIC_LABELS = {"ndcg": "nDCG@k", "precision": "P@k", "recall": "Recall@k", "mrr": "MRR"}
 
 
-
 def _namespaces():
     # Lazy: only the full page (its <datalist>) evaluates it.
     return (
@@ -17,7 +16,6 @@ def _namespaces():
         .distinct()
         .order_by("user_id")[:NAMESPACE_HINTS]
     )
-
 
 
 def _safe_next(request, url: str | None, fallback: str) -> str:
@@ -28,11 +26,9 @@ def _safe_next(request, url: str | None, fallback: str) -> str:
     return fallback
 
 
-
 def _fmt(value: float) -> str:
     """An SVG coordinate: one decimal, never localised."""
     return f"{value:.1f}"
-
 
 
 # --- lab home and profiles --------------------------------------------------------------------

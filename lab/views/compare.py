@@ -40,7 +40,6 @@ class Row:
     others: list = field(default_factory=list)
 
 
-
 def _column(side, found, state, *, moves=None, other=None, grades, username):
     top = max((h.score for h in found.results), default=0.0)
     rows = []
@@ -64,7 +63,6 @@ def _column(side, found, state, *, moves=None, other=None, grades, username):
             )
         )
     return rows
-
 
 
 def sliders(profile: RankingProfile) -> list[dict]:
@@ -91,7 +89,6 @@ def sliders(profile: RankingProfile) -> list[dict]:
             }
         )
     return out
-
 
 
 def _compare_context(request, form) -> tuple[dict, int]:
@@ -162,7 +159,6 @@ def _compare_context(request, form) -> tuple[dict, int]:
     return ctx, 200
 
 
-
 def _base_context(request, form) -> dict:
     return {
         "form": form,
@@ -172,7 +168,6 @@ def _base_context(request, form) -> dict:
         "can_judge": has_role(request.user, "editor"),
         "next_url": request.get_full_path(),
     }
-
 
 
 @require_GET
@@ -193,7 +188,6 @@ def compare(request):
     else:
         status = 400
     return render_page(request, "lab/compare.html", ctx, partial="results", status=status)
-
 
 
 @require_GET
@@ -225,7 +219,6 @@ def compare_explain(request):
         back = {k: v for k, v in request.GET.items() if k not in ("side", "memory_id")}
         ctx.update({"side": side, "back_url": reverse("lab:compare") + "?" + urlencode(back)})
     return render_page(request, "lab/explain.html", ctx, partial="breakdown", status=status)
-
 
 
 @require_POST

@@ -1,6 +1,5 @@
 """The judgments page: grade results, list grades."""
 
-
 from django.contrib import messages
 from django.http import HttpResponseRedirect
 from django.shortcuts import render
@@ -43,7 +42,6 @@ def judgments(request):
         {**_lab_nav("judgments"), "form": form, "pager": pager},
         partial="rows",
     )
-
 
 
 def _judge(request):

@@ -1,6 +1,5 @@
 """The lab home and the ranking profile pages."""
 
-
 from django.contrib import messages
 from django.db.models import Count
 from django.http import HttpResponseRedirect
@@ -34,7 +33,6 @@ def lab_home(request):
             "n_reviewers": Judgment.objects.values("reviewer").distinct().count(),
         },
     )
-
 
 
 @require_http_methods(["GET", "POST"])
@@ -79,7 +77,6 @@ def profile_list(request):
         },
         status=status,
     )
-
 
 
 @require_http_methods(["GET", "POST"])
@@ -136,7 +133,6 @@ def profile_detail(request, name: str):
         },
         status=status,
     )
-
 
 
 @require_POST

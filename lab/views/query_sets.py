@@ -60,7 +60,6 @@ def queryset_list(request):
     )
 
 
-
 @require_http_methods(["GET", "POST"])
 @role_required("viewer")
 def queryset_detail(request, pk: int):

@@ -76,12 +76,10 @@ def run_list(request):
     )
 
 
-
 def _newest_two() -> dict:
     """Run compare defaults: the newest run as B, the one before as A."""
     newest = list(EvalRun.objects.values_list("pk", flat=True)[:2])
     return {"b": newest[0], "a": newest[1]} if len(newest) == 2 else {}
-
 
 
 def _series(run: EvalRun, prefix: str = "") -> list[tuple[str, dict]]:
@@ -89,7 +87,6 @@ def _series(run: EvalRun, prefix: str = "") -> list[tuple[str, dict]]:
         (f"{prefix}{p['name']} v{p.get('version') or '?'}", run.metrics.get(p["name"], {}))
         for p in run.profiles
     ]
-
 
 
 @require_GET
@@ -144,7 +141,6 @@ def run_detail(request, pk: int):
             "other_runs": EvalRun.objects.exclude(pk=run.pk).defer("per_query", "unjudged")[:50],
         },
     )
-
 
 
 @require_GET

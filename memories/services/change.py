@@ -12,11 +12,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from memories.errors import Conflict, InvalidInput, NotFound
+from memories.history import actor_name
 from memories.mirror import _sync_after_commit, sync_memory
 from memories.models import ChangeKind, Memory, MemoryType
 from memories.services.audit import audit_record
 from memories.services.create import (
-    _actor_name,
     _clean_content,
     _clean_metadata,
     _clean_type,
@@ -33,8 +33,6 @@ from memories.validation import (
 log = logging.getLogger(__name__)
 
 
-
-
 def _get_for_update(memory_id) -> Memory:
     if not isinstance(memory_id, str) or not MEMORY_ID_RE.match(memory_id):
         raise NotFound(f"memory {memory_id!r} not found", field="memory_id")
@@ -44,7 +42,6 @@ def _get_for_update(memory_id) -> Memory:
         raise NotFound(f"memory {memory_id} not found", field="memory_id") from None
 
 
-
 def _save_version(memory: Memory, *, kind: str, actor, reason: str) -> Memory:
     memory.version += 1
     memory.updated_at = timezone.now()
@@ -52,7 +49,6 @@ def _save_version(memory: Memory, *, kind: str, actor, reason: str) -> Memory:
     memory.save()
     _sync_after_commit(memory)
     return memory
-
 
 
 @transaction.atomic
@@ -109,7 +105,6 @@ def memory_update(
     return _save_version(memory, kind=kind, actor=actor, reason=reason)
 
 
-
 @transaction.atomic
 def memory_forget(*, memory_id: str, actor=None, reason: str = "",
                   kind: str = ChangeKind.FORGET) -> Memory:
@@ -122,9 +117,8 @@ def memory_forget(*, memory_id: str, actor=None, reason: str = "",
     if memory.deleted_at is not None:
         return memory
     memory.deleted_at = timezone.now()
-    memory.deleted_by = _actor_name(actor)
+    memory.deleted_by = actor_name(actor)
     return _save_version(memory, kind=kind, actor=actor, reason=reason)
-
 
 
 @transaction.atomic
@@ -136,7 +130,6 @@ def memory_restore(*, memory_id: str, actor=None, reason: str = "") -> Memory:
     memory.deleted_at = None
     memory.deleted_by = ""
     return _save_version(memory, kind=ChangeKind.RESTORE, actor=actor, reason=reason)
-
 
 
 @transaction.atomic
@@ -172,9 +165,7 @@ def memory_rollback(*, memory_id: str, version: int, actor=None, reason: str) ->
     return memory
 
 
-
 BULK_ACTIONS = ("importance", "forget", "restore")
-
 
 
 @transaction.atomic
@@ -200,7 +191,6 @@ def memory_bulk(*, memory_ids: list[str], action: str, actor=None, importance=No
         else:
             out.append(memory_restore(memory_id=memory_id, actor=actor, reason=reason))
     return out
-
 
 
 @transaction.atomic

@@ -15,6 +15,7 @@ from simple_history.utils import bulk_create_with_history
 
 from memories import importance as importance_estimate
 from memories.errors import InvalidInput, TooLarge
+from memories.history import actor_name
 from memories.mirror import _sync_after_commit, sync_memories
 from memories.models import ChangeKind, Memory, MemoryType
 from memories.validation import (
@@ -28,28 +29,18 @@ MAX_METADATA_BYTES = 16384
 MAX_TTL_SECONDS = 365 * 24 * 3600
 
 
-
 def content_hash(content: str) -> str:
     """SHA-256 hex of the NFKC-normalised, stripped content (the dedup key)."""
     return hashlib.sha256(unicodedata.normalize("NFKC", content).strip().encode()).hexdigest()
 
 
-
-def _actor_name(actor) -> str:
-    if actor is None:
-        return "system"
-    return actor if isinstance(actor, str) else actor.get_username()
-
-
-
 def _stamp(memory: Memory, kind: str, actor, reason: str) -> None:
     """Tell the history receiver what this save is (see memories.history)."""
     memory._history_kind = kind
-    memory._history_actor = _actor_name(actor)
+    memory._history_actor = actor_name(actor)
     memory._change_reason = reason or ""
     if actor is not None and not isinstance(actor, str):
         memory._history_user = actor
-
 
 
 def _clean_content(content) -> str:
@@ -64,7 +55,6 @@ def _clean_content(content) -> str:
             field="content", limit=limit,
         )
     return content
-
 
 
 def _clean_metadata(metadata) -> dict:
@@ -82,12 +72,10 @@ def _clean_metadata(metadata) -> dict:
     return metadata
 
 
-
 def _clean_type(value) -> str:
     if value not in MemoryType.values:
         raise InvalidInput(f"type must be one of {', '.join(MemoryType.values)}", field="type")
     return value
-
 
 
 def _aware(value: dt.datetime) -> dt.datetime:
@@ -95,7 +83,6 @@ def _aware(value: dt.datetime) -> dt.datetime:
     if timezone.is_naive(value):
         return value.replace(tzinfo=dt.UTC)
     return value
-
 
 
 def _live_duplicate(*, user_id, conversation_id, type, chash) -> Memory | None:
@@ -107,7 +94,6 @@ def _live_duplicate(*, user_id, conversation_id, type, chash) -> Memory | None:
         .order_by("created_at", "memory_id")
         .first()
     )
-
 
 
 def _build_memory(
@@ -151,7 +137,6 @@ def _build_memory(
     )
 
 
-
 def memory_create(*, actor=None, kind: str = ChangeKind.CREATE, reason: str = "",
                   **fields) -> tuple[Memory, bool]:
     """Create one memory; fields as ``_build_memory`` takes them.
@@ -173,7 +158,6 @@ def memory_create(*, actor=None, kind: str = ChangeKind.CREATE, reason: str = ""
         memory.save(force_insert=True)
         _sync_after_commit(memory)
     return memory, False
-
 
 
 @transaction.atomic
@@ -214,7 +198,7 @@ def memory_create_many(*, items: list[dict], actor=None, reason: str = "") -> li
         out.append((m, False))
     bulk_create_with_history(
         new, Memory, batch_size=500, default_change_reason=reason, default_date=now,
-        custom_historical_attrs={"kind": ChangeKind.CREATE, "changed_by": _actor_name(actor)},
+        custom_historical_attrs={"kind": ChangeKind.CREATE, "changed_by": actor_name(actor)},
         default_user=None if actor is None or isinstance(actor, str) else actor,
     )
     ids = [m.memory_id for m in new]

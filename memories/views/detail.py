@@ -39,13 +39,11 @@ ESTIMATE_LABELS = {
 }
 
 
-
 # --- detail -----------------------------------------------------------------------------
 
 # A word (or a punctuation mark) with the white space after it: replaced runs of words then
 # read as one change instead of word/space/word fragments. Leading white space is its own token.
 _TOKENS = re.compile(r"\w+\s*|[^\w\s]\s*|\s+")
-
 
 
 def word_diff(old: str, new: str) -> list[tuple[str, str]]:
@@ -61,7 +59,6 @@ def word_diff(old: str, new: str) -> list[tuple[str, str]]:
         if j2 > j1:
             out.append(("ins", "".join(b[j1:j2])))
     return out
-
 
 
 def _versions(memory: Memory) -> list[dict]:
@@ -89,7 +86,6 @@ def _versions(memory: Memory) -> list[dict]:
         previous = h
     rows.reverse()
     return rows
-
 
 
 def _render_detail(request, memory: Memory, *, status: int = 200, **forms):
@@ -123,10 +119,8 @@ def _render_detail(request, memory: Memory, *, status: int = 200, **forms):
     return render_page(request, DETAIL, context, partial="panel", status=status)
 
 
-
 def _memory_or_404(memory_id: str) -> Memory:
     return get_object_or_404(Memory, memory_id=memory_id)
-
 
 
 @require_GET
@@ -136,14 +130,12 @@ def memory_detail(request, memory_id: str):
     return _render_detail(request, access.with_hits_folded(_memory_or_404(memory_id)))
 
 
-
 def _done(request, memory_id: str, message: str):
     messages.success(request, message)
     if request.htmx:
         # The panel fragment carries the message out of band (see memory_detail.html).
         return _render_detail(request, _memory_or_404(memory_id))
     return redirect("memories:memories-detail", memory_id=memory_id)
-
 
 
 def _failed(request, memory_id: str, exc: ServiceError, form_name: str, form):
@@ -156,7 +148,6 @@ def _failed(request, memory_id: str, exc: ServiceError, form_name: str, form):
     return _render_detail(
         request, _memory_or_404(memory_id), status=exc.status, **{form_name: form}
     )
-
 
 
 @require_POST
@@ -196,7 +187,6 @@ def memory_importance(request, memory_id: str):
     )
 
 
-
 def _state_change(request, memory_id: str, *, service, verb: str):
     memory = _memory_or_404(memory_id)
     form = ReasonForm(request.POST)
@@ -214,7 +204,6 @@ def _state_change(request, memory_id: str, *, service, verb: str):
     return _done(request, memory_id, f"Memory {verb} (version {memory.version}).")
 
 
-
 @require_POST
 @role_required("editor")
 def memory_forget(request, memory_id: str):
@@ -222,12 +211,10 @@ def memory_forget(request, memory_id: str):
     return _state_change(request, memory_id, service=services.memory_forget, verb="forgotten")
 
 
-
 @require_POST
 @role_required("editor")
 def memory_restore(request, memory_id: str):
     return _state_change(request, memory_id, service=services.memory_restore, verb="restored")
-
 
 
 @require_POST
@@ -253,7 +240,6 @@ def memory_rollback(request, memory_id: str):
     )
 
 
-
 # --- promote ----------------------------------------------------------------------------
 
 
@@ -262,7 +248,6 @@ def _promotable(memory: Memory) -> bool:
     return not memory.is_forgotten and not (
         memory.type == MemoryType.LONG_TERM and memory.conversation_id is None
     )
-
 
 
 @require_POST

@@ -35,7 +35,6 @@ DIFF_FIELDS = [
 ]
 
 
-
 def _show(value) -> str:
     if value is None or value == "" or value == [] or value == {}:
         return "—"
@@ -47,7 +46,6 @@ def _show(value) -> str:
         # Milliseconds: two versions written in the same second still show why they differ.
         return value.isoformat(sep=" ", timespec="milliseconds")
     return str(value)
-
 
 
 @require_GET

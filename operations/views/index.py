@@ -20,13 +20,11 @@ log = logging.getLogger(__name__)
 NAMESPACE_HINTS = 200
 
 
-
 def _drifted(ids: list[str]) -> list[dict]:
     """Drifted ids, each marked whether the database still has the memory (an orphan in
     Redis of a purged memory has no page to link to)."""
     known = set(Memory.objects.filter(memory_id__in=ids).values_list("memory_id", flat=True))
     return [{"memory_id": i, "in_db": i in known} for i in ids]
-
 
 
 @require_GET
@@ -82,7 +80,6 @@ def index_status(request):
     return render_page(request, "memories/index.html", context, partial="health")
 
 
-
 @require_POST
 @role_required("admin")
 def index_reindex(request):
@@ -101,7 +98,6 @@ def index_reindex(request):
     )
 
 
-
 @require_POST
 @role_required("admin")
 def index_reconcile(request):
@@ -109,7 +105,6 @@ def index_reconcile(request):
     return _enqueue_or_503(
         request, jobs.reconcile_job, queue="index", action="reconcile", target="*"
     )
-
 
 
 def _errors(form) -> str:

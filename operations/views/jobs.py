@@ -1,6 +1,5 @@
 """Job pages: progress, retry, the job history and failed jobs of the Index page."""
 
-
 import logging
 
 import django_rq
@@ -41,11 +40,9 @@ JOB_LABELS = {
 }
 
 
-
 def _connection():
     # Both queues live on RQ_REDIS_URL (jobs.job_status reads through the "index" one too).
     return django_rq.get_connection("index")
-
 
 
 # --- job progress -----------------------------------------------------------------------------
@@ -83,7 +80,6 @@ def job_progress(job_id: str) -> dict | None:
     }
 
 
-
 def _result_items(result) -> list[tuple[str, str]]:
     """A job's result dict as short ``(key, value)`` pairs (lists shown by their length)."""
     if not isinstance(result, dict):
@@ -98,7 +94,6 @@ def _result_items(result) -> list[tuple[str, str]]:
             )
         out.append((key.replace("_", " "), str(value)))
     return out
-
 
 
 @require_GET
@@ -138,7 +133,6 @@ def job_detail(request, job_id: str):
     return response
 
 
-
 def _started(request, job_id: str):
     """The answer to a POST that enqueued a job: its progress fragment (htmx) or its page."""
     if not request.htmx:
@@ -160,7 +154,6 @@ def _started(request, job_id: str):
     return trigger_client_event(response, "job-started", {"job_id": job_id})
 
 
-
 def _enqueue_or_503(request, func, *args, queue: str, action: str, target: str):
     """Enqueue ``func``, record who asked (as the API does), and answer with its progress.
 
@@ -175,7 +168,6 @@ def _enqueue_or_503(request, func, *args, queue: str, action: str, target: str):
         return redis_unavailable(request)
     services.audit_record(actor=request.user, action=action, target=target, data={"job_id": job_id})
     return _started(request, job_id)
-
 
 
 # --- the Index page ---------------------------------------------------------------------------
@@ -217,7 +209,6 @@ def _failed_jobs() -> tuple[list[dict], int]:
     return out[:FAILED_SHOWN], total
 
 
-
 def _job_history() -> list[dict]:
     """The latest job events (who asked for what, when) with the job's state when Redis
     still holds it; one pipelined fetch for all of them."""
@@ -249,7 +240,6 @@ def _job_history() -> list[dict]:
             }
         )
     return rows
-
 
 
 @require_POST

@@ -1,6 +1,5 @@
 """The forgetting policy page: plans (cleanup, consolidation) and their buttons."""
 
-
 from django.conf import settings
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
@@ -15,7 +14,6 @@ from operations.views.jobs import _enqueue_or_503
 PLAN_SHOWN = 200  # ids listed per plan section; the count above says how many in all
 
 
-
 # --- the policy page --------------------------------------------------------------------------
 
 
@@ -26,7 +24,6 @@ def _previews(ids: set[str]) -> dict[str, Memory]:
             "memory_id", "content", "importance", "accessed_at", "created_at", "access_count"
         )
     }
-
 
 
 @require_GET
@@ -95,7 +92,6 @@ def policy_page(request):
     return render_page(request, "memories/policy.html", context, partial="policy", status=status)
 
 
-
 def _policy_apply(request, func, action: str):
     form = NamespaceForm(request.POST)
     if not form.is_valid():
@@ -104,13 +100,11 @@ def _policy_apply(request, func, action: str):
     return _enqueue_or_503(request, func, user_id, queue="default", action=action, target=user_id)
 
 
-
 @require_POST
 @role_required("admin")
 def policy_cleanup(request):
     """Apply the forgetting policy to one namespace (``jobs.cleanup_job``, queue default)."""
     return _policy_apply(request, jobs.cleanup_job, "cleanup")
-
 
 
 @require_POST
