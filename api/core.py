@@ -29,7 +29,7 @@ class BearerAuth(HttpBearer):
 api = NinjaAPI(title="Memory Console API", version="1", auth=BearerAuth(), urls_namespace="api")
 
 
-def _error(request, status: int, code: str, message: str, field=None, **extra):
+def error_response(request, status: int, code: str, message: str, field=None, **extra):
     body = {"error": {"code": code, "message": message, "field": field, **extra}}
     return api.create_response(request, body, status=status)
 
@@ -43,7 +43,7 @@ def _service_error(request, exc: ServiceError):
 def _redis_error(request, exc):
     # Reads that need Redis (recall, readiness, health, hot windows) cannot answer without it;
     # writes never get here: they land in the database and are marked for resync.
-    return _error(request, 503, "unavailable", "Redis is unreachable; try again shortly")
+    return error_response(request, 503, "unavailable", "Redis is unreachable; try again shortly")
 
 
 @api.exception_handler(ValidationError)
@@ -59,19 +59,19 @@ def _validation_error(request, exc: ValidationError):
     else:
         message = f"{field}: {first.get('msg', 'invalid value')}" if field else first.get(
             "msg", "invalid request")
-    return _error(request, 400, "invalid", message, field)
+    return error_response(request, 400, "invalid", message, field)
 
 
 @api.exception_handler(AuthenticationError)
 def _auth_error(request, exc):
-    return _error(request, 401, "unauthorized", "missing or invalid bearer token")
+    return error_response(request, 401, "unauthorized", "missing or invalid bearer token")
 
 
 @api.exception_handler(HttpError)
 def _http_error(request, exc: HttpError):
     code = {400: "invalid", 404: "not_found", 405: "method_not_allowed"}.get(exc.status_code,
                                                                               "error")
-    return _error(request, exc.status_code, code, str(exc))
+    return error_response(request, exc.status_code, code, str(exc))
 
 
 class Strict(Schema):
@@ -82,7 +82,7 @@ class ReasonIn(Strict):
     reason: str = Field(default="", max_length=1000)
 
 
-def _iso(value: dt.datetime | None) -> str | None:
+def iso_or_none(value: dt.datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 

@@ -5,7 +5,7 @@ from ninja import Router, Status
 from pydantic import Field
 
 from accounts.roles import require_role
-from api.core import ReasonIn, Strict, _iso, allowed_namespace, require_namespace
+from api.core import ReasonIn, Strict, allowed_namespace, iso_or_none, require_namespace
 from memories import access, services, store
 from memories.errors import NotFound
 from memories.models import Memory
@@ -56,11 +56,11 @@ def memory_out(memory: Memory, **extra) -> dict:
         "content": memory.content, "context": memory.context, "keywords": memory.keywords,
         "tags": memory.tags,
         "importance": memory.importance, "access_count": memory.access_count,
-        "accessed_at": _iso(memory.accessed_at), "created_at": _iso(memory.created_at),
-        "updated_at": _iso(memory.updated_at), "expire_at": _iso(memory.expire_at),
+        "accessed_at": iso_or_none(memory.accessed_at), "created_at": iso_or_none(memory.created_at),
+        "updated_at": iso_or_none(memory.updated_at), "expire_at": iso_or_none(memory.expire_at),
         "source": memory.source, "author": memory.author, "metadata": memory.metadata,
         "content_hash": memory.content_hash, "version": memory.version,
-        "deleted_at": _iso(memory.deleted_at), "deleted_by": memory.deleted_by, **extra,
+        "deleted_at": iso_or_none(memory.deleted_at), "deleted_by": memory.deleted_by, **extra,
     }
 
 

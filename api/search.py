@@ -7,7 +7,7 @@ from ninja import Router
 from pydantic import Field
 
 from accounts.roles import require_role
-from api.core import Strict, _error, api, require_namespace
+from api.core import Strict, api, error_response, require_namespace
 from memories import access, store
 from memories.errors import InvalidInput
 from memories.validation import (
@@ -56,7 +56,7 @@ def recall(request, payload: RecallIn):
                               conversation_id=conversation_id, types=payload.types,
                               profile=payload.profile, match_mode=payload.match_mode)
     except store.RedisError:
-        return _error(request, 503, "unavailable", "the search index (Redis) is unreachable")
+        return error_response(request, 503, "unavailable", "the search index (Redis) is unreachable")
     try:
         access.access_record(user_id=user_id, memory_ids=[h.memory_id for h in found.results])
     except store.RedisError as exc:  # the results stand; only these hits go uncounted

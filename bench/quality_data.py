@@ -5,8 +5,6 @@ import time
 from io import StringIO
 from pathlib import Path
 
-# --- LoCoMo -------------------------------------------------------------------------------------
-
 
 def load_locomo(data_dir: Path):
     """Import the conversations through ``import_locomo``; return per-sample documents."""

@@ -9,9 +9,6 @@ KS = (1, 5, 10, 25, 50)
 DEPTH = 50
 
 
-# --- metrics --------------------------------------------------------------------------------
-
-
 def query_metrics(ranked: list[str], relevant_by_evidence: list[str | None]) -> dict:
     """Metrics of one question. ``relevant_by_evidence``: the memory id of each evidence id
     (None when an evidence id maps to no memory: it counts as never found)."""

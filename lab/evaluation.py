@@ -39,9 +39,6 @@ def clean_k(value, field: str = "k") -> int:
     return value
 
 
-# --- evaluation -----------------------------------------------------------------------------
-
-
 def query_metrics(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> dict:
     """nDCG@k (graded gains), P@k, recall@k and MRR within the top k of one ranking."""
     return {

@@ -11,8 +11,6 @@ from search.memory_search import memory_search
 from search.models import Ranker
 from search.profiles import profile_resolve
 
-# --- explain ---------------------------------------------------------------------------------
-
 
 def explain_hit(
     *,

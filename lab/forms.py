@@ -30,9 +30,6 @@ TUNE_PARAMS = {
 }
 
 
-# --- forms ----------------------------------------------------------------------------------
-
-
 class CompareForm(forms.Form):
     """The whole state of a comparison, as URL parameters (shareable, reloadable)."""
 

@@ -13,8 +13,6 @@ from memories.history import actor_name
 from memories.models import Memory
 from memories.validation import MEMORY_ID_RE, clean_identifier
 
-# --- judgments ----------------------------------------------------------------------------
-
 
 @transaction.atomic
 def judgment_set(*, actor, user_id, query, memory_id, grade) -> tuple[Judgment, bool]:

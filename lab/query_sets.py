@@ -10,8 +10,6 @@ from memories.history import actor_name
 from memories.services.audit import audit_record
 from memories.validation import clean_identifier
 
-# --- query sets ---------------------------------------------------------------------------
-
 
 def _clean_queries(value) -> list[str]:
     if not isinstance(value, list | tuple) or not value:

@@ -24,9 +24,6 @@ from search.profile_services import profile_settings, profile_version
 RUN_PROFILES_MAX = 6
 
 
-# --- runs -------------------------------------------------------------------------------------
-
-
 def _live_ids(memory_ids: Iterable[str]) -> set[str]:
     return set(
         Memory.objects.filter(memory_id__in=list(memory_ids), deleted_at__isnull=True).values_list(

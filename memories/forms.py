@@ -8,19 +8,19 @@ page shows one kind of error however deep the check was made.
 from django import forms
 from django.core.exceptions import ValidationError
 
-from console.forms import REASON_MAX, _IdentifierField, _PagedFilterForm, _per_page_field
+from console.forms import REASON_MAX, IdentifierField, PagedFilterForm, per_page_field
 from memories.models import MemoryType
 
 
-class MemoryFilterForm(_PagedFilterForm):
+class MemoryFilterForm(PagedFilterForm):
     q = forms.CharField(
         required=False,
         max_length=200,
         label="Text",
         widget=forms.TextInput(attrs={"type": "search", "placeholder": "contains…"}),
     )
-    user_id = _IdentifierField(name="user_id", label="User")
-    conversation_id = _IdentifierField(name="conversation_id", label="Conversation")
+    user_id = IdentifierField(name="user_id", label="User")
+    conversation_id = IdentifierField(name="conversation_id", label="Conversation")
     type = forms.ChoiceField(required=False, choices=[("", "any type"), *MemoryType.choices])
     state = forms.ChoiceField(
         required=False,
@@ -40,7 +40,7 @@ class MemoryFilterForm(_PagedFilterForm):
         label="Importance max",
         widget=forms.NumberInput(attrs={"step": "0.05", "class": "narrow", "placeholder": "1"}),
     )
-    per_page = _per_page_field()
+    per_page = per_page_field()
 
     def clean(self):
         data = super().clean()

@@ -21,9 +21,7 @@ log = logging.getLogger(__name__)
 # version never brings a purged memory back.
 PURGED_VERSION = 2**31
 
-# --- Redis mirror -------------------------------------------------------------------------
-
-def _sync_after_commit(memory: Memory) -> None:
+def sync_after_commit(memory: Memory) -> None:
     # The saved instance is what committed; the version guard in put.lua refuses it should
     # a later version of the row reach Redis first.
     transaction.on_commit(lambda: sync_memory(memory.memory_id, memory=memory))

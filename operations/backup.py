@@ -15,7 +15,7 @@ from memories import access, services
 from memories.errors import InvalidInput
 from memories.history import actor_name
 from memories.models import Memory
-from memories.services.create import _build_memory
+from memories.services.create import build_memory
 from memories.validation import MEMORY_ID_RE, parse_iso_datetime
 
 SCHEMA_VERSION = 2
@@ -106,7 +106,7 @@ def _replace(items: list[dict], actor) -> dict:
     namespaces = sorted({m.get("user_id") for m in items} - {None})
     restored = []
     for n, m in enumerate(items):
-        built = _build_memory(
+        built = build_memory(
             user_id=m.get("user_id"), content=m.get("content"),
             conversation_id=m.get("conversation_id"), type=m.get("type", "long_term"),
             importance=m.get("importance", 0.5), tags=m.get("tags") or [],

@@ -2,7 +2,7 @@
 
 from django import forms
 
-from console.forms import _identifier, _IdentifierField
+from console.forms import IdentifierField, checked_identifier
 
 # --- index: reindex, policy -------------------------------------------------------------------
 
@@ -10,7 +10,7 @@ from console.forms import _identifier, _IdentifierField
 class ReindexForm(forms.Form):
     """Blank ``user_id``: every namespace."""
 
-    user_id = _IdentifierField(name="user_id", label="Namespace")
+    user_id = IdentifierField(name="user_id", label="Namespace")
 
 
 class NamespaceForm(forms.Form):
@@ -22,5 +22,5 @@ class NamespaceForm(forms.Form):
     )
 
     def clean_user_id(self):
-        return _identifier(self.cleaned_data["user_id"], "user_id")
+        return checked_identifier(self.cleaned_data["user_id"], "user_id")
 

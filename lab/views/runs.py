@@ -15,7 +15,7 @@ from lab import runs as lab_runs
 from lab.forms import RunCompareForm, RunForm
 from lab.models import EvalRun
 from lab.views.charts import metric_bars
-from lab.views.common import METRIC_LABELS, _lab_nav
+from lab.views.common import METRIC_LABELS, lab_nav
 from memories import store
 from memories.errors import ServiceError
 from memories.models import Memory
@@ -66,7 +66,7 @@ def run_list(request):
         request,
         "lab/runs.html",
         {
-            **_lab_nav("runs"),
+            **lab_nav("runs"),
             "form": form,
             "pager": pager,
             "can_create": has_role(request.user, "editor"),
@@ -128,7 +128,7 @@ def run_detail(request, pk: int):
         request,
         "lab/run_detail.html",
         {
-            **_lab_nav("runs"),
+            **lab_nav("runs"),
             "run": run,
             "chart": metric_bars(_series(run)),
             "judged_any": any(m.get("queries") for m in run.metrics.values()),
@@ -147,7 +147,7 @@ def run_detail(request, pk: int):
 @role_required("viewer")
 def run_compare(request):
     form = RunCompareForm(request.GET or None, initial=_newest_two())
-    ctx = {**_lab_nav("runs"), "form": form, "metric_labels": METRIC_LABELS}
+    ctx = {**lab_nav("runs"), "form": form, "metric_labels": METRIC_LABELS}
     status = 200
     if request.GET:
         if form.is_valid():

@@ -13,16 +13,16 @@ from django.utils import timezone
 
 from memories.errors import Conflict, InvalidInput, NotFound
 from memories.history import actor_name
-from memories.mirror import _sync_after_commit, sync_memory
+from memories.mirror import sync_after_commit, sync_memory
 from memories.models import ChangeKind, Memory, MemoryType
 from memories.services.audit import audit_record
 from memories.services.create import (
-    _clean_content,
-    _clean_metadata,
-    _clean_type,
-    _stamp,
+    clean_content,
+    clean_metadata,
+    clean_type,
     content_hash,
     memory_create,
+    stamp_change,
 )
 from memories.validation import (
     MEMORY_ID_RE,
@@ -45,9 +45,9 @@ def _get_for_update(memory_id) -> Memory:
 def _save_version(memory: Memory, *, kind: str, actor, reason: str) -> Memory:
     memory.version += 1
     memory.updated_at = timezone.now()
-    _stamp(memory, kind, actor, reason)
+    stamp_change(memory, kind, actor, reason)
     memory.save()
-    _sync_after_commit(memory)
+    sync_after_commit(memory)
     return memory
 
 
@@ -74,7 +74,7 @@ def memory_update(
         )
     changed = set()
     if content is not None:
-        content = _clean_content(content)
+        content = clean_content(content)
         if content != memory.content:
             memory.content, memory.content_hash = content, content_hash(content)
             changed.add("content")
@@ -88,7 +88,7 @@ def memory_update(
         if tags != memory.tags:
             memory.tags = tags
             changed.add("tags")
-    if type is not None and _clean_type(type) != memory.type:
+    if type is not None and clean_type(type) != memory.type:
         memory.type = type
         changed.add("type")
         if type != MemoryType.SHORT_TERM:
@@ -96,7 +96,7 @@ def memory_update(
         elif memory.expire_at is None:
             memory.expire_at = timezone.now() + dt.timedelta(
                 seconds=settings.MEMORY_SHORT_TERM_TTL_SECONDS)
-    if metadata is not None and _clean_metadata(metadata) != memory.metadata:
+    if metadata is not None and clean_metadata(metadata) != memory.metadata:
         memory.metadata = metadata
         changed.add("metadata")
     if not changed:

@@ -119,7 +119,7 @@ def _render_detail(request, memory: Memory, *, status: int = 200, **forms):
     return render_page(request, DETAIL, context, partial="panel", status=status)
 
 
-def _memory_or_404(memory_id: str) -> Memory:
+def memory_or_404(memory_id: str) -> Memory:
     return get_object_or_404(Memory, memory_id=memory_id)
 
 
@@ -127,14 +127,14 @@ def _memory_or_404(memory_id: str) -> Memory:
 @vary_on_headers("HX-Request")
 @role_required("viewer")
 def memory_detail(request, memory_id: str):
-    return _render_detail(request, access.with_hits_folded(_memory_or_404(memory_id)))
+    return _render_detail(request, access.with_hits_folded(memory_or_404(memory_id)))
 
 
 def _done(request, memory_id: str, message: str):
     messages.success(request, message)
     if request.htmx:
         # The panel fragment carries the message out of band (see memory_detail.html).
-        return _render_detail(request, _memory_or_404(memory_id))
+        return _render_detail(request, memory_or_404(memory_id))
     return redirect("memories:memories-detail", memory_id=memory_id)
 
 
@@ -146,7 +146,7 @@ def _failed(request, memory_id: str, exc: ServiceError, form_name: str, form):
         raise Http404(exc.message)
     add_service_error(form, exc)
     return _render_detail(
-        request, _memory_or_404(memory_id), status=exc.status, **{form_name: form}
+        request, memory_or_404(memory_id), status=exc.status, **{form_name: form}
     )
 
 
@@ -154,7 +154,7 @@ def _failed(request, memory_id: str, exc: ServiceError, form_name: str, form):
 @role_required("editor")
 def memory_importance(request, memory_id: str):
     """Inline importance edit: a new version of kind ``importance``."""
-    memory = _memory_or_404(memory_id)
+    memory = memory_or_404(memory_id)
     form = ImportanceForm(request.POST)
     if not form.is_valid():
         return _render_detail(request, memory, status=400, importance_form=form)
@@ -176,7 +176,7 @@ def memory_importance(request, memory_id: str):
         form.is_valid()
         form.add_error(None, exc.message)
         return _render_detail(
-            request, _memory_or_404(memory_id), status=exc.status, importance_form=form
+            request, memory_or_404(memory_id), status=exc.status, importance_form=form
         )
     except ServiceError as exc:
         return _failed(request, memory_id, exc, "importance_form", form)
@@ -188,7 +188,7 @@ def memory_importance(request, memory_id: str):
 
 
 def _state_change(request, memory_id: str, *, service, verb: str):
-    memory = _memory_or_404(memory_id)
+    memory = memory_or_404(memory_id)
     form = ReasonForm(request.POST)
     if not form.is_valid():
         return _render_detail(request, memory, status=400, reason_form=form)
@@ -221,7 +221,7 @@ def memory_restore(request, memory_id: str):
 @role_required("admin")
 def memory_rollback(request, memory_id: str):
     """A new version equal to an earlier one (admin; a reason is required)."""
-    memory = _memory_or_404(memory_id)
+    memory = memory_or_404(memory_id)
     form = RollbackForm(request.POST, current_version=memory.version)
     if not form.is_valid():
         return _render_detail(request, memory, status=400, rollback_form=form)
@@ -255,7 +255,7 @@ def _promotable(memory: Memory) -> bool:
 def memory_promote(request, memory_id: str):
     """A working, short-term or conversation memory → a user-wide long-term one (a new
     memory, deduplicated); the browser goes to that memory."""
-    memory = _memory_or_404(memory_id)
+    memory = memory_or_404(memory_id)
     form = PromoteForm(request.POST)
     if not form.is_valid():
         return _render_detail(request, memory, status=400, promote_form=form)

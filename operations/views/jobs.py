@@ -154,7 +154,7 @@ def _started(request, job_id: str):
     return trigger_client_event(response, "job-started", {"job_id": job_id})
 
 
-def _enqueue_or_503(request, func, *args, queue: str, action: str, target: str):
+def enqueue_or_503(request, func, *args, queue: str, action: str, target: str):
     """Enqueue ``func``, record who asked (as the API does), and answer with its progress.
 
     No transaction is open here, so ``jobs.enqueue`` reaches Redis at once: when Redis is
@@ -173,7 +173,7 @@ def _enqueue_or_503(request, func, *args, queue: str, action: str, target: str):
 # --- the Index page ---------------------------------------------------------------------------
 
 
-def _failed_jobs() -> tuple[list[dict], int]:
+def failed_job_rows() -> tuple[list[dict], int]:
     """The newest failed jobs of both queues (function, arguments, last error line, when)
     and how many there are in all.
 
@@ -209,7 +209,7 @@ def _failed_jobs() -> tuple[list[dict], int]:
     return out[:FAILED_SHOWN], total
 
 
-def _job_history() -> list[dict]:
+def job_history_rows() -> list[dict]:
     """The latest job events (who asked for what, when) with the job's state when Redis
     still holds it; one pipelined fetch for all of them."""
     events = list(AuditEvent.objects.filter(action__in=JOB_ACTIONS)[:JOB_HISTORY])

@@ -8,8 +8,8 @@ from console.pages import bad_request, render_page, role_required
 from memories.models import Memory
 from operations import jobs, policy
 from operations.forms import NamespaceForm
-from operations.views.index import NAMESPACE_HINTS, _errors
-from operations.views.jobs import _enqueue_or_503
+from operations.views.index import NAMESPACE_HINTS, form_errors
+from operations.views.jobs import enqueue_or_503
 
 PLAN_SHOWN = 200  # ids listed per plan section; the count above says how many in all
 
@@ -95,9 +95,9 @@ def policy_page(request):
 def _policy_apply(request, func, action: str):
     form = NamespaceForm(request.POST)
     if not form.is_valid():
-        return bad_request(request, _errors(form))
+        return bad_request(request, form_errors(form))
     user_id = form.cleaned_data["user_id"]
-    return _enqueue_or_503(request, func, user_id, queue="default", action=action, target=user_id)
+    return enqueue_or_503(request, func, user_id, queue="default", action=action, target=user_id)
 
 
 @require_POST
