@@ -200,6 +200,10 @@ MEMORY_SUMMARISER = os.environ.get("MEMORY_SUMMARISER", "sessions.summarise.Extr
 MEMORY_POLICY_IDLE_DAYS = env_int("MEMORY_POLICY_IDLE_DAYS", 90)
 MEMORY_POLICY_IMPORTANCE_BELOW = float(os.environ.get("MEMORY_POLICY_IMPORTANCE_BELOW", "0.3"))
 MEMORY_POLICY_MAX_LONG_TERM = env_int("MEMORY_POLICY_MAX_LONG_TERM", 10000)
+# Consolidation (operations/consolidate.py): a group's least similar pair scores at least the
+# threshold (0..1), and a group holds at most this many memories (2..50).
+MEMORY_CONSOLIDATION_THRESHOLD = float(os.environ.get("MEMORY_CONSOLIDATION_THRESHOLD", "0.65"))
+MEMORY_CONSOLIDATION_MAX_MEMBERS = env_int("MEMORY_CONSOLIDATION_MAX_MEMBERS", 8)
 # The scheduler repairs drift (e.g. writes made while Redis was down) this often.
 MEMORY_RECONCILE_EVERY_SECONDS = env_int("MEMORY_RECONCILE_EVERY_SECONDS", 300)
 # Per-process cache of tokens and profiles, invalidated at once through Redis; a backstop TTL.
