@@ -69,9 +69,12 @@ PERIODIC_ACCESS_FOLD_ID = "periodic-access-fold"
 
 
 def periodic_reconcile_job() -> dict:
-    """Reconcile, then schedule the next run (the worker's ``--with-scheduler`` runs it)."""
+    """Reconcile, enqueue again webhook deliveries a dead worker or a lost enqueue left
+    pending, then schedule the next run (the worker's ``--with-scheduler`` runs it)."""
+    from integrations.webhooks.outbox import outbox_sweep
+
     try:
-        return reconcile_job()
+        return {**reconcile_job(), "webhooks_requeued": outbox_sweep()}
     finally:
         _schedule_next(periodic_reconcile_job)
 

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from integrations.webhooks import outbox
 from memories.errors import Conflict, InvalidInput, NotFound
 from memories.history import actor_name
 from memories.mirror import sync_after_commit, sync_memory
@@ -47,6 +48,7 @@ def _save_version(memory: Memory, *, kind: str, actor, reason: str) -> Memory:
     memory.updated_at = timezone.now()
     stamp_change(memory, kind, actor, reason)
     memory.save()
+    outbox.outbox_memory_event(memory, kind=kind, actor=actor, reason=reason)
     sync_after_commit(memory)
     return memory
 
@@ -199,6 +201,9 @@ def memory_purge(*, memory_id: str, actor=None, reason: str = "") -> None:
     event without content records who purged what and why. Raises NotFound."""
     memory = _get_for_update(memory_id)
     user_id = memory.user_id
+    outbox.outbox_memory_purged(memory_id=memory_id, user_id=user_id,
+                                conversation_id=memory.conversation_id, actor=actor,
+                                reason=reason)
     memory.delete()
     # After the delete: simple_history adds a "-" row holding the content, which goes too.
     Memory.history.filter(memory_id=memory_id).delete()

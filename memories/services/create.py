@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
+from integrations.webhooks import outbox
 from memories import importance as importance_estimate
 from memories.errors import InvalidInput, TooLarge
 from memories.history import actor_name
@@ -157,6 +158,7 @@ def memory_create(*, actor=None, kind: str = ChangeKind.CREATE, reason: str = ""
             return existing, True
         stamp_change(memory, kind, actor, reason)
         memory.save(force_insert=True)
+        outbox.outbox_memory_event(memory, kind=kind, actor=actor, reason=reason)
         sync_after_commit(memory)
     return memory, False
 
@@ -202,6 +204,7 @@ def memory_create_many(*, items: list[dict], actor=None, reason: str = "") -> li
         custom_historical_attrs={"kind": ChangeKind.CREATE, "changed_by": actor_name(actor)},
         default_user=None if actor is None or isinstance(actor, str) else actor,
     )
+    outbox.outbox_memories_created(new, actor=actor, reason=reason)
     ids = [m.memory_id for m in new]
     transaction.on_commit(lambda: sync_memories(ids))
     return out
