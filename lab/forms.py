@@ -146,10 +146,10 @@ def tune_params(profile: RankingProfile) -> dict[str, str]:
 
 
 def _number(label: str, initial: float, low: float, high: float) -> forms.FloatField:
-    """A narrow numeric input in ``low..high`` stepping by 0.05."""
+    """A narrow numeric input in ``low..high`` taking any value (step="any")."""
     return forms.FloatField(
         min_value=low, max_value=high, initial=initial, label=label,
-        widget=forms.NumberInput(attrs={"step": "0.05", "class": "narrow"}),
+        widget=forms.NumberInput(attrs={"step": "any", "class": "narrow"}),
     )
 
 
