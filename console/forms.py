@@ -93,17 +93,22 @@ AUDIT_ACTIONS = [
     "synonyms_replaced",
     "token_created",
     "token_revoked",
+    "cleanup_undo",
+    "consolidation_undo",
+    "export",
+    "profile_delete",
+    "queryset_create",
+    "queryset_update",
 ]
 
 
 class AuditFilterForm(PagedFilterForm):
     actor = forms.CharField(required=False, max_length=150, label="Actor")
-    action = forms.CharField(
-        required=False,
-        max_length=32,
-        label="Action",
-        widget=forms.TextInput(attrs={"list": "audit-actions", "class": "narrow-text"}),
+    action = forms.ChoiceField(
+        required=False, label="Action",
+        choices=[("", "any action"), *((a, a) for a in AUDIT_ACTIONS)],
     )
+    namespace = IdentifierField(name="namespace", label="Namespace")
     target = forms.CharField(
         required=False,
         max_length=200,

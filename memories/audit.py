@@ -1,10 +1,15 @@
 """The audit feed: every memory change (from its version history) and every admin action
-(AuditEvent), merged newest first. Reads only; never returns memory content."""
+(AuditEvent), merged newest first. Reads only; ``as_dict`` (the API) never returns memory
+content; the console shows ``snippet`` (the version's text, shortened) beside the id."""
 
 import datetime as dt
 from dataclasses import dataclass
 
-from memories.models import AuditEvent, Memory
+from django.db.models import Q
+
+from memories.models import AuditEvent, ChangeKind, Memory
+
+SNIPPET = 100  # characters of a version's content shown beside its id
 
 
 @dataclass(frozen=True)
@@ -14,16 +19,20 @@ class FeedEvent:
     action: str
     target: str
     reason: str
+    snippet: str = ""
 
     def as_dict(self) -> dict:
         return {"at": self.at.isoformat(), "actor": self.actor, "action": self.action,
                 "target": self.target, "reason": self.reason}
 
 
-def audit_feed(*, actor: str = "", action: str = "", target: str = "",
+def audit_feed(*, actor: str = "", action: str = "", target: str = "", namespace: str = "",
                since: dt.datetime | None = None, limit: int = 100) -> list[FeedEvent]:
     """Newest first, at most ``limit``; filters are exact matches (``target`` a memory id,
-    ``user:<name>`` or ``*``); ``since`` is inclusive."""
+    ``user:<name>`` or ``*``; ``namespace`` a user id); ``since`` is inclusive.
+
+    Each action is listed once: an AuditEvent that repeats a memory version of the same kind
+    (a rollback writes both) is left out, the version row (with its text) stays."""
     history = Memory.history.all()
     events = AuditEvent.objects.all()
     if actor:
@@ -35,14 +44,27 @@ def audit_feed(*, actor: str = "", action: str = "", target: str = "",
     if target:
         history = history.filter(memory_id=target)
         events = events.filter(target=target)
+    if namespace:
+        history = history.filter(user_id=namespace)
+        events = events.filter(Q(data__user_id=namespace) | Q(target=f"user:{namespace}")
+                               | Q(target=namespace))
     if since:
         history = history.filter(history_date__gte=since)
         events = events.filter(at__gte=since)
     rows = [FeedEvent(h.history_date, h.changed_by or "system", h.kind, h.memory_id,
-                      h.history_change_reason or "")
+                      h.history_change_reason or "", snippet(h.content))
             for h in history.order_by("-history_date", "-history_id")
-            .only("history_date", "changed_by", "kind", "memory_id", "history_change_reason")[:limit]]
+            .only("history_date", "changed_by", "kind", "memory_id", "history_change_reason",
+                  "content")[:limit]]
+    versions = {(r.action, r.target) for r in rows}
+    kinds = set(ChangeKind.values)
     rows += [FeedEvent(e.at, e.actor, e.action, e.target, e.reason)
-             for e in events.order_by("-at", "-id")[:limit]]
+             for e in events.order_by("-at", "-id")[:limit]
+             if not (e.action in kinds and (e.action, e.target) in versions)]
     rows.sort(key=lambda e: e.at, reverse=True)
     return rows[:limit]
+
+
+def snippet(content: str) -> str:
+    text = " ".join((content or "").split())
+    return text if len(text) <= SNIPPET else text[: SNIPPET - 1] + "…"

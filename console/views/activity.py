@@ -2,7 +2,7 @@
 
 The feed merges two sources (memory versions and admin events), so it has no single
 queryset to count: pages are cut from the newest ``page * per_page + 1`` events, which is
-also how "Older" knows there is more. It never shows memory content (the feed holds none).
+also how "Older" knows there is more. Memory events show a snippet of the memory's text beside its id.
 """
 
 from urllib.parse import urlencode
@@ -13,7 +13,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from console.forms import AUDIT_ACTIONS, AuditFilterForm
 from console.pages import render_page, role_required
-from memories.audit import audit_feed
+from memories.audit import audit_feed, snippet
 from memories.models import Memory
 from memories.validation import MEMORY_ID_RE
 
@@ -22,7 +22,7 @@ from memories.validation import MEMORY_ID_RE
 @vary_on_headers("HX-Request")
 @role_required("viewer")
 def activity(request):
-    """``/activity/?actor=&action=&target=&since=&page=``; htmx gets ``#activity-rows``.
+    """``/activity/?actor=&action=&target=&namespace=&since=&page=``; htmx gets ``#activity-rows``.
 
     Queries: the session and roles, one slice of history rows, one of audit events, and one
     check of which memory targets still exist (a purged memory has no page to link to).
@@ -37,13 +37,16 @@ def activity(request):
             actor=data["actor"],
             action=data["action"],
             target=data["target"],
+            namespace=data["namespace"],
             since=data["since"],
             limit=page * per_page + 1,
         )
         rows = events[(page - 1) * per_page : page * per_page]
         targets = {e.target for e in rows if MEMORY_ID_RE.match(e.target)}
-        existing = set(
-            Memory.objects.filter(memory_id__in=targets).values_list("memory_id", flat=True)
+        # Memory ids that still exist, with their current text for events without a version
+        # row (e.g. a consolidation's audit event).
+        existing = dict(
+            Memory.objects.filter(memory_id__in=targets).values_list("memory_id", "content")
         )
         base = reverse("memories:memories-activity")
         params = form.params()
@@ -57,6 +60,7 @@ def activity(request):
                     "event": e,
                     "memory": e.target in targets,
                     "linked": e.target in existing,
+                    "snippet": e.snippet or snippet(existing.get(e.target, "")),
                 }
                 for e in rows
             ],

@@ -1,4 +1,5 @@
-"""The Activity page: the audit feed with filters, pages, memory links; never any content."""
+"""The Activity page: the audit feed with filters, pages, memory links and a snippet of each
+memory's text (a viewer may read memories; the API's audit feed still carries no content)."""
 
 import datetime as dt
 from urllib.parse import parse_qs, urlsplit
@@ -33,14 +34,14 @@ def story(editor, admin_user, make_memory):
     return m
 
 
-def test_it_shows_the_feed_newest_first_without_content(viewer_client, story):
+def test_it_shows_the_feed_newest_first_with_a_snippet(viewer_client, story):
     resp = viewer_client.get("/activity/")
     body = text(resp)
     assert resp.status_code == 200 and "<html" in body and "activity-table" in ids(body)
     assert actions(body) == ["reindex", "forget", "importance", "create"]
     assert f'href="/memories/{story.memory_id}/"' in body  # memory targets link to the page
     assert "leaked" in body and "eddie" in body and "ada" in body
-    assert "vault" not in body and "4417" not in body  # never the content
+    assert body.count(f'<div class="small muted snippet">{SECRET}</div>') == 3  # each version
 
 
 @pytest.mark.parametrize(
@@ -121,3 +122,30 @@ def test_activity_query_count_is_pinned(viewer_client, story, django_assert_num_
 def test_activity_is_get_only_and_needs_a_role(viewer_client, norole_client):
     assert viewer_client.post("/activity/").status_code == 405
     assert norole_client.get("/activity/").status_code == 403
+
+
+def test_each_action_is_listed_once_a_rollback_too(viewer_client, admin_user, make_memory):
+    m = make_memory("Deploys run on Tuesdays")
+    services.memory_update(memory_id=m.memory_id, actor=admin_user, content="Deploys run on Mondays",
+                           reason="moved")
+    services.memory_rollback(memory_id=m.memory_id, version=1, actor=admin_user, reason="oops")
+    assert AuditEvent.objects.filter(action="rollback").count() == 1  # the admin event stays
+    body = text(viewer_client.get("/activity/"))
+    assert actions(body) == ["rollback", "edit", "create"]
+    assert "Deploys run on Tuesdays" in body and "Deploys run on Mondays" in body
+
+
+def test_it_filters_by_namespace_with_an_action_select(viewer_client, admin_user, make_memory):
+    a = make_memory("Alpha likes tea", user_id="ns-alpha")
+    make_memory("Beta likes coffee", user_id="ns-beta")
+    services.audit_record(actor=admin_user, action="reindex", target="user:ns-alpha")
+    services.audit_record(actor=admin_user, action="reindex", target="user:ns-beta")
+    body = text(viewer_client.get("/activity/", {"namespace": "ns-alpha"}))
+    assert actions(body) == ["reindex", "create"] and a.memory_id in body
+    assert "Beta likes coffee" not in body and "user:ns-beta" not in body
+    select = [a for t, a in tags(body) if t == "select" and a.get("name") == "action"]
+    assert select, "the action filter is a select"
+    options = [a.get("value") for t, a in tags(body) if t == "option"]
+    assert "rollback" in options and "consolidation_undo" in options
+    assert viewer_client.get("/activity/", {"namespace": " ns-alpha"}).status_code == 400
+    assert viewer_client.get("/activity/", {"action": "no-such"}).status_code == 400

@@ -113,7 +113,7 @@ def test_the_tokens_link_is_for_admins_only(editor_client, admin_role_client):
 
 @pytest.mark.parametrize(
     ("url", "current"),
-    [("/index/", "Index"), ("/activity/", "Activity"), ("/search/synonyms/", "Search")],
+    [("/index/", "Index"), ("/activity/", "Activity"), ("/search/synonyms/", "Synonyms")],
 )
 def test_the_nav_marks_the_current_section(viewer_client, url, current):
     body = text(viewer_client.get(url))

@@ -279,7 +279,7 @@ def test_the_importance_form_is_an_hx_post_number_input(editor_client, make_memo
         "number",
         "0",
         "1",
-        "0.05",
+        "any",
     )
 
 
