@@ -13,8 +13,10 @@ from tests.helpers import create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+# Ids ending in a sub-route ("x/context", "x/messages") are shadowed by that route: the
+# one shape the path cannot tell apart (README, "Use the API").
 ODD_IDS = ["team/a/b", "a//b", "x/", "/lead", "客服/1", "a b/c d", "50%/off", "q?x=1#frag",
-           "x/messages", "x/context", "..", "a\\b"]
+           "..", "a\\b", "context/x", "messages"]
 
 
 def enc(value: str, slash: bool) -> str:
@@ -47,7 +49,7 @@ def test_every_session_route_takes_any_id(api, admin_api, session_id, slash):
     assert not Message.objects.exists()
 
 
-@pytest.mark.parametrize("session_id", ["team/a/b", "x/warm", "客服/1", "50%/off"])
+@pytest.mark.parametrize("session_id", ["team/a/b", "warm/x", "客服/1", "50%/off"])
 def test_every_console_session_route_takes_any_id(editor, api, session_id):
     assert api.post("/sessions", {"user_id": "team/u", "session_id": session_id}).status_code == 201
     api.post("/sessions/" + enc(session_id, True) + "/messages",
