@@ -80,10 +80,13 @@ class Memory(models.Model):
     deleted_by = models.CharField(max_length=150, blank=True, default="")
     # Set when the database write succeeded but Redis could not be reached; reconcile clears it.
     needs_resync = models.BooleanField(default=False)
+    # Why Redis could not take this row (text it cannot encode, in a row written before the
+    # text check); empty when mirrored. Counted on the Index page and in /index/health.
+    index_error = models.CharField(max_length=200, blank=True, default="")
 
     history = HistoricalRecords(
         bases=[HistoryKind],
-        excluded_fields=["access_count", "accessed_at", "needs_resync"],
+        excluded_fields=["access_count", "accessed_at", "needs_resync", "index_error"],
     )
 
     class Meta:

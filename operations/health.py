@@ -5,14 +5,26 @@ from django.conf import settings
 from rq.registry import FailedJobRegistry
 
 from memories import access, store
+from memories.models import Memory
 from operations import drift
 from search.index import fields as index_fields
 from search.index import postings
 
 
+def unindexable(limit: int = 50) -> dict:
+    """Rows Redis cannot take (``Memory.index_error``, set by the mirror; reconcile and
+    reindex skip them): ``{"count", "memory_ids", "rows": [{"memory_id", "user_id",
+    "error"}]}``, the first ``limit`` by id."""
+    rows = Memory.objects.exclude(index_error="").order_by("memory_id")
+    first = list(rows.values("memory_id", "user_id", "index_error")[:limit])
+    return {"count": rows.count(), "memory_ids": [r["memory_id"] for r in first],
+            "rows": [{"memory_id": r["memory_id"], "user_id": r["user_id"],
+                      "error": r["index_error"]} for r in first]}
+
+
 def index_health() -> dict:
     """``{"memories_in_db", "memories_indexed", "drift", "namespaces", "stats", "queues",
-    "failed_jobs", "redis", "access_pending"}``; drift is computed live. Raises RedisError
+    "failed_jobs", "redis", "unindexable", "access_pending"}``; drift is computed live. Raises RedisError
     when Redis is down."""
     client = store.get_client()
     found = drift.drift_compute()
@@ -43,6 +55,7 @@ def index_health() -> dict:
         "failed_count": failed_count,
         "redis": {"used_memory": int(memory["used_memory"]),
                   "used_memory_human": memory.get("used_memory_human")},
+        "unindexable": unindexable(),
         # Recall hits not yet in the database; the periodic fold empties it.
         "access_pending": {**access.access_pending(),
                            "fold_every_seconds": settings.MEMORY_ACCESS_FOLD_SECONDS},

@@ -29,7 +29,8 @@ def reindex_job(user_id: str | None = None) -> dict:
     if user_id is not None:
         return reindex.reindex_namespace(user_id, progress=_progress)
     results = reindex.reindex_all(progress=lambda _ns, d, t: _progress(d, t))
-    return {"namespaces": len(results), "indexed": sum(r["indexed"] for r in results)}
+    return {"namespaces": len(results), "indexed": sum(r["indexed"] for r in results),
+            "skipped": sum(r.get("skipped", 0) for r in results)}
 
 
 

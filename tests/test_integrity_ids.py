@@ -7,7 +7,8 @@ from urllib.parse import quote
 
 import pytest
 
-from memories.models import Memory, Message, Session
+from memories.models import Memory
+from sessions.models import Message, Session
 from tests.conftest import login
 from tests.helpers import create
 

@@ -7,9 +7,10 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
-from memories import backup, services
+from memories import services
 from memories.models import Memory
-from memories.search import memory_search
+from operations import backup
+from search.memory_search import memory_search
 from tests.helpers import create
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -129,7 +130,7 @@ def test_an_export_import_round_trip_keeps_every_field(admin_api, api):
         for field in ROUND_TRIP_FIELDS:
             assert now_[field] == was[field], (memory_id, field)
     # The forgetting policy sees today's recall, not a memory idle for 200 days.
-    from memories.policy import cleanup_plan
+    from operations.policy import cleanup_plan
 
     plan = cleanup_plan(user_id="u-a").as_dict()
     assert long.memory_id not in str(plan)
