@@ -60,6 +60,9 @@ class Memory(models.Model):
         max_length=16, choices=MemoryType.choices, default=MemoryType.LONG_TERM
     )
     content = models.TextField()
+    # The content folded for matching (NFKC + case folding, ``memories.text_fold``): the
+    # console's text filter is a plain LIKE on it, the same on SQLite and PostgreSQL.
+    content_folded = models.TextField(blank=True, default="", editable=False)
     # Text that helps find this memory but is not part of it (e.g. the previous turn of the
     # conversation); indexed in its own field together with the content, never shown as it.
     context = models.TextField(blank=True, default="")
@@ -86,7 +89,8 @@ class Memory(models.Model):
 
     history = HistoricalRecords(
         bases=[HistoryKind],
-        excluded_fields=["access_count", "accessed_at", "needs_resync", "index_error"],
+        excluded_fields=["access_count", "accessed_at", "needs_resync", "index_error",
+                         "content_folded"],
     )
 
     class Meta:

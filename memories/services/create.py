@@ -17,6 +17,7 @@ from memories.errors import InvalidInput, TooLarge
 from memories.mirror import _sync_after_commit, sync_memories
 from memories.models import ChangeKind, Memory, MemoryType
 from memories.text_check import LINE
+from memories.text_fold import fold
 from memories.validation import (
     clean_identifier,
     clean_json_object,
@@ -144,7 +145,7 @@ def _build_memory(
         tags=clean_string_list(tags or [], "tags"), importance=importance,
         created_at=created, updated_at=now, expire_at=expire_at, source=source or "",
         author=author or "", metadata=_clean_metadata(metadata),
-        content_hash=content_hash(content), version=1,
+        content_hash=content_hash(content), content_folded=fold(content), version=1,
     )
 
 
