@@ -17,7 +17,9 @@ def unindexable(limit: int = 50) -> dict:
     "error"}]}``, the first ``limit`` by id."""
     rows = Memory.objects.exclude(index_error="").order_by("memory_id")
     first = list(rows.values("memory_id", "user_id", "index_error")[:limit])
-    return {"count": rows.count(), "memory_ids": [r["memory_id"] for r in first],
+    # One query in the usual case (none or a few): the count only when the list is full.
+    count = len(first) if len(first) < limit else rows.count()
+    return {"count": count, "memory_ids": [r["memory_id"] for r in first],
             "rows": [{"memory_id": r["memory_id"], "user_id": r["user_id"],
                       "error": r["index_error"]} for r in first]}
 
