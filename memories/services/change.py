@@ -52,11 +52,13 @@ def _refuse_duplicate(memory: Memory) -> None:
     ``memory`` a second live copy of another memory raises Conflict (409) naming it in
     ``duplicate_of``; the caller changes nothing. (Writes that create a memory return the
     live one instead: ``memory_create``.)"""
-    other = (Memory.objects.filter(
+    # No ORDER BY in SQL, as in create's _live_duplicate: the dedup key's index finds the
+    # few rows, ordered here.
+    rows = (Memory.objects.filter(
         user_id=memory.user_id, conversation_id=memory.conversation_id, type=memory.type,
         content_hash=memory.content_hash, deleted_at__isnull=True)
-        .exclude(pk=memory.pk).order_by("created_at", "memory_id")
-        .values_list("memory_id", flat=True).first())
+        .exclude(pk=memory.pk).order_by().values_list("created_at", "memory_id"))
+    other = min(rows, default=(None, None))[1]
     if other is not None:
         raise Conflict(f"memory {other} already holds this text for the same user, "
                        "conversation and type; forget it first", field="content",
