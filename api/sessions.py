@@ -22,7 +22,6 @@ from sessions.models import Session
 log = logging.getLogger(__name__)
 
 
-
 router = Router()
 
 
@@ -35,11 +34,9 @@ class SessionIn(Strict):
     metadata: dict | None = None
 
 
-
 class MessageIn(Strict):
     role: str
     content: str = Field(max_length=65536)
-
 
 
 class MessagesIn(Strict):
@@ -48,13 +45,11 @@ class MessagesIn(Strict):
     messages: list[MessageIn] | None = Field(default=None, max_length=1000)
 
 
-
 def _session_or_404(request, session_id: str) -> Session:
     session = Session.objects.filter(session_id=session_id).first()
     if session is None or not allowed_namespace(request, session.user_id):
         raise NotFound(f"session {session_id!r} not found", field="session_id")
     return session
-
 
 
 def session_out(session: Session) -> dict:
@@ -70,14 +65,12 @@ def session_out(session: Session) -> dict:
             "updated_at": session.updated_at.isoformat()}
 
 
-
 @router.post("/sessions", response={201: dict}, tags=["sessions"])
 def create_session(request, payload: SessionIn):
     require_role(request.user, "editor")
     require_namespace(request, payload.user_id)
     session = sessions.session_create(**payload.model_dump())
     return Status(201, session_out(session))
-
 
 
 @router.get("/sessions", response=dict, tags=["sessions"])

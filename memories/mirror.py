@@ -70,16 +70,14 @@ def mirror_args_or_flag(memory: Memory, now: dt.datetime) -> tuple[dict, bool]:
         _flag_unmirrorable(memory, exc)
         return _removal_args(memory), False
 
-def _sync_after_commit(memory: Memory) -> None:
+def sync_after_commit(memory: Memory) -> None:
     # The saved instance is what committed; the version guard in put.lua refuses it should
     # a later version of the row reach Redis first.
     transaction.on_commit(lambda: sync_memory(memory.memory_id, memory=memory))
 
 
-
 def _is_live(memory: Memory, now: dt.datetime) -> bool:
     return memory.deleted_at is None and (memory.expire_at is None or memory.expire_at > now)
-
 
 
 def mirror_args(memory: Memory, now: dt.datetime) -> dict:
@@ -125,7 +123,6 @@ def mirror_args(memory: Memory, now: dt.datetime) -> dict:
     return args
 
 
-
 def sync_memories(memory_ids: list[str], *, batch: int = 500) -> int:
     """Idempotently bring Redis in line with the database for these ids (pipelined).
 
@@ -162,7 +159,6 @@ def sync_memories(memory_ids: list[str], *, batch: int = 500) -> int:
     return done
 
 
-
 def _seed_reference_lengths(client, pipes, puts: list[dict]) -> None:
     """A namespace's first bulk load sets each field's ``avgdl_ref`` to the batch's own
     average length (HSETNX: never changes an existing one), so the early-termination bound
@@ -180,16 +176,13 @@ def _seed_reference_lengths(client, pipes, puts: list[dict]) -> None:
                                                 repr(sum(dls) / len(dls)))
 
 
-
 def _queue_put(client, args: dict) -> None:
     postings.put_memory(client, stream_maxlen=settings.MEMORY_STREAM_MAXLEN, **args)
-
 
 
 def _note_namespaces(user_ids: set[str]) -> None:
     if user_ids:
         store.get_client().sadd(store.global_key("namespaces"), *user_ids)
-
 
 
 def sync_memory(memory_id: str, *, user_id: str | None = None,

@@ -17,8 +17,9 @@ from simple_history.utils import bulk_create_with_history
 
 from memories import access, services
 from memories.errors import InvalidInput, ServiceError
+from memories.history import actor_name
 from memories.models import ChangeKind, Memory
-from memories.services.create import _actor_name, _build_memory
+from memories.services.create import build_memory
 from memories.text_check import LINE
 from memories.validation import MEMORY_ID_RE, clean_text
 from operations.import_document import (
@@ -120,7 +121,7 @@ def _whole(value, field: str, n: int, *, minimum: int, default: int) -> int:
 def _restored(m: dict, n: int) -> Memory:
     """One document item as an unsaved Memory with its id, version and state."""
     try:
-        built = _build_memory(**_build_fields(m, n, importance_default=0.5))
+        built = build_memory(**_build_fields(m, n, importance_default=0.5))
     except ServiceError as exc:
         raise _naming_item(exc, n) from None
     memory_id = m.get("memory_id")
@@ -174,12 +175,16 @@ def _replace(doc: dict, items: list[dict], actor) -> dict:
                          f"{memory_id} is a memory of another namespace")
     old = Memory.objects.filter(user_id__in=namespaces)
     removed = old.count()
+    # The replaced memories are hard-deleted: their content leaves the webhook outbox too.
+    from integrations.webhooks.outbox import outbox_purge_memories
+
+    outbox_purge_memories(memory_ids=old.values_list("memory_id", flat=True))
     Memory.history.filter(user_id__in=namespaces).delete()
     old.delete()
     Memory.history.filter(user_id__in=namespaces).delete()  # the "-" rows delete() added
     bulk_create_with_history(restored, Memory, batch_size=500, default_change_reason="restore",
                              custom_historical_attrs={"kind": ChangeKind.RESTORE,
-                                                      "changed_by": _actor_name(actor)})
+                                                      "changed_by": actor_name(actor)})
     from operations import reindex
 
     def rebuild():

@@ -14,14 +14,12 @@ from operations import consolidate, drift, policy, reindex
 _JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-
 def _progress(done: int, total: int) -> None:
     job = get_current_job()
     if job is not None:
         job.meta["progress"] = done / total if total else 1.0
         job.meta["done"], job.meta["total"] = done, total
         job.save_meta()
-
 
 
 def reindex_job(user_id: str | None = None) -> dict:
@@ -33,11 +31,9 @@ def reindex_job(user_id: str | None = None) -> dict:
             "skipped": sum(r.get("skipped", 0) for r in results)}
 
 
-
 def reconcile_job() -> dict:
     """Repair exactly the memories whose Redis state differs from the database."""
     return drift.drift_repair()
-
 
 
 def job_status(job_id: str) -> dict | None:
@@ -68,20 +64,20 @@ def job_status(job_id: str) -> dict | None:
             "func": job.func_name.rsplit(".", 1)[-1]}
 
 
-
 PERIODIC_RECONCILE_ID = "periodic-reconcile"
 
 PERIODIC_ACCESS_FOLD_ID = "periodic-access-fold"
 
 
-
 def periodic_reconcile_job() -> dict:
-    """Reconcile, then schedule the next run (the worker's ``--with-scheduler`` runs it)."""
+    """Reconcile, enqueue again webhook deliveries a dead worker or a lost enqueue left
+    pending, then schedule the next run (the worker's ``--with-scheduler`` runs it)."""
+    from integrations.webhooks.outbox import outbox_sweep
+
     try:
-        return reconcile_job()
+        return {**reconcile_job(), "webhooks_requeued": outbox_sweep()}
     finally:
         _schedule_next(periodic_reconcile_job)
-
 
 
 def periodic_access_fold_job() -> dict:
@@ -95,7 +91,6 @@ def periodic_access_fold_job() -> dict:
         _schedule_next(periodic_access_fold_job)
 
 
-
 def _periodic() -> dict:
     """Each periodic job: (fixed job id, seconds between runs)."""
     from django.conf import settings
@@ -107,13 +102,11 @@ def _periodic() -> dict:
     }
 
 
-
 def _schedule_next(func) -> None:
     import datetime as dt
 
     job_id, seconds = _periodic()[func]
     django_rq.get_queue("index").enqueue_in(dt.timedelta(seconds=seconds), func, job_id=job_id)
-
 
 
 def schedule_periodic() -> None:
@@ -125,7 +118,6 @@ def schedule_periodic() -> None:
         _schedule_next(func)
 
 
-
 def cleanup_job(user_id: str, actor: str | None = None) -> dict:
     """Apply the forgetting policy to one namespace; the job id names the run (its undo:
     ``operations.cleanup_undo``)."""
@@ -133,7 +125,6 @@ def cleanup_job(user_id: str, actor: str | None = None) -> dict:
     plan = policy.cleanup_plan(user_id=user_id)
     result = policy.cleanup_apply(plan, actor=actor, run_id=job.id if job else "")
     return {**result, "plan": plan.as_dict()}
-
 
 
 def consolidate_job(user_id: str, groups: list[list[str]] | None = None,
@@ -145,7 +136,6 @@ def consolidate_job(user_id: str, groups: list[list[str]] | None = None,
         groups = consolidate.resolve_groups(user_id=user_id, threshold=threshold,
                                             max_members=max_members)
     return consolidate.consolidate_groups(groups=groups, actor=actor, reason=reason)
-
 
 
 def export_job() -> dict:

@@ -11,18 +11,19 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from integrations.webhooks import outbox
 from memories.errors import Conflict, InvalidInput, NotFound
-from memories.mirror import _sync_after_commit, sync_memory
+from memories.history import actor_name
+from memories.mirror import sync_after_commit, sync_memory
 from memories.models import ChangeKind, Memory, MemoryType
 from memories.services.audit import audit_record
 from memories.services.create import (
-    _actor_name,
-    _clean_content,
-    _clean_metadata,
-    _clean_type,
-    _stamp,
+    clean_content,
+    clean_metadata,
+    clean_type,
     content_hash,
     memory_create,
+    stamp_change,
 )
 from memories.text_fold import fold
 from memories.validation import (
@@ -32,8 +33,6 @@ from memories.validation import (
 )
 
 log = logging.getLogger(__name__)
-
-
 
 
 def _get_for_update(memory_id) -> Memory:
@@ -68,11 +67,11 @@ def _refuse_duplicate(memory: Memory) -> None:
 def _save_version(memory: Memory, *, kind: str, actor, reason: str) -> Memory:
     memory.version += 1
     memory.updated_at = timezone.now()
-    _stamp(memory, kind, actor, reason)
+    stamp_change(memory, kind, actor, reason)
     memory.save()
-    _sync_after_commit(memory)
+    outbox.outbox_memory_event(memory, kind=kind, actor=actor, reason=reason)
+    sync_after_commit(memory)
     return memory
-
 
 
 @transaction.atomic
@@ -98,7 +97,7 @@ def memory_update(
         )
     changed = set()
     if content is not None:
-        content = _clean_content(content)
+        content = clean_content(content)
         if content != memory.content:
             memory.content, memory.content_hash = content, content_hash(content)
             memory.content_folded = fold(content)
@@ -113,7 +112,7 @@ def memory_update(
         if tags != memory.tags:
             memory.tags = tags
             changed.add("tags")
-    if type is not None and _clean_type(type) != memory.type:
+    if type is not None and clean_type(type) != memory.type:
         memory.type = type
         changed.add("type")
         if type != MemoryType.SHORT_TERM:
@@ -121,7 +120,7 @@ def memory_update(
         elif memory.expire_at is None:
             memory.expire_at = timezone.now() + dt.timedelta(
                 seconds=settings.MEMORY_SHORT_TERM_TTL_SECONDS)
-    if metadata is not None and _clean_metadata(metadata) != memory.metadata:
+    if metadata is not None and clean_metadata(metadata) != memory.metadata:
         memory.metadata = metadata
         changed.add("metadata")
     if not changed:
@@ -130,7 +129,6 @@ def memory_update(
         _refuse_duplicate(memory)
     kind = ChangeKind.IMPORTANCE if changed == {"importance"} else ChangeKind.EDIT
     return _save_version(memory, kind=kind, actor=actor, reason=reason)
-
 
 
 @transaction.atomic
@@ -145,9 +143,8 @@ def memory_forget(*, memory_id: str, actor=None, reason: str = "",
     if memory.deleted_at is not None:
         return memory
     memory.deleted_at = timezone.now()
-    memory.deleted_by = _actor_name(actor)
+    memory.deleted_by = actor_name(actor)
     return _save_version(memory, kind=kind, actor=actor, reason=reason)
-
 
 
 @transaction.atomic
@@ -161,7 +158,6 @@ def memory_restore(*, memory_id: str, actor=None, reason: str = "") -> Memory:
     memory.deleted_by = ""
     _refuse_duplicate(memory)
     return _save_version(memory, kind=ChangeKind.RESTORE, actor=actor, reason=reason)
-
 
 
 @transaction.atomic
@@ -201,9 +197,7 @@ def memory_rollback(*, memory_id: str, version: int, actor=None, reason: str) ->
     return memory
 
 
-
 BULK_ACTIONS = ("importance", "forget", "restore")
-
 
 
 @transaction.atomic
@@ -231,13 +225,15 @@ def memory_bulk(*, memory_ids: list[str], action: str, actor=None, importance=No
     return out
 
 
-
 @transaction.atomic
 def memory_purge(*, memory_id: str, actor=None, reason: str = "") -> None:
     """Hard delete (admin): the row and every version of its content are removed; an audit
     event without content records who purged what and why. Raises NotFound."""
     memory = _get_for_update(memory_id)
     user_id = memory.user_id
+    outbox.outbox_memory_purged(memory_id=memory_id, user_id=user_id,
+                                conversation_id=memory.conversation_id, actor=actor,
+                                reason=reason)
     memory.delete()
     # After the delete: simple_history adds a "-" row holding the content, which goes too.
     Memory.history.filter(memory_id=memory_id).delete()
