@@ -61,10 +61,12 @@ def check_text(value, field: str = "", *, kind: str = FREE) -> None:
             if why is not None:
                 raise TextRefused(f"{path or 'value'} {why}", path or None)
         elif isinstance(item, Mapping):
+            key_kind = STORABLE if item_kind == STORABLE else LINE
+            children = []
             for key, child in item.items():
-                key_kind = STORABLE if item_kind == STORABLE else LINE
-                stack.append((key, path, key_kind))
-                stack.append((child, f"{path}.{key}" if path else str(key), item_kind))
+                children.append((key, path, key_kind))
+                children.append((child, f"{path}.{key}" if path else str(key), item_kind))
+            stack.extend(reversed(children))  # reversed: the first field is reported first
         elif isinstance(item, list | tuple):
-            stack.extend((child, f"{path}.{n}" if path else str(n), item_kind)
-                         for n, child in enumerate(item))
+            stack.extend(reversed([(child, f"{path}.{n}" if path else str(n), item_kind)
+                                   for n, child in enumerate(item)]))
