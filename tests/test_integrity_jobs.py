@@ -59,8 +59,31 @@ def _worker(*queues: str, extra_env: dict | None = None) -> subprocess.Popen:
         env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
+def _children(pid: int) -> list[int]:
+    """Every descendant process of ``pid`` (from /proc)."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    out, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        kids = [p for p, pp in parents.items() if pp == parent]
+        out += kids
+        todo += kids
+    return out
+
+
 def _kill(proc: subprocess.Popen) -> None:
-    """SIGKILL the worker and its work-horse (the whole process group)."""
+    """SIGKILL the worker and its work-horse (RQ puts the horse in a session of its own,
+    so the process group alone would miss it)."""
+    for pid in [*_children(proc.pid), proc.pid]:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=10)
