@@ -1,0 +1,274 @@
+"""Every API call, written once: each method builds a :class:`Call` and hands it to
+``self._run``, which the sync client executes and the async client turns into a coroutine.
+
+Argument names are the API's field names. ``None`` means "not sent" (the server's default).
+Paths are relative to ``/api/v1``. Raises: the :mod:`~memory_console_client.errors` classes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from . import models as m
+from ._http import Call, compact, seg
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _one(model: type[M]) -> Callable[[Any], M]:
+    return model.model_validate
+
+
+def _page(key: str, model: type[M]) -> Callable[[Any], m.Page[M]]:
+    """A list answer ``{key: [...], "next_cursor"}``; an answer without ``next_cursor``
+    (a list that does not page yet) is a last page."""
+
+    def parse(body: Any) -> m.Page[M]:
+        items = [model.model_validate(item) for item in body[key]]
+        return m.Page[model](items=items, next_cursor=body.get("next_cursor"))
+
+    return parse
+
+
+def _none(body: Any) -> None:
+    return None
+
+
+def _raw(body: Any) -> Any:
+    return body
+
+
+def _job_or_plan(plan: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    return lambda body: m.JobAccepted.model_validate(body) if "job_id" in body else plan(body)
+
+
+class Endpoints:
+    """The API's calls (see the README for what each does)."""
+
+    def _run(self, call: Call) -> Any:  # pragma: no cover - provided by the clients
+        raise NotImplementedError
+
+    # memories ---------------------------------------------------------------------------
+    def remember(self, user_id: str, content: str, *, conversation_id: str | None = None,
+                 type: m.MemoryType | None = None, importance: float | None = None,
+                 tags: list[str] | None = None, metadata: Mapping[str, Any] | None = None,
+                 source: str | None = None, author: str | None = None,
+                 keywords: list[str] | None = None, ttl_seconds: int | None = None,
+                 created_at: str | None = None, context: str | None = None) -> m.Memory:
+        """``POST /memories``: 201 a new memory, or 200 the live duplicate
+        (``deduplicated`` true). ``ttl_seconds`` only for ``short_term``. Never retried."""
+        body = compact(dict(user_id=user_id, content=content, conversation_id=conversation_id,
+                            type=type, importance=importance, tags=tags,
+                            metadata=dict(metadata) if metadata is not None else None,
+                            source=source, author=author, keywords=keywords,
+                            ttl_seconds=ttl_seconds, created_at=created_at, context=context))
+        return self._run(Call("POST", "/memories", _one(m.Memory), json=body))
+
+    def get_memory(self, memory_id: str) -> m.Memory:
+        return self._run(Call("GET", f"/memories/{seg(memory_id)}", _one(m.Memory),
+                              idempotent=True))
+
+    def list_memories(self, user_id: str, *, conversation_id: str | None = None,
+                      type: m.MemoryType | None = None, metadata: Mapping[str, Any] | None = None,
+                      include_forgotten: bool | None = None, cursor: str | None = None,
+                      limit: int | None = None) -> m.Page[m.Memory]:
+        """``GET /memories``: one namespace's memories, newest first, one page.
+        ``conversation_id=""`` asks for the user-wide ones (no conversation);
+        ``metadata`` filters on exact values of top-level metadata keys."""
+        params: dict[str, Any] = dict(user_id=user_id, conversation_id=conversation_id,
+                                      type=type, cursor=cursor, limit=limit)
+        if include_forgotten is not None:
+            params["include_forgotten"] = int(include_forgotten)
+        for key, value in (metadata or {}).items():
+            params[f"metadata.{key}"] = value
+        return self._run(Call("GET", "/memories", _page("memories", m.Memory), params=params,
+                              idempotent=True))
+
+    def list_namespaces(self, *, user_id: str | None = None, cursor: str | None = None,
+                        limit: int | None = None) -> m.Page[m.NamespaceRow]:
+        """``GET /namespaces``: every (user_id, conversation_id) pair holding live memories,
+        ordered by both (one user's alone with ``user_id``)."""
+        return self._run(Call("GET", "/namespaces", _page("namespaces", m.NamespaceRow),
+                              params={"user_id": user_id, "cursor": cursor, "limit": limit},
+                              idempotent=True))
+
+    def update_memory(self, memory_id: str, *, content: str | None = None,
+                      importance: float | None = None, tags: list[str] | None = None,
+                      type: m.MemoryType | None = None,
+                      metadata: Mapping[str, Any] | None = None, context: str | None = None,
+                      reason: str | None = None, version: int | None = None) -> m.Memory:
+        """``PATCH /memories/{id}``: a new version. With ``version`` (the version you read),
+        a stale one raises :class:`~memory_console_client.errors.Conflict`."""
+        body = compact(dict(content=content, importance=importance, tags=tags, type=type,
+                            metadata=dict(metadata) if metadata is not None else None,
+                            context=context, reason=reason, version=version))
+        return self._run(Call("PATCH", f"/memories/{seg(memory_id)}", _one(m.Memory),
+                              json=body))
+
+    def forget(self, memory_id: str, *, reason: str | None = None) -> None:
+        """``DELETE /memories/{id}``: soft forget (restorable)."""
+        return self._run(Call("DELETE", f"/memories/{seg(memory_id)}", _none,
+                              params={"reason": reason}, idempotent=True))
+
+    def purge(self, memory_id: str, *, reason: str | None = None) -> None:
+        """``DELETE /memories/{id}?purge=1`` (admin): hard delete; the audit record stays."""
+        return self._run(Call("DELETE", f"/memories/{seg(memory_id)}", _none,
+                              params={"reason": reason, "purge": 1}, idempotent=True))
+
+    def restore(self, memory_id: str, *, reason: str | None = None) -> m.Memory:
+        return self._run(Call("POST", f"/memories/{seg(memory_id)}/restore", _one(m.Memory),
+                              json=compact({"reason": reason})))
+
+    def rollback(self, memory_id: str, *, version: int, reason: str) -> m.Memory:
+        """(admin) A new version equal to ``version``; ``version=0`` undoes a merge."""
+        return self._run(Call("POST", f"/memories/{seg(memory_id)}/rollback", _one(m.Memory),
+                              json={"version": version, "reason": reason}))
+
+    def promote(self, memory_id: str, *, reason: str | None = None) -> m.Memory:
+        """A working or short-term memory → user-wide long-term (``deduplicated`` when the
+        user already has it)."""
+        return self._run(Call("POST", f"/memories/{seg(memory_id)}/promote", _one(m.Memory),
+                              json=compact({"reason": reason})))
+
+    def bulk(self, memory_ids: list[str], *, action: str, importance: float | None = None,
+             reason: str | None = None) -> list[m.Memory]:
+        """``POST /memories/bulk``: ``action`` ``importance`` / ``forget`` / ``restore``."""
+        body = compact(dict(memory_ids=memory_ids, action=action, importance=importance,
+                            reason=reason))
+        return self._run(Call("POST", "/memories/bulk", lambda b: [
+            m.Memory.model_validate(x) for x in b["memories"]], json=body))
+
+    def history(self, memory_id: str) -> list[m.Version]:
+        """Every version, oldest first."""
+        return self._run(Call("GET", f"/memories/{seg(memory_id)}/history",
+                              lambda b: [m.Version.model_validate(v) for v in b["versions"]],
+                              idempotent=True))
+
+    def ready(self, memory_id: str) -> m.Ready:
+        return self._run(Call("GET", f"/memories/{seg(memory_id)}/ready", _one(m.Ready),
+                              idempotent=True))
+
+    # search -----------------------------------------------------------------------------
+    def recall(self, user_id: str, query: str, *, conversation_id: str | None = None,
+               limit: int | None = None, types: list[m.MemoryType] | None = None,
+               profile: str | None = None, match_mode: m.MatchMode | None = None
+               ) -> m.RecallResult:
+        """``POST /recall`` (read-only, so retried like a GET). ``limit`` 1..100."""
+        body = compact(dict(user_id=user_id, query=query, conversation_id=conversation_id,
+                            limit=limit, types=types, profile=profile, match_mode=match_mode))
+        return self._run(Call("POST", "/recall", _one(m.RecallResult), json=body,
+                              idempotent=True))
+
+    def analyze(self, text: str, *, profile: str | None = None) -> m.Analysis:
+        return self._run(Call("POST", "/analyze", _one(m.Analysis),
+                              json=compact({"text": text, "profile": profile}), idempotent=True))
+
+    def list_profiles(self, *, cursor: str | None = None, limit: int | None = None
+                      ) -> m.Page[m.Profile]:
+        return self._run(Call("GET", "/profiles", _page("profiles", m.Profile),
+                              params={"cursor": cursor, "limit": limit}, idempotent=True))
+
+    def create_profile(self, name: str, **fields: Any) -> m.Profile:
+        """``POST /profiles`` with the profile fields (``ranker``, ``k1``, ``b``, weights...)."""
+        return self._run(Call("POST", "/profiles", _one(m.Profile),
+                              json={"name": name, **fields}))
+
+    def update_profile(self, name: str, **fields: Any) -> m.Profile:
+        return self._run(Call("PATCH", f"/profiles/{seg(name)}", _one(m.Profile), json=fields))
+
+    def evaluate(self, *, profile: str | None, k: int, queries: list[dict[str, Any]]
+                 ) -> m.Evaluation:
+        """``POST /evaluate``: ``queries`` ``[{"user_id", "query", "relevant"}]`` with
+        ``relevant`` a list of memory ids or ``{memory_id: grade 0-3}``."""
+        body = compact({"profile": profile, "k": k, "queries": queries})
+        return self._run(Call("POST", "/evaluate", _one(m.Evaluation), json=body,
+                              idempotent=True))
+
+    # operations -------------------------------------------------------------------------
+    def reindex(self, *, user_id: str | None = None) -> m.JobAccepted:
+        return self._run(Call("POST", "/reindex", _one(m.JobAccepted),
+                              json=compact({"user_id": user_id})))
+
+    def reconcile(self) -> m.JobAccepted:
+        return self._run(Call("POST", "/index/reconcile", _one(m.JobAccepted)))
+
+    def job(self, job_id: str) -> m.Job:
+        return self._run(Call("GET", f"/jobs/{seg(job_id)}", _one(m.Job), idempotent=True))
+
+    def index_health(self) -> m.IndexHealth:
+        return self._run(Call("GET", "/index/health", _one(m.IndexHealth), idempotent=True))
+
+    def audit(self, *, actor: str | None = None, action: str | None = None,
+              target: str | None = None, since: str | None = None, cursor: str | None = None,
+              limit: int | None = None) -> m.Page[m.AuditEvent]:
+        """``GET /audit``, newest first."""
+        params = dict(actor=actor, action=action, target=target, since=since, cursor=cursor,
+                      limit=limit)
+        return self._run(Call("GET", "/audit", _page("events", m.AuditEvent), params=params,
+                              idempotent=True))
+
+    def export(self, user_id: str) -> m.ExportDocument:
+        return self._run(Call("GET", "/export", _one(m.ExportDocument),
+                              params={"user_id": user_id}, idempotent=True))
+
+    def import_document(self, document: Mapping[str, Any], *, mode: str | None = None
+                        ) -> dict[str, Any]:
+        """``POST /import`` an export document; ``mode="replace"`` swaps the namespace."""
+        return self._run(Call("POST", "/import", _raw, json=dict(document),
+                              params={"mode": mode}))
+
+    def cleanup(self, user_id: str, *, dry_run: bool = False) -> Any:
+        """The forgetting policy: its plan (dict) when ``dry_run``, else a JobAccepted."""
+        return self._run(Call("POST", "/cleanup", _job_or_plan(_raw),
+                              json={"user_id": user_id, "dry_run": dry_run}))
+
+    def consolidate(self, user_id: str, *, dry_run: bool = False
+                    ) -> m.JobAccepted | m.ConsolidationPlan:
+        return self._run(Call("POST", "/consolidate", _job_or_plan(_one(m.ConsolidationPlan)),
+                              json={"user_id": user_id, "dry_run": dry_run}))
+
+    # sessions ---------------------------------------------------------------------------
+    def create_session(self, user_id: str, *, session_id: str | None = None,
+                       agent_id: str | None = None, ttl_seconds: int | None = None,
+                       system_prompt: str | None = None,
+                       metadata: Mapping[str, Any] | None = None) -> m.Session:
+        body = compact(dict(user_id=user_id, session_id=session_id, agent_id=agent_id,
+                            ttl_seconds=ttl_seconds, system_prompt=system_prompt,
+                            metadata=dict(metadata) if metadata is not None else None))
+        return self._run(Call("POST", "/sessions", _one(m.Session), json=body))
+
+    def get_session(self, session_id: str) -> m.Session:
+        return self._run(Call("GET", f"/sessions/{seg(session_id)}", _one(m.Session),
+                              idempotent=True))
+
+    def list_sessions(self, user_id: str, *, cursor: str | None = None,
+                      limit: int | None = None) -> m.Page[m.SessionListing]:
+        return self._run(Call("GET", "/sessions", _page("sessions", m.SessionListing),
+                              params={"user_id": user_id, "cursor": cursor, "limit": limit},
+                              idempotent=True))
+
+    def delete_session(self, session_id: str) -> None:
+        return self._run(Call("DELETE", f"/sessions/{seg(session_id)}", _none,
+                              idempotent=True))
+
+    def append(self, session_id: str, messages: list[Mapping[str, str]]) -> m.Appended:
+        """``POST /sessions/{id}/messages`` with ``[{"role", "content"}, ...]``; answers the
+        window's length. Never retried (a retry would append twice)."""
+        return self._run(Call("POST", f"/sessions/{seg(session_id)}/messages",
+                              _one(m.Appended), json={"messages": [dict(x) for x in messages]}))
+
+    def context(self, session_id: str, *, last: int | None = None,
+                max_tokens: int | None = None, at: str | None = None) -> m.Context:
+        """The summary and the newest ``last`` (1..1000) messages; ``at`` (ISO 8601) for
+        the context as it was then."""
+        return self._run(Call("GET", f"/sessions/{seg(session_id)}/context", _one(m.Context),
+                              params={"last": last, "max_tokens": max_tokens, "at": at},
+                              idempotent=True))
+
+    def promote_message(self, session_id: str, seq: int, *, reason: str | None = None
+                        ) -> m.Memory:
+        return self._run(Call("POST", f"/sessions/{seg(session_id)}/messages/{int(seq)}/promote",
+                              _one(m.Memory), json=compact({"reason": reason})))

@@ -1,0 +1,266 @@
+"""Typed models of the API's response shapes (pydantic; datetimes parsed from ISO 8601).
+
+Every model keeps fields it does not declare (``extra="allow"``, read them as attributes or
+through ``model_extra``): the API adds fields and never renames them, so an older client
+keeps working against a newer server.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MemoryType = Literal["long_term", "short_term", "working"]
+MatchMode = Literal["any", "all", "all_then_any"]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=False)
+
+
+class Memory(Model):
+    """``GET /memories/{id}`` and every write that answers a memory. ``importance`` 0..1;
+    ``version`` starts at 1, +1 per change; ``deleted_at`` set once forgotten.
+    ``deduplicated`` is true when a create found the same content in the same scope;
+    ``warning`` is ``"index_pending"`` when Redis missed the write (repaired later)."""
+
+    memory_id: str
+    user_id: str
+    conversation_id: str | None = None
+    type: MemoryType = "long_term"
+    content: str
+    context: str = ""
+    keywords: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    importance: float = 0.0
+    access_count: int = 0
+    accessed_at: datetime | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    expire_at: datetime | None = None
+    source: str = ""
+    author: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    content_hash: str = ""
+    version: int = 1
+    deleted_at: datetime | None = None
+    deleted_by: str | None = None
+    deduplicated: bool = False
+    warning: str | None = None
+
+
+class Explain(Model):
+    """Why a hit scored what it did: raw ``bm25``, the weighted parts of the final score
+    (``relevance``, ``recency``, ``importance``), and each query term's BM25 contribution."""
+
+    bm25: float = 0.0
+    relevance: float = 0.0
+    recency: float = 0.0
+    importance: float = 0.0
+    terms: dict[str, float] = Field(default_factory=dict)
+
+
+class RecallHit(Model):
+    memory_id: str
+    content: str
+    type: MemoryType
+    version: int
+    score: float
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime
+    importance: float
+    conversation_id: str | None = None
+    explain: Explain
+
+
+class RecallResult(Model):
+    """``POST /recall``: hits sorted by final score (ties by ``memory_id``), the match mode
+    used and the profile's name; ``took_ms`` in milliseconds."""
+
+    results: list[RecallHit]
+    match_mode_used: str
+    profile: str
+    took_ms: float
+
+
+class Version(Model):
+    """One row of ``GET /memories/{id}/history`` (oldest first)."""
+
+    version: int
+    kind: str
+    content: str
+    importance: float
+    tags: list[str] = Field(default_factory=list)
+    type: MemoryType
+    changed_by: str | None = None
+    reason: str = ""
+    at: datetime
+
+
+class Ready(Model):
+    """``GET /memories/{id}/ready``: whether Redis holds the current version
+    (``indexed_at`` in epoch seconds)."""
+
+    ready: bool
+    indexed_at: float | None = None
+
+
+class AuditEvent(Model):
+    at: datetime
+    actor: str | None = None
+    action: str
+    target: str
+    reason: str = ""
+
+
+class Analysis(Model):
+    """``POST /analyze``: one token per occurrence, in order, exactly as indexed."""
+
+    tokens: list[str]
+    profile: str | None = None
+
+
+class Profile(Model):
+    """A ranking profile: ``ranker`` ``bm25`` or ``keyword``, BM25 ``k1``/``b``, the
+    weights of relevance, recency and importance, ``half_life_hours`` of recency."""
+
+    name: str
+    ranker: str = "bm25"
+    k1: float = 1.2
+    b: float = 0.75
+    w_relevance: float = 1.0
+    w_recency: float = 0.0
+    w_importance: float = 0.0
+    half_life_hours: float | None = None
+    recency_from: str = "created_at"
+    stemming: bool = False
+    synonyms: bool = False
+    match_mode: str = "any"
+    is_default: bool = False
+    builtin: bool = False
+
+
+class Metrics(Model):
+    ndcg: float
+    precision: float
+    recall: float
+    mrr: float
+
+
+class Evaluation(Model):
+    """``POST /evaluate``: nDCG@k, P@k, recall@k and MRR (within the top k), each 0..1."""
+
+    k: int
+    metrics: Metrics
+    per_query: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class JobAccepted(Model):
+    job_id: str
+
+
+class Job(Model):
+    """``GET /jobs/{id}``: ``progress`` 0..1; ``result`` once finished, ``error`` once failed."""
+
+    status: Literal["queued", "started", "finished", "failed"]
+    progress: float = 0.0
+    result: Any = None
+    error: str | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.status in ("finished", "failed")
+
+
+class IndexHealth(Model):
+    """``GET /index/health``: counts in the database and in Redis, ``drift`` (cached,
+    computed at ``drift_at``), per-namespace statistics, queue sizes and failed jobs."""
+
+    memories_in_db: int
+    memories_indexed: int
+    drift: int
+    drift_at: Any = None
+    namespaces: Any = None
+    stats: Any = None
+    queues: Any = None
+    failed_jobs: Any = None
+
+
+class ExportDocument(Model):
+    schema_version: int
+    exported_at: datetime
+    memories: list[dict[str, Any]]
+
+
+class ConsolidationGroup(Model):
+    memory_ids: list[str]
+    merged_text: str
+    similarity: float
+
+
+class ConsolidationPlan(Model):
+    threshold: float | None = None
+    groups: list[ConsolidationGroup]
+
+
+class Session(Model):
+    """``GET /sessions/{id}``: ``hot`` when Redis holds its window, ``ttl`` in seconds,
+    ``total`` = every message of the session."""
+
+    session_id: str
+    user_id: str
+    agent_id: str = ""
+    hot: bool = False
+    ttl: int | None = None
+    total: int = 0
+    summary: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
+class SessionListing(Model):
+    session_id: str
+    agent_id: str = ""
+    updated_at: datetime
+
+
+class Appended(Model):
+    length: int
+
+
+class ContextMessage(Model):
+    role: str
+    content: str
+    at: datetime | None = None
+
+
+class Context(Model):
+    """``GET /sessions/{id}/context``: the rolling summary and the newest messages,
+    oldest first; ``total`` = every message of the session."""
+
+    summary: str = ""
+    messages: list[ContextMessage]
+    total: int
+
+
+class NamespaceRow(Model):
+    """One row of ``GET /namespaces``: a namespace (``user_id``) and one conversation of it
+    (None = its user-wide memories), with the number of live memories there."""
+
+    user_id: str
+    conversation_id: str | None = None
+    memories: int = 0
+
+
+T = TypeVar("T")
+
+
+class Page(BaseModel, Generic[T]):
+    """One page of a list: its ``items`` and the ``next_cursor`` to pass as ``cursor`` for
+    the next page (None on the last page)."""
+
+    items: list[T]
+    next_cursor: str | None = None
