@@ -105,6 +105,20 @@ def allowed_namespace(request, user_id: str) -> bool:
 
 
 
+def is_restricted(request) -> bool:
+    """Whether the request's token is restricted to some namespaces."""
+    return bool(getattr(request, "token_namespaces", None))
+
+
+def require_unrestricted(request, what: str, *, field: str | None = None) -> None:
+    """Raise PermissionDenied (403) for a namespace-restricted token: settings that reach
+    every namespace (the default profile, profiles of others, synonyms, tokens of
+    superusers) need a token that reaches every namespace."""
+    if is_restricted(request):
+        raise PermissionDenied(f"{what} needs a token that is not restricted to namespaces",
+                               field=field)
+
+
 def require_namespace(request, user_id: str | None) -> None:
     """Raise PermissionDenied (403) for a namespace outside the token's restriction; a
     restricted token may not act on every namespace at once (``user_id`` None)."""

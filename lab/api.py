@@ -10,7 +10,7 @@ from ninja import Router, Status
 from pydantic import Field
 
 from accounts.roles import require_role
-from api.core import Strict, api, require_namespace
+from api.core import Strict, api, is_restricted, require_namespace, require_unrestricted
 from api.search import profile_out
 from lab import evaluation as lab_evaluation
 from lab import judgments as lab_judgments
@@ -18,7 +18,7 @@ from lab import query_sets as lab_query_sets
 from lab import runs as lab_runs
 from lab.models import EvalRun, Judgment, QuerySet
 from memories import store
-from memories.errors import InvalidInput
+from memories.errors import InvalidInput, PermissionDenied
 from memories.validation import clean_identifier
 from search import profile_services
 from search.models import RankingProfile
@@ -127,10 +127,24 @@ def _unavailable(request):
 # would allow a plain ``@router.post``.)
 @api.post("/profiles", response={201: dict}, tags=["lab"])
 def create_profile(request: HttpRequest, payload: ProfileIn):
-    """Create a profile (editor; ``is_default`` needs admin): 201 with the profile."""
+    """Create a profile (editor; ``is_default`` needs admin and an unrestricted token): 201
+    with the profile."""
     data = _body(payload, exclude_unset=True)
+    if data.get("is_default"):
+        require_unrestricted(request, "marking the default profile", field="is_default")
     profile = profile_services.profile_create(actor=request.user, **data)
     return Status(201, lab_profile_out(profile))
+
+
+def _require_own_if_restricted(request, name: str) -> None:
+    """A namespace-restricted token (even an admin's) changes or deletes only the profiles its
+    user created: any other profile may be what other namespaces recall with."""
+    if not is_restricted(request):
+        return
+    profile = profile_services.profile_get(name)
+    if profile.builtin or profile.created_by != request.user.get_username():
+        raise PermissionDenied("a token restricted to namespaces changes only the profiles "
+                               "its user created", field="name")
 
 
 @router.get("/profiles/{name}", response=dict)
@@ -145,6 +159,9 @@ def patch_profile(request, name: str, payload: ProfilePatch):
     profiles, admins any; built-ins keep their name and settings. Each change is a version."""
     require_role(request.user, "editor")
     data = _body(payload, exclude_unset=True)
+    if data.get("is_default"):
+        require_unrestricted(request, "marking the default profile", field="is_default")
+    _require_own_if_restricted(request, name)
     new_name = data.pop("name", None)
     profile = profile_services.profile_update(actor=request.user, name=name, new_name=new_name, **data)
     return lab_profile_out(profile)
@@ -154,6 +171,7 @@ def patch_profile(request, name: str, payload: ProfilePatch):
 def delete_profile(request, name: str, reason: str = ""):
     """Delete a profile (admin); built-ins and the default are refused (400, ``name``)."""
     require_role(request.user, "admin")
+    _require_own_if_restricted(request, name)
     profile_services.profile_delete(actor=request.user, name=name, reason=reason)
     return Status(204, None)
 

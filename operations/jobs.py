@@ -64,7 +64,8 @@ def job_status(job_id: str) -> dict | None:
     return {"job_id": job_id, "status": status, "progress": progress,
             "done": job.meta.get("done"), "total": job.meta.get("total"),
             "result": job.return_value() if status == "finished" else None, "error": error,
-            "func": job.func_name.rsplit(".", 1)[-1]}
+            "func": job.func_name.rsplit(".", 1)[-1],
+            "namespaces": job.meta.get("namespaces")}
 
 
 

@@ -98,6 +98,7 @@ def index_reindex(request):
         queue="index",
         action="reindex",
         target=user_id or "*",
+        namespaces=[user_id] if user_id else None,
     )
 
 

@@ -101,7 +101,8 @@ def _policy_apply(request, func, action: str):
     if not form.is_valid():
         return bad_request(request, _errors(form))
     user_id = form.cleaned_data["user_id"]
-    return _enqueue_or_503(request, func, user_id, queue="default", action=action, target=user_id)
+    return _enqueue_or_503(request, func, user_id, queue="default", action=action, target=user_id,
+                           namespaces=[user_id])
 
 
 
