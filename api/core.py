@@ -47,7 +47,17 @@ def _service_error(request, exc: ServiceError):
 def _redis_error(request, exc):
     # Reads that need Redis (recall, readiness, health, hot windows) cannot answer without it;
     # writes never get here: they land in the database and are marked for resync.
-    return _error(request, 503, "unavailable", "Redis is unreachable; try again shortly")
+    return redis_error_response(request, exc)
+
+
+def redis_error_response(request, exc, what: str = "Redis"):
+    """503 for a request Redis could not serve: ``redis_full`` when it refused for memory
+    (maxmemory with noeviction), ``unavailable`` when it could not be reached."""
+    if isinstance(exc, store.OutOfMemoryError):
+        return _error(request, 503, "redis_full",
+                      f"{what} is full (maxmemory reached) and refuses writes; try again once "
+                      "it has room")
+    return _error(request, 503, "unavailable", f"{what} is unreachable; try again shortly")
 
 
 

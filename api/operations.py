@@ -65,11 +65,14 @@ def get_job(request, job_id: str):
 
 
 @router.get("/index/health", response=dict, tags=["index"])
-def index_health(request):
-    """Database vs Redis: counts, live drift, statistics, Redis memory, queues, failures."""
+def index_health(request, refresh: bool = False):
+    """Database vs Redis: counts, drift (cached: ``drift_at`` says when it was computed;
+    ``?refresh=1``, admin, computes it now), statistics, Redis memory, queues, failures."""
     require_role(request.user, "viewer")
     require_namespace(request, None)
-    return health.index_health()
+    if refresh:
+        require_role(request.user, "admin")
+    return health.index_health(refresh=refresh)
 
 
 

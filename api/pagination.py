@@ -16,7 +16,7 @@ from django.db.models import Q, QuerySet
 
 from memories.errors import InvalidInput
 
-DEFAULT_LIMIT = 50
+DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
 
 

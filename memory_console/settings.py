@@ -229,6 +229,15 @@ MEMORY_RECONCILE_EVERY_SECONDS = env_int("MEMORY_RECONCILE_EVERY_SECONDS", 300)
 MEMORY_ROW_CACHE_SECONDS = env_int("MEMORY_ROW_CACHE_SECONDS", 60)
 # Recall hits are counted in Redis and folded into the database this often (memories.access).
 MEMORY_ACCESS_FOLD_SECONDS = env_int("MEMORY_ACCESS_FOLD_SECONDS", 30)
+# GET /index/health and the Index page serve drift computed at most this often (seconds);
+# every reindex and reconcile recomputes it (operations/drift_cache.py).
+MEMORY_DRIFT_CACHE_SECONDS = env_int("MEMORY_DRIFT_CACHE_SECONDS", 60)
+# A reindex's claim on its namespace lives this long after its last heartbeat (one per
+# batch of MEMORY_REINDEX_BATCH memories); a retry takes a stale claim over.
+MEMORY_REINDEX_CLAIM_SECONDS = env_int("MEMORY_REINDEX_CLAIM_SECONDS", 60)
+MEMORY_REINDEX_BATCH = env_int("MEMORY_REINDEX_BATCH", 1000)
+# The worker checks this often that the periodic jobs are scheduled (operations/worker.py).
+MEMORY_WORKER_MAINTENANCE_SECONDS = env_int("MEMORY_WORKER_MAINTENANCE_SECONDS", 60)
 if not 1 <= MEMORY_MAX_CONTENT_CHARS <= 131071:
     # Postings encode document lengths in 17 bits (search/index/lua/put.lua).
     raise ImproperlyConfigured("MEMORY_MAX_CONTENT_CHARS must be 1..131071")
@@ -237,6 +246,8 @@ RQ_QUEUES = {
     "default": {"URL": RQ_REDIS_URL, "DEFAULT_TIMEOUT": 3600},
     "index": {"URL": RQ_REDIS_URL, "DEFAULT_TIMEOUT": 3600},
 }
+# RQ's worker, plus: it schedules the periodic jobs again when Redis lost them.
+RQ = {"WORKER_CLASS": "operations.worker.PeriodicSeedingWorker"}
 
 LOGGING = {
     "version": 1,

@@ -37,7 +37,8 @@ def _compute() -> dict:
     per_ns = {}
     for user_id in found.namespaces:
         st = postings.field_stats(client, user_id=user_id, field=index_fields.CONTENT)
-        per_ns[user_id] = {"N": st["N"], "avgdl": round(st["avgdl"], 3),
+        per_ns[user_id] = {"in_db": found.in_db.get(user_id, 0),
+                           "N": st["N"], "avgdl": round(st["avgdl"], 3),
                            "avgdl_ref": round(st["avgdl_ref"], 3),
                            "generation": int(store.text(client.get(store.key(user_id, "gen")))
                                              or 0)}
@@ -65,7 +66,10 @@ def drift_summary(*, refresh: bool = False) -> dict:
         age = timezone.now() - dt.datetime.fromisoformat(cached["drift_at"])
         if age.total_seconds() < settings.MEMORY_DRIFT_CACHE_SECONDS:
             return cached
-    locked = bool(client.set(lock_key, "1", nx=True, ex=LOCK_SECONDS))
+    try:
+        locked = bool(client.set(lock_key, "1", nx=True, ex=LOCK_SECONDS))
+    except store.OutOfMemoryError:  # a full Redis takes no lock: compute only if nothing cached
+        locked = False
     if not locked and cached:
         return cached  # another process computes it right now: the last figure stands
     try:

@@ -23,6 +23,8 @@ from django.conf import settings
 from memories import store
 from memories.errors import Conflict
 
+__all__ = ["Claim", "Conflict", "claim_take", "generation_forget", "generations_held"]
+
 # KEYS: gen, building, owner, gens. ARGV: token, ttl_ms. -> new generation, or -1 when a
 # live claim exists (its generation is not revealed).
 _CLAIM = """

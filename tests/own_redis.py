@@ -51,19 +51,24 @@ def redis_server(tmp_path, *extra: str):
 @contextlib.contextmanager
 def hot_store_at(settings, url: str):
     """Point the hot store (``REDIS_URL``) at ``url`` for the block, with fresh clients."""
-    from django.core.cache import caches  # noqa: F401  (settings must be loaded)
+    import os
 
     store = _store_module()
-    live = settings.REDIS_URL
+    live, cluster = settings.REDIS_URL, os.environ.get("REDIS_CLUSTER")
     store._client.cache_clear()
     _clear_scripts()
     settings.REDIS_URL = url
+    os.environ["REDIS_CLUSTER"] = ""  # the server of our own is a standalone one
     try:
         yield
     finally:
         store._client.cache_clear()
         _clear_scripts()
         settings.REDIS_URL = live
+        if cluster is None:
+            os.environ.pop("REDIS_CLUSTER", None)
+        else:
+            os.environ["REDIS_CLUSTER"] = cluster
 
 
 def _store_module():

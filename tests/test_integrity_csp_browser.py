@@ -10,6 +10,7 @@ the code lives.
 import json
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -26,6 +27,7 @@ pytestmark = [
     pytest.mark.skipif(not shutil.which(CHROMIUM), reason=f"{CHROMIUM} is not installed"),
 ]
 
+SHOTS = Path(__file__).resolve().parent.parent / "var" / "screenshots"
 VIOLATION = re.compile(r"Content Security Policy|Refused to (execute|apply|load|evaluate)",
                        re.IGNORECASE)
 
@@ -93,6 +95,14 @@ def test_no_console_page_breaks_the_content_security_policy(chromium, live_serve
         answer = page.goto(live_server.url + path, wait_until="networkidle")
         assert answer is not None and answer.status < 400, (path, answer and answer.status)
         headers[path] = answer.headers.get("content-security-policy", "")
+    # Under the policy the pages still look as they should (a person looks at these).
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for width in (1400, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        for name, path in (("index", "/index/"), ("memories", "/memories/"),
+                           ("compare", "/search/compare/?user_id=team-a&q=tea&a=bm25&b=lab-one")):
+            page.goto(live_server.url + path, wait_until="networkidle")
+            page.screenshot(path=str(SHOTS / f"csp-{name}-{width}.png"), full_page=True)
     violations = [(url, text) for url, text in messages if VIOLATION.search(text)]
     assert violations == [], json.dumps(violations, indent=1)
     assert all(headers.values()), [p for p, h in headers.items() if not h]
