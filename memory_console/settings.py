@@ -214,6 +214,9 @@ MEMORY_SHORT_TERM_TTL_SECONDS = env_int("MEMORY_SHORT_TERM_TTL_SECONDS", 24 * 36
 MEMORY_STREAM_MAXLEN = env_int("MEMORY_STREAM_MAXLEN", 10000)
 # Hybrid profiles re-rank this many BM25 candidates (as a search engine's rescore window).
 MEMORY_RERANK_WINDOW = env_int("MEMORY_RERANK_WINDOW", 100)
+# Recall from the per-process serving index (search/serving), within this memory budget.
+MEMORY_SERVING_INDEX = env_bool("MEMORY_SERVING_INDEX", True)
+MEMORY_SERVING_BUDGET_MB = env_int("MEMORY_SERVING_BUDGET_MB", 512)
 # A session window longer than this is folded into its rolling summary (half is kept).
 MEMORY_SESSION_FOLD_AT = env_int("MEMORY_SESSION_FOLD_AT", 200)
 # ... or when its estimated tokens (characters / 4) pass this budget.
@@ -223,6 +226,10 @@ MEMORY_SUMMARISER = os.environ.get("MEMORY_SUMMARISER", "sessions.summarise.Extr
 MEMORY_POLICY_IDLE_DAYS = env_int("MEMORY_POLICY_IDLE_DAYS", 90)
 MEMORY_POLICY_IMPORTANCE_BELOW = float(os.environ.get("MEMORY_POLICY_IMPORTANCE_BELOW", "0.3"))
 MEMORY_POLICY_MAX_LONG_TERM = env_int("MEMORY_POLICY_MAX_LONG_TERM", 10000)
+# Consolidation (operations/consolidate.py): a group's least similar pair scores at least the
+# threshold (0..1), and a group holds at most this many memories (2..50).
+MEMORY_CONSOLIDATION_THRESHOLD = float(os.environ.get("MEMORY_CONSOLIDATION_THRESHOLD", "0.65"))
+MEMORY_CONSOLIDATION_MAX_MEMBERS = env_int("MEMORY_CONSOLIDATION_MAX_MEMBERS", 8)
 # The scheduler repairs drift (e.g. writes made while Redis was down) this often.
 MEMORY_RECONCILE_EVERY_SECONDS = env_int("MEMORY_RECONCILE_EVERY_SECONDS", 300)
 # Per-process cache of tokens and profiles, invalidated at once through Redis; a backstop TTL.
