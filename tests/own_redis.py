@@ -95,10 +95,10 @@ def _clear_scripts() -> None:
 
 
 def fill_up(client) -> None:
-    """Make the server refuse writes: ``maxmemory`` just under what it uses, noeviction."""
+    """Make the server refuse writes: ``maxmemory`` far under what it uses (what it uses
+    moves with client buffers, so "just under" would let some writes in), noeviction."""
     client.config_set("maxmemory-policy", "noeviction")
-    used = int(client.info("memory")["used_memory"])
-    client.config_set("maxmemory", max(1, used - 1024))
+    client.config_set("maxmemory", 1)
     try:
         client.set("probe-full", "x" * 4096)
     except redis.exceptions.OutOfMemoryError:
