@@ -6,6 +6,7 @@ from pydantic import Field
 
 from accounts.roles import require_role
 from api.core import ReasonIn, Strict, _iso, allowed_namespace, api, require_namespace
+from integrations.metrics.registry import count_redis_error
 from memories import access, services, store
 from memories.errors import NotFound
 from memories.models import Memory
@@ -75,6 +76,7 @@ def _with_warning(memory: Memory, **extra) -> dict:
     """A write that reached the database while Redis was down says so (``sync_memory`` set
     ``needs_resync`` on the instance after the commit)."""
     if memory.needs_resync:
+        count_redis_error("mirror")
         extra["warning"] = INDEX_PENDING
     return memory_out(memory, **extra)
 

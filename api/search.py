@@ -9,6 +9,7 @@ from pydantic import Field
 from accounts.roles import require_role
 from api.core import Strict, api, redis_error_response, require_namespace
 from api.pagination import cursor_page
+from integrations.metrics.registry import count_redis_error, observe_recall
 from memories import access, store
 from memories.errors import InvalidInput
 from memories.validation import (
@@ -59,10 +60,13 @@ def recall(request, payload: RecallIn):
                               conversation_id=conversation_id, types=payload.types,
                               profile=payload.profile, match_mode=payload.match_mode)
     except store.RedisError as exc:
+        count_redis_error("api")
         return redis_error_response(request, exc, "the search index (Redis)")
+    observe_recall(profile=found.profile, took_ms=found.took_ms, results=len(found.results))
     try:
         access.access_record(user_id=user_id, memory_ids=[h.memory_id for h in found.results])
     except store.RedisError as exc:  # the results stand; only these hits go uncounted
+        count_redis_error("recall_hits")
         log.warning("recall hits not counted: %s", type(exc).__name__)
     return {
         "results": [

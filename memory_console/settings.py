@@ -84,6 +84,8 @@ MIDDLEWARE = [
     # Content-Security-Policy on every response (django-csp; CONTENT_SECURITY_POLICY below).
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Times every request that reaches a view (static files, answered above, are not).
+    "integrations.metrics.middleware.RequestMetricsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -253,8 +255,16 @@ RQ_QUEUES = {
     "default": {"URL": RQ_REDIS_URL, "DEFAULT_TIMEOUT": 3600},
     "index": {"URL": RQ_REDIS_URL, "DEFAULT_TIMEOUT": 3600},
 }
-# RQ's worker, plus: it schedules the periodic jobs again when Redis lost them.
-RQ = {"WORKER_CLASS": "operations.worker.PeriodicSeedingWorker"}
+# The worker times every job for /metrics (integrations/metrics/worker.py) and schedules the
+# periodic jobs again when Redis lost them (operations/worker.py): memory_console/worker.py.
+RQ = {"WORKER_CLASS": "memory_console.worker.ProductWorker"}
+
+# /metrics: readable with any viewer-or-above API token, or from these addresses or networks
+# (comma-separated; none by default: behind a local reverse proxy everything is loopback).
+METRICS_ALLOWED_IPS = env_list("METRICS_ALLOWED_IPS", "")
+# Multiprocess metric directories merged into /metrics besides PROMETHEUS_MULTIPROC_DIR
+# (gunicorn's, see memory_console/gunicorn_conf.py): the worker's, as scripts/run sets it.
+METRICS_EXTRA_DIRS = env_list("METRICS_EXTRA_DIRS", str(BASE_DIR / "var" / "metrics" / "worker"))
 
 LOGGING = {
     "version": 1,

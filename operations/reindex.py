@@ -86,7 +86,7 @@ def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | No
             done += len(chunk)
             if progress:
                 progress(min(done, total), total)
-        claim.swap(client)
+        claim.swap(client, index_format=postings.INDEX_FORMAT)
     except reindex_claim.Conflict:
         raise  # taken over: the new owner's generation is not ours to delete
     except Exception:

@@ -53,10 +53,12 @@ redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return 1
 """
 
-# KEYS: gen, building, owner. ARGV: token, generation. -> 1 swapped, 0 not ours.
+# KEYS: gen, building, owner, format. ARGV: token, generation, index format. -> 1 swapped,
+# 0 not ours. The format stamp says which postings format the live generation is in.
 _SWAP = """
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[4], ARGV[3])
 redis.call('DEL', KEYS[2], KEYS[3])
 return 1
 """
@@ -90,10 +92,11 @@ class Claim:
             raise Conflict(f"the reindex of {self.user_id!r} was taken over (its heartbeat "
                            "stopped for too long)", field="user_id")
 
-    def swap(self, client) -> None:
-        """Make this generation live and drop the claim; Conflict when it is not ours."""
-        keys = self._keys("gen", "building", "building:owner")
-        if not int(client.eval(_SWAP, 3, *keys, self.token, self.generation)):
+    def swap(self, client, *, index_format: str) -> None:
+        """Make this generation live (stamped ``index_format``) and drop the claim; Conflict
+        when it is not ours."""
+        keys = self._keys("gen", "building", "building:owner", "format")
+        if not int(client.eval(_SWAP, 4, *keys, self.token, self.generation, index_format)):
             raise Conflict(f"the reindex of {self.user_id!r} was taken over", field="user_id")
 
     def release(self, client) -> None:

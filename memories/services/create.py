@@ -99,14 +99,15 @@ def _aware(value: dt.datetime) -> dt.datetime:
 
 
 def _live_duplicate(*, user_id, conversation_id, type, chash) -> Memory | None:
-    return (
-        Memory.objects.filter(
-            user_id=user_id, conversation_id=conversation_id, type=type, content_hash=chash,
-            deleted_at__isnull=True,
-        )
-        .order_by("created_at", "memory_id")
-        .first()
-    )
+    # No ORDER BY in SQL: with one, a planner without statistics (SQLite before ANALYZE)
+    # walked the namespace's (user_id, created_at) index to avoid a sort (84 ms at 110k
+    # memories). With equalities only, it searches the dedup key's index; the few rows
+    # found (at most a handful) are ordered here.
+    rows = Memory.objects.filter(
+        user_id=user_id, conversation_id=conversation_id, type=type, content_hash=chash,
+        deleted_at__isnull=True,
+    ).order_by()
+    return min(rows, key=lambda m: (m.created_at, m.memory_id), default=None)
 
 
 
