@@ -5,13 +5,14 @@ from ninja import Router, Status
 from pydantic import Field
 
 from accounts.roles import require_role
-from api.core import ReasonIn, Strict, _iso, allowed_namespace, api, require_namespace
+from api.core import ReasonIn, Strict, allowed_namespace, api, iso_or_none, require_namespace
 from integrations.metrics.registry import count_redis_error
-from memories import access, services, store
-from memories.errors import NotFound
-from memories.models import Memory
+from memories import access, listing, services, store
+from memories.errors import InvalidInput, NotFound
+from memories.models import Memory, MemoryType
 from memories.validation import (
     MEMORY_ID_RE,
+    clean_identifier,
     parse_iso_datetime,
 )
 
@@ -34,7 +35,6 @@ class MemoryIn(Strict):
     context: str = ""
 
 
-
 class MemoryPatch(Strict):
     content: str | None = None
     importance: float | None = None
@@ -45,11 +45,9 @@ class MemoryPatch(Strict):
     version: int | None = None
 
 
-
 class RollbackIn(Strict):
     version: int
     reason: str = Field(max_length=1000)
-
 
 
 def memory_out(memory: Memory, **extra) -> dict:
@@ -60,11 +58,11 @@ def memory_out(memory: Memory, **extra) -> dict:
         "content": memory.content, "context": memory.context, "keywords": memory.keywords,
         "tags": memory.tags,
         "importance": memory.importance, "access_count": memory.access_count,
-        "accessed_at": _iso(memory.accessed_at), "created_at": _iso(memory.created_at),
-        "updated_at": _iso(memory.updated_at), "expire_at": _iso(memory.expire_at),
+        "accessed_at": iso_or_none(memory.accessed_at), "created_at": iso_or_none(memory.created_at),
+        "updated_at": iso_or_none(memory.updated_at), "expire_at": iso_or_none(memory.expire_at),
         "source": memory.source, "author": memory.author, "metadata": memory.metadata,
         "content_hash": memory.content_hash, "version": memory.version,
-        "deleted_at": _iso(memory.deleted_at), "deleted_by": memory.deleted_by, **extra,
+        "deleted_at": iso_or_none(memory.deleted_at), "deleted_by": memory.deleted_by, **extra,
     }
 
 
@@ -107,7 +105,6 @@ def _memory_or_404(request, memory_id: str) -> Memory:
     return memory
 
 
-
 @router.post("/memories", response={200: dict, 201: dict}, tags=["memories"])
 def create_memory(request: HttpRequest, payload: MemoryIn):
     """Remember one memory. 201 with the memory; 200 + ``deduplicated`` for a duplicate."""
@@ -123,13 +120,11 @@ def create_memory(request: HttpRequest, payload: MemoryIn):
     return _answer(request, memory, 201, deduplicated=False)
 
 
-
 class BulkIn(Strict):
     memory_ids: list[str] = Field(max_length=500)
     action: str
     importance: float | None = None
     reason: str = Field(default="", max_length=1000)
-
 
 
 # Declared before /memories/{memory_id}: routes match in order.
@@ -145,12 +140,52 @@ def bulk(request, payload: BulkIn):
     return _pending_header(response, any(m.needs_resync for m in done))
 
 
+@router.get("/memories", response=dict, tags=["memories"])
+def list_memories(request, user_id: str, conversation_id: str | None = None,
+                  type: str | None = None, include_forgotten: int = 0,
+                  cursor: str | None = None, limit: int = 100):
+    """One namespace's memories, newest first: ``{"memories": [...], "next_cursor"}``.
+
+    ``conversation_id=`` (empty) selects the user-wide memories; ``metadata.<path>=value``
+    query parameters keep memories whose metadata holds that string at that dotted path.
+    ``access_count`` here may lag the last recalls by one fold (``GET /memories/{id}``
+    folds first).
+    """
+    require_role(request.user, "viewer")
+    user_id = clean_identifier(user_id, "user_id")
+    require_namespace(request, user_id)
+    if conversation_id:
+        conversation_id = clean_identifier(conversation_id, "conversation_id")
+    if type is not None and type not in MemoryType.values:
+        raise InvalidInput("type must be long_term, short_term or working", field="type")
+    metadata = {k.removeprefix("metadata."): v for k, v in request.GET.items()
+                if k.startswith("metadata.")}
+    rows, next_cursor = listing.memory_page(
+        user_id=user_id, conversation_id=conversation_id, type=type, metadata=metadata,
+        include_forgotten=bool(include_forgotten), cursor=cursor, limit=limit)
+    return {"memories": [memory_out(m) for m in rows], "next_cursor": next_cursor}
+
+
+@router.get("/namespaces", response=dict, tags=["memories"])
+def list_namespaces(request, user_id: str | None = None, cursor: str | None = None,
+                    limit: int = 100):
+    """Every (user_id, conversation_id) pair holding live memories, ordered by both
+    (user-wide first): ``{"namespaces": [{"user_id", "conversation_id", "memories"}],
+    "next_cursor"}``. A restricted token sees only its namespaces."""
+    require_role(request.user, "viewer")
+    allowed = getattr(request, "token_namespaces", None) or None
+    if user_id is not None:
+        user_id = clean_identifier(user_id, "user_id")
+        require_namespace(request, user_id)
+        allowed = [user_id]
+    rows, next_cursor = listing.namespace_page(user_ids=allowed, cursor=cursor, limit=limit)
+    return {"namespaces": rows, "next_cursor": next_cursor}
+
 
 @router.get("/memories/{memory_id}", response=dict, tags=["memories"])
 def get_memory(request, memory_id: str):
     require_role(request.user, "viewer")
     return memory_out(access.with_hits_folded(_memory_or_404(request, memory_id)))
-
 
 
 @router.patch("/memories/{memory_id}", response=dict, tags=["memories"])
@@ -162,7 +197,6 @@ def patch_memory(request, memory_id: str, payload: MemoryPatch):
         memory_id=memory_id, actor=request.user, reason=data.pop("reason", ""),
         expected_version=data.pop("version", None), **data)
     return _answer(request, memory)
-
 
 
 @router.delete("/memories/{memory_id}", response={204: None}, tags=["memories"])
@@ -179,7 +213,6 @@ def delete_memory(request, memory_id: str, reason: str = "", purge: int = 0):
     return _pending_header(HttpResponse(status=204), memory.needs_resync)
 
 
-
 @router.post("/memories/{memory_id}/restore", response=dict, tags=["memories"])
 def restore_memory(request, memory_id: str, payload: ReasonIn | None = None):
     require_role(request.user, "editor")
@@ -189,7 +222,6 @@ def restore_memory(request, memory_id: str, payload: ReasonIn | None = None):
     return _answer(request, memory)
 
 
-
 @router.post("/memories/{memory_id}/rollback", response=dict, tags=["memories"])
 def rollback_memory(request, memory_id: str, payload: RollbackIn):
     require_role(request.user, "admin")
@@ -197,7 +229,6 @@ def rollback_memory(request, memory_id: str, payload: RollbackIn):
     memory = services.memory_rollback(memory_id=memory_id, version=payload.version,
                                       actor=request.user, reason=payload.reason)
     return _answer(request, memory)
-
 
 
 @router.post("/memories/{memory_id}/promote", response={200: dict, 201: dict}, tags=["memories"])
@@ -210,7 +241,6 @@ def promote_memory(request, memory_id: str, payload: ReasonIn | None = None):
     if dup:
         return Status(200, memory_out(memory, deduplicated=True))
     return _answer(request, memory, 201, deduplicated=False)
-
 
 
 @router.get("/memories/{memory_id}/history", response=dict, tags=["memories"])
@@ -226,7 +256,6 @@ def memory_history(request, memory_id: str):
         for h in memory.history.order_by("history_date", "history_id")
     ]
     return {"versions": versions}
-
 
 
 @router.get("/memories/{memory_id}/ready", response=dict, tags=["memories"])

@@ -36,11 +36,9 @@ class RecallIn(Strict):
     match_mode: str | None = None
 
 
-
 class AnalyzeIn(Strict):
     text: str = Field(max_length=65536)
     profile: str | None = None
-
 
 
 @router.post("/recall", response=dict, tags=["search"])
@@ -86,7 +84,6 @@ def recall(request, payload: RecallIn):
     }
 
 
-
 @router.post("/analyze", response=dict, tags=["search"])
 def analyze(request, payload: AnalyzeIn):
     """The tokens a profile (default: the default profile) indexes for ``text``."""
@@ -97,14 +94,12 @@ def analyze(request, payload: AnalyzeIn):
     return {"tokens": analyzer.tokens(payload.text), "profile": prof.name}
 
 
-
 def profile_out(p: RankingProfile) -> dict:
     return {f: getattr(p, f) for f in (
         "name", "ranker", "k1", "b", "w_relevance", "w_recency", "w_importance",
         "half_life_hours", "recency_from", "stemming", "synonyms", "context", "match_mode",
         "is_default",
         "builtin")}
-
 
 
 # On the API's own router, with the lab's ``POST /profiles`` (lab/api.py): Django

@@ -247,6 +247,13 @@ MEMORY_REINDEX_CLAIM_SECONDS = env_int("MEMORY_REINDEX_CLAIM_SECONDS", 60)
 MEMORY_REINDEX_BATCH = env_int("MEMORY_REINDEX_BATCH", 1000)
 # The worker checks this often that the periodic jobs are scheduled (operations/worker.py).
 MEMORY_WORKER_MAINTENANCE_SECONDS = env_int("MEMORY_WORKER_MAINTENANCE_SECONDS", 60)
+# Webhooks (integrations/webhooks): endpoints on loopback, private or link-local addresses are
+# refused unless this is set; attempts per delivery; the first retry's delay in seconds (each
+# next one waits 4 times longer, at most 6 h); seconds one attempt may take.
+WEBHOOKS_ALLOW_PRIVATE = env_bool("WEBHOOKS_ALLOW_PRIVATE", False)
+WEBHOOKS_MAX_ATTEMPTS = env_int("WEBHOOKS_MAX_ATTEMPTS", 8)
+WEBHOOKS_RETRY_BASE_SECONDS = env_int("WEBHOOKS_RETRY_BASE_SECONDS", 10)
+WEBHOOKS_TIMEOUT_SECONDS = env_int("WEBHOOKS_TIMEOUT_SECONDS", 10)
 if not 1 <= MEMORY_MAX_CONTENT_CHARS <= 131071:
     # Postings encode document lengths in 17 bits (search/index/lua/put.lua).
     raise ImproperlyConfigured("MEMORY_MAX_CONTENT_CHARS must be 1..131071")
@@ -265,6 +272,11 @@ METRICS_ALLOWED_IPS = env_list("METRICS_ALLOWED_IPS", "")
 # Multiprocess metric directories merged into /metrics besides PROMETHEUS_MULTIPROC_DIR
 # (gunicorn's, see memory_console/gunicorn_conf.py): the worker's, as scripts/run sets it.
 METRICS_EXTRA_DIRS = env_list("METRICS_EXTRA_DIRS", str(BASE_DIR / "var" / "metrics" / "worker"))
+# prometheus-client fails on a multiprocess directory that does not exist, and any process
+# started with the variable writes there (compose runs migrate with the web's before gunicorn
+# makes it); settings load before any metric is created (django-rq makes one at import).
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).mkdir(parents=True, exist_ok=True)
 
 LOGGING = {
     "version": 1,

@@ -20,6 +20,7 @@ urlpatterns = [
     path("api/v1/", api.urls),
     path("django-rq/", include("django_rq.urls")),
     path("healthz", healthz, name="healthz"),
+    path("integrations/", include(("integrations.webhooks.urls", "integrations"))),
     path("mcp", mcp_endpoint, name="mcp"),
     path("metrics", metrics_view, name="metrics"),
     path("", include("lab.urls")),

@@ -14,14 +14,12 @@ from operations import consolidate, drift, drift_cache, policy, reindex
 _JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-
 def _progress(done: int, total: int) -> None:
     job = get_current_job()
     if job is not None:
         job.meta["progress"] = done / total if total else 1.0
         job.meta["done"], job.meta["total"] = done, total
         job.save_meta()
-
 
 
 def reindex_job(user_id: str | None = None) -> dict:
@@ -35,14 +33,12 @@ def reindex_job(user_id: str | None = None) -> dict:
     return out
 
 
-
 def reconcile_job() -> dict:
     """Repair exactly the memories whose Redis state differs from the database; the cached
     drift is recomputed."""
     out = drift.drift_repair()
     drift_cache.drift_refresh()
     return out
-
 
 
 def job_status(job_id: str) -> dict | None:
@@ -74,20 +70,20 @@ def job_status(job_id: str) -> dict | None:
             "namespaces": job.meta.get("namespaces")}
 
 
-
 PERIODIC_RECONCILE_ID = "periodic-reconcile"
 
 PERIODIC_ACCESS_FOLD_ID = "periodic-access-fold"
 
 
-
 def periodic_reconcile_job() -> dict:
-    """Reconcile, then schedule the next run (the worker's ``--with-scheduler`` runs it)."""
+    """Reconcile, enqueue again webhook deliveries a dead worker or a lost enqueue left
+    pending, then schedule the next run (the worker's ``--with-scheduler`` runs it)."""
+    from integrations.webhooks.outbox import outbox_sweep
+
     try:
-        return reconcile_job()
+        return {**reconcile_job(), "webhooks_requeued": outbox_sweep()}
     finally:
         _schedule_next(periodic_reconcile_job)
-
 
 
 def periodic_access_fold_job() -> dict:
@@ -101,7 +97,6 @@ def periodic_access_fold_job() -> dict:
         _schedule_next(periodic_access_fold_job)
 
 
-
 def _periodic() -> dict:
     """Each periodic job: (fixed job id, seconds between runs)."""
     from django.conf import settings
@@ -113,13 +108,11 @@ def _periodic() -> dict:
     }
 
 
-
 def _schedule_next(func) -> None:
     import datetime as dt
 
     job_id, seconds = _periodic()[func]
     django_rq.get_queue("index").enqueue_in(dt.timedelta(seconds=seconds), func, job_id=job_id)
-
 
 
 def schedule_periodic() -> None:
@@ -167,7 +160,6 @@ def cleanup_job(user_id: str, actor: str | None = None) -> dict:
     return {**result, "plan": plan.as_dict()}
 
 
-
 def consolidate_job(user_id: str, groups: list[list[str]] | None = None,
                     actor: str | None = None, reason: str = "consolidation",
                     threshold: float | None = None, max_members: int | None = None) -> dict:
@@ -177,7 +169,6 @@ def consolidate_job(user_id: str, groups: list[list[str]] | None = None,
         groups = consolidate.resolve_groups(user_id=user_id, threshold=threshold,
                                             max_members=max_members)
     return consolidate.consolidate_groups(groups=groups, actor=actor, reason=reason)
-
 
 
 def export_job() -> dict:

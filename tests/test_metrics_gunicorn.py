@@ -113,3 +113,15 @@ def test_every_process_counts_and_mcp_answers(gunicorn, editor, viewer):
     added, found = anyio.run(remember)
     assert [r["memory_id"] for r in found["results"]] == [added["memory_id"]]
     assert Memory.objects.get().content == "served by gunicorn"
+
+
+def test_a_command_run_with_a_metrics_dir_not_made_yet_works(tmp_path):
+    """compose runs ``migrate`` with the web's PROMETHEUS_MULTIPROC_DIR before gunicorn
+    has made it: the command makes it instead of failing."""
+    missing = tmp_path / "not" / "yet"
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(missing),
+           "DATABASE_URL": _database_url()}
+    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert missing.is_dir()

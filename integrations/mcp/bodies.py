@@ -11,7 +11,7 @@ import datetime as dt
 import logging
 
 from accounts.roles import require_role
-from api.core import ReasonIn, _iso, require_namespace
+from api.core import ReasonIn, iso_or_none, require_namespace
 from api.memories import MemoryIn, MemoryPatch, _memory_or_404, memory_out
 from api.search import RecallIn
 from api.sessions import MessagesIn, SessionIn, _session_or_404, session_out
@@ -105,7 +105,7 @@ def delete_memory(caller, *, memory_id: str, reason: str = "") -> dict:
     services.memory_forget(memory_id=memory_id, actor=caller.user, reason=reason)
     memory = Memory.objects.get(memory_id=memory_id)
     return {"memory_id": memory_id, "forgotten": memory.deleted_at is not None,
-            "deleted_at": _iso(memory.deleted_at)}
+            "deleted_at": iso_or_none(memory.deleted_at)}
 
 
 def promote(caller, *, memory_id=None, session_id=None, seq=None, reason: str = "") -> dict:

@@ -13,7 +13,7 @@ import time
 
 from rq import Worker
 
-from integrations.metrics.registry import INDEX_DRIFT, JOB_SECONDS
+from integrations.metrics.registry import INDEX_DRIFT, JOB_SECONDS, count_webhook_delivery
 
 
 def job_label(job) -> str:
@@ -33,6 +33,7 @@ class MeteredWorker(Worker):
                 time.perf_counter() - start)
             if status == "finished":
                 record_drift(job.return_value())
+            record_webhook(job)
 
 
 def record_drift(result) -> None:
@@ -40,3 +41,14 @@ def record_drift(result) -> None:
     if isinstance(result, dict) and {"stale", "orphans", "drift_after"} <= result.keys():
         INDEX_DRIFT.labels(when="found").set(result["stale"] + result["orphans"])
         INDEX_DRIFT.labels(when="after_repair").set(result["drift_after"])
+
+
+def record_webhook(job) -> None:
+    """Count a webhook delivery attempt from the outcome the delivery job left in its meta
+    (``integrations/webhooks/deliver.py``: ``{"event", "outcome", "seconds"}``)."""
+    if job_label(job) != "deliver_job":
+        return
+    attempt = job.get_meta(refresh=True).get("webhook")
+    if isinstance(attempt, dict):
+        count_webhook_delivery(event=attempt["event"], outcome=attempt["outcome"],
+                               seconds=attempt.get("seconds"))

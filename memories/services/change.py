@@ -12,18 +12,19 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from integrations.webhooks import outbox
 from memories.errors import Conflict, InvalidInput, NotFound
-from memories.mirror import _sync_after_commit, sync_memory
+from memories.history import actor_name
+from memories.mirror import sync_after_commit, sync_memory
 from memories.models import ChangeKind, Memory, MemoryType
 from memories.services.audit import audit_record
 from memories.services.create import (
-    _actor_name,
-    _clean_content,
-    _clean_metadata,
-    _clean_type,
-    _stamp,
+    clean_content,
+    clean_metadata,
+    clean_type,
     content_hash,
     memory_create,
+    stamp_change,
 )
 from memories.validation import (
     MEMORY_ID_RE,
@@ -32,8 +33,6 @@ from memories.validation import (
 )
 
 log = logging.getLogger(__name__)
-
-
 
 
 def _get_for_update(memory_id) -> Memory:
@@ -45,15 +44,14 @@ def _get_for_update(memory_id) -> Memory:
         raise NotFound(f"memory {memory_id} not found", field="memory_id") from None
 
 
-
 def _save_version(memory: Memory, *, kind: str, actor, reason: str) -> Memory:
     memory.version += 1
     memory.updated_at = timezone.now()
-    _stamp(memory, kind, actor, reason)
+    stamp_change(memory, kind, actor, reason)
     memory.save()
-    _sync_after_commit(memory)
+    outbox.outbox_memory_event(memory, kind=kind, actor=actor, reason=reason)
+    sync_after_commit(memory)
     return memory
-
 
 
 @transaction.atomic
@@ -79,7 +77,7 @@ def memory_update(
         )
     changed = set()
     if content is not None:
-        content = _clean_content(content)
+        content = clean_content(content)
         if content != memory.content:
             memory.content, memory.content_hash = content, content_hash(content)
             changed.add("content")
@@ -93,7 +91,7 @@ def memory_update(
         if tags != memory.tags:
             memory.tags = tags
             changed.add("tags")
-    if type is not None and _clean_type(type) != memory.type:
+    if type is not None and clean_type(type) != memory.type:
         memory.type = type
         changed.add("type")
         if type != MemoryType.SHORT_TERM:
@@ -101,14 +99,13 @@ def memory_update(
         elif memory.expire_at is None:
             memory.expire_at = timezone.now() + dt.timedelta(
                 seconds=settings.MEMORY_SHORT_TERM_TTL_SECONDS)
-    if metadata is not None and _clean_metadata(metadata) != memory.metadata:
+    if metadata is not None and clean_metadata(metadata) != memory.metadata:
         memory.metadata = metadata
         changed.add("metadata")
     if not changed:
         return memory
     kind = ChangeKind.IMPORTANCE if changed == {"importance"} else ChangeKind.EDIT
     return _save_version(memory, kind=kind, actor=actor, reason=reason)
-
 
 
 @transaction.atomic
@@ -123,9 +120,8 @@ def memory_forget(*, memory_id: str, actor=None, reason: str = "",
     if memory.deleted_at is not None:
         return memory
     memory.deleted_at = timezone.now()
-    memory.deleted_by = _actor_name(actor)
+    memory.deleted_by = actor_name(actor)
     return _save_version(memory, kind=kind, actor=actor, reason=reason)
-
 
 
 @transaction.atomic
@@ -137,7 +133,6 @@ def memory_restore(*, memory_id: str, actor=None, reason: str = "") -> Memory:
     memory.deleted_at = None
     memory.deleted_by = ""
     return _save_version(memory, kind=ChangeKind.RESTORE, actor=actor, reason=reason)
-
 
 
 @transaction.atomic
@@ -173,9 +168,7 @@ def memory_rollback(*, memory_id: str, version: int, actor=None, reason: str) ->
     return memory
 
 
-
 BULK_ACTIONS = ("importance", "forget", "restore")
-
 
 
 @transaction.atomic
@@ -221,6 +214,9 @@ def memory_purge(*, memory_id: str, actor=None, reason: str = "") -> Purged:
     (reads drop it meanwhile; the reconcile removes it). Raises NotFound."""
     memory = _get_for_update(memory_id)
     user_id = memory.user_id
+    outbox.outbox_memory_purged(memory_id=memory_id, user_id=user_id,
+                                conversation_id=memory.conversation_id, actor=actor,
+                                reason=reason)
     memory.delete()
     # After the delete: simple_history adds a "-" row holding the content, which goes too.
     Memory.history.filter(memory_id=memory_id).delete()

@@ -1,6 +1,6 @@
 """What MCP costs over the REST API: the same recall three ways, timed query by query.
 
-    .venv/bin/python bench/mcp.py [--data-dir ../shared/data] [--questions 150] [--rounds 2]
+    .venv/bin/python bench/mcp_overhead.py [--data-dir ../shared/data] [--questions 150] [--rounds 2]
 
 Starts gunicorn with the shipped config and production settings on a throw-away SQLite file
 under ``var/bench/`` (Redis database 10 unless ``BENCH_REDIS_URL`` says otherwise, a key
@@ -83,7 +83,9 @@ class Stack:
 
     def manage(self, *argv) -> str:
         done = subprocess.run([PY, "manage.py", *argv], cwd=ROOT, env=self.env,
-                              capture_output=True, text=True, timeout=300, check=True)
+                              capture_output=True, text=True, timeout=300)
+        if done.returncode:
+            raise RuntimeError(f"manage.py {argv[0]} failed:\n{done.stderr[-2000:]}")
         return done.stdout
 
     def start(self) -> str:
