@@ -1,6 +1,5 @@
 """Forms of the ranking lab pages."""
 
-
 from django import forms
 from django.core.exceptions import ValidationError
 
@@ -29,10 +28,6 @@ TUNE_PARAMS = {
     "stemming": "stemming",
     "match_mode": "match_mode",
 }
-
-
-
-# --- forms ----------------------------------------------------------------------------------
 
 
 class CompareForm(forms.Form):
@@ -136,7 +131,6 @@ class CompareForm(forms.Form):
         return out
 
 
-
 def tune_params(profile: RankingProfile) -> dict[str, str]:
     """A profile's slider settings as URL parameters."""
     out = {}
@@ -151,14 +145,12 @@ def tune_params(profile: RankingProfile) -> dict[str, str]:
     return out
 
 
-
 def _number(label: str, initial: float, low: float, high: float) -> forms.FloatField:
     """A narrow numeric input in ``low..high`` stepping by 0.05."""
     return forms.FloatField(
         min_value=low, max_value=high, initial=initial, label=label,
         widget=forms.NumberInput(attrs={"step": "0.05", "class": "narrow"}),
     )
-
 
 
 class ProfileForm(forms.Form):
@@ -189,7 +181,6 @@ class ProfileForm(forms.Form):
         return {f: self.cleaned_data[f] for f in profile_services.SETTINGS}
 
 
-
 class QuerySetForm(forms.Form):
     name = forms.CharField(max_length=100)
     user_id = forms.CharField(
@@ -204,7 +195,6 @@ class QuerySetForm(forms.Form):
 
     def query_list(self) -> list[str]:
         return [line for line in self.cleaned_data["queries"].splitlines() if line.strip()]
-
 
 
 class RunForm(forms.Form):
@@ -228,7 +218,6 @@ class RunForm(forms.Form):
         ]
 
 
-
 class RunCompareForm(forms.Form):
     a = forms.ModelChoiceField(
         queryset=EvalRun.objects.defer("per_query", "unjudged"), label="Run A"
@@ -236,7 +225,6 @@ class RunCompareForm(forms.Form):
     b = forms.ModelChoiceField(
         queryset=EvalRun.objects.defer("per_query", "unjudged"), label="Run B"
     )
-
 
 
 # --- judgments ------------------------------------------------------------------------------
