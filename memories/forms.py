@@ -236,3 +236,61 @@ def bulk_form(data=None) -> BulkForm:
     )
     return form
 
+
+
+# --- memory detail: edit content --------------------------------------------------------------
+
+
+class EditForm(forms.Form):
+    """Edit a memory's content, tags, type and metadata (``services.memory_update`` decides
+    what is valid: its errors land on the field they name)."""
+
+    content = forms.CharField(widget=forms.Textarea(attrs={"rows": 6}), strip=False)
+    tags = forms.CharField(
+        required=False, max_length=2000, help_text="comma-separated",
+        widget=forms.TextInput(attrs={"placeholder": "tag-a, tag-b"}),
+    )
+    type = forms.ChoiceField(choices=MemoryType.choices)
+    metadata = forms.CharField(
+        required=False, label="Metadata (JSON object)",
+        widget=forms.Textarea(attrs={"rows": 4, "class": "mono", "spellcheck": "false"}),
+    )
+    reason = forms.CharField(
+        max_length=REASON_MAX,
+        error_messages={"required": "A reason is required to edit a memory."},
+        widget=forms.TextInput(attrs={"placeholder": "why (required)"}),
+    )
+    # The version the editor started from: the service's optimistic lock (409 on a change
+    # made meanwhile, shown with who made it and the diff).
+    version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "edit_%s")
+        super().__init__(*args, **kwargs)
+
+    @classmethod
+    def for_memory(cls, memory) -> "EditForm":
+        import json
+
+        return cls(initial={
+            "content": memory.content, "tags": ", ".join(memory.tags), "type": memory.type,
+            "metadata": json.dumps(memory.metadata, indent=2, ensure_ascii=False),
+            "version": memory.version,
+        })
+
+    def clean_tags(self):
+        return [t.strip() for t in self.cleaned_data["tags"].split(",") if t.strip()]
+
+    def clean_metadata(self):
+        import json
+
+        raw = self.cleaned_data["metadata"].strip()
+        if not raw:
+            return {}
+        try:
+            value = json.loads(raw)
+        except ValueError as exc:
+            raise ValidationError(f"Not valid JSON: {exc}.") from None
+        if not isinstance(value, dict):
+            raise ValidationError("Metadata must be a JSON object ({...}).")
+        return value

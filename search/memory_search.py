@@ -28,6 +28,7 @@ from search import scoring, synonyms
 from search.index import fields as index_fields
 from search.index import postings
 from search.models import MatchMode, RankingProfile
+from search.pending import docs_verified
 from search.profiles import profile_resolve
 from search.serving import feed as serving
 
@@ -126,7 +127,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
                 return serving.search(
                     client, user_id=user_id, field_name=field_name, terms=terms, k=k,
                     k1=prof.k1, b=prof.b, mode=m, now=now, conversation_id=conversation_id,
-                    types=types)
+                    types=types, with_hashes=True)
             except (serving.Unsupported, serving.NotReady):
                 pass
         return postings.search_field(
@@ -145,7 +146,13 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         _expire(hits.expired)
     if not hits.rows:
         return
-    docs = _hashes(client, user_id, [r[0] for r in hits.rows])
+    docs = getattr(hits, "hashes", None)
+    if docs is None:
+        docs = serving.hashes(client, user_id, [r[0] for r in hits.rows])
+    # Result assembly reads the candidates' documents, checked against the database: a
+    # write whose mirror failed (needs_resync) is served as the database holds it, or not
+    # at all when it is forgotten or purged (search.pending).
+    docs = docs_verified(docs)
     scored = []
     for memory_id, dl, tfs in hits.rows:
         doc = docs.get(memory_id)
@@ -187,17 +194,6 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         ))
     hits_out.sort(key=lambda h: (-h.score, h.memory_id))
     result.results = hits_out[:limit]
-
-
-def _hashes(client, user_id: str, memory_ids: list[str]) -> dict[str, dict[str, str]]:
-    pipe = client.pipeline(transaction=False)
-    for memory_id in memory_ids:
-        pipe.hgetall(store.key(user_id, "m", memory_id))
-    out = {}
-    for memory_id, raw in zip(memory_ids, pipe.execute(), strict=True):
-        if raw:
-            out[memory_id] = {store.text(k): store.text(v) for k, v in raw.items()}
-    return out
 
 
 def _expire(memory_ids: list[str]) -> None:

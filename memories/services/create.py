@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
+from integrations.metrics.registry import count_write
 from integrations.webhooks import outbox
 from memories import importance as importance_estimate
 from memories.errors import InvalidInput, TooLarge
@@ -206,4 +207,7 @@ def memory_create_many(*, items: list[dict], actor=None, reason: str = "") -> li
     outbox.outbox_memories_created(new, actor=actor, reason=reason)
     ids = [m.memory_id for m in new]
     transaction.on_commit(lambda: sync_memories(ids))
+    # bulk history rows send no signal: counted here (integrations/metrics/receivers.py
+    # counts every other versioned write).
+    transaction.on_commit(lambda: count_write(ChangeKind.CREATE, len(ids)))
     return out

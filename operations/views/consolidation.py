@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from console.forms import add_service_error
-from console.pages import bad_request, forbidden, role_required
+from console.pages import bad_request, forbidden, refuse, role_required
 from memories.errors import PermissionDenied as ServicePermissionDenied
 from memories.errors import ServiceError
 from operations import consolidate, jobs
@@ -81,6 +81,8 @@ def policy_consolidate(request):
                                             threshold=data["threshold"],
                                             max_members=data["max_members"])
     except ServiceError as exc:
+        if request.htmx:  # a fragment for the messages area, the page stays as it was
+            return refuse(request, exc.message, status=exc.status)
         messages.error(request, exc.message)
         return redirect(policy_url(data["user_id"], data["threshold"], data["max_members"]))
     return enqueue_or_503(request, jobs.consolidate_job, data["user_id"], groups,
