@@ -28,6 +28,7 @@ from search import scoring, synonyms
 from search.index import fields as index_fields
 from search.index import postings
 from search.models import MatchMode, RankingProfile
+from search.pending import docs_verified
 from search.profiles import profile_resolve
 from search.serving import feed as serving
 
@@ -148,6 +149,10 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
     docs = getattr(hits, "hashes", None)
     if docs is None:
         docs = serving.hashes(client, user_id, [r[0] for r in hits.rows])
+    # Result assembly reads the candidates' documents, checked against the database: a
+    # write whose mirror failed (needs_resync) is served as the database holds it, or not
+    # at all when it is forgotten or purged (search.pending).
+    docs = docs_verified(docs)
     scored = []
     for memory_id, dl, tfs in hits.rows:
         doc = docs.get(memory_id)
