@@ -209,6 +209,17 @@ def locomo_questions(data_dir: Path, corpus: dict) -> list[dict]:
     return rows
 
 
+def run_live(data_dir: Path, questions: list[dict], mode: str) -> dict:
+    """LoCoMo through the API turn by turn (bench/live_api.py): overall recall@k."""
+    from bench import live_api
+
+    prefix = f"live-{mode[0]}-"
+    mapping = live_api.write(data_dir, mode, prefix)
+    runs = live_api.recall_runs(questions, mapping, prefix, DEPTH)
+    return aggregate([(q["category"], query_metrics(r, q["relevant_live"]))
+                      for r, q in zip(runs, questions, strict=True)])["all"]
+
+
 def run_ours(questions, *, namespace_of, depth) -> tuple[dict, dict]:
     from memories.search import memory_search
 
@@ -397,6 +408,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--skip-cmrc", action="store_true")
+    parser.add_argument("--live", choices=("none", "memories", "sessions", "both"),
+                        default="both", help="also write LoCoMo through the API turn by turn")
+    parser.add_argument("--skip-memorybank", action="store_true")
     args = parser.parse_args()
     data_dir = args.data_dir.resolve()
     started = time.perf_counter()
@@ -452,6 +466,21 @@ def main():
         f"\nidentical top-50 lists, profile bm25 vs bm25s (plain tokens): {agree:.1%} of questions"
     )
 
+    live = {}
+    for mode in ("memories", "sessions") if args.live == "both" else (
+            () if args.live == "none" else (args.live,)):
+        live[mode] = run_live(data_dir, questions, mode)
+        print(f"\nLoCoMo through the API turn by turn ({mode}, server-built context, default "
+              f"profile): R@5 {live[mode]['R@5']:.3f} R@10 {live[mode]['R@10']:.3f} "
+              f"R@50 {live[mode]['R@50']:.3f} (import_locomo's default profile: "
+              f"{results['context']['all']['R@10']:.3f})")
+    mbank = None
+    if not args.skip_memorybank:
+        from bench import memorybank
+
+        mbank = memorybank.run(data_dir, PROFILES)
+        memorybank.print_table(mbank)
+
     cmrc = None
     if not args.skip_cmrc:
         cmrc, cmrc_took, n_par, n_q, cmrc_import = run_cmrc(data_dir)
@@ -490,6 +519,12 @@ def main():
         "locomo_p50_ms": {n: round(v, 2) for n, v in took.items()},
         "seconds": round(total, 1),
     }
+    for mode, m in live.items():
+        headline[f"locomo_live_{mode}_recall@10"] = round(m["R@10"], 4)
+    if mbank:
+        for lang, r in mbank.items():
+            headline[f"memorybank_{lang}_hit@5"] = {
+                n: round(v["hit@5"], 4) for n, v in r["profiles"].items()}
     if cmrc:
         headline["cmrc_recall@1"] = {n: round(m["R@1"], 4) for n, m in cmrc.items()}
         headline["cmrc_recall@10"] = {n: round(m["R@10"], 4) for n, m in cmrc.items()}
