@@ -22,7 +22,7 @@ def _client():
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from memories.tokens import token_create
+    from accounts.tokens import token_create
 
     user, _ = User.objects.get_or_create(username="bench-live", defaults={"is_superuser": True})
     user.is_superuser = True
@@ -40,7 +40,7 @@ def _post(client, path: str, body: dict, ok=(200, 201)) -> dict:
 
 def write(data_dir: Path, mode: str, prefix: str) -> dict[tuple[str, str], str]:
     """Write every turn; return ``{(namespace, dia_id): memory_id}``."""
-    from memories import locomo
+    from operations import locomo
 
     client = _client()
     samples = json.loads((data_dir / "locomo_dev.json").read_text(encoding="utf-8"))
@@ -85,3 +85,14 @@ def recall_runs(questions: list[dict], mapping: dict, prefix: str, depth: int) -
                                           "limit": depth}, ok=(200,))
         runs.append([r["memory_id"] for r in found["results"]])
     return runs
+
+
+def run(data_dir: Path, questions: list[dict], mode: str) -> dict:
+    """Write LoCoMo through the API in ``mode`` and return the overall recall@k etc."""
+    from bench.quality_metrics import DEPTH, aggregate, query_metrics
+
+    prefix = f"live-{mode[0]}-"
+    mapping = write(data_dir, mode, prefix)
+    runs = recall_runs(questions, mapping, prefix, DEPTH)
+    return aggregate([(q["category"], query_metrics(r, q["relevant_live"]))
+                      for r, q in zip(runs, questions, strict=True)])["all"]

@@ -35,8 +35,6 @@ import random
 import re
 import secrets
 import signal
-import socket
-import statistics
 import subprocess
 import sys
 import threading
@@ -44,33 +42,32 @@ import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
-import redis
 import requests
 import urllib3
-
-CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from bench.corpus import WORDS, memory_texts  # noqa: E402
+from bench.load_report import LoadReport  # noqa: E402
+from bench.load_server import (  # noqa: E402
+    LoadServer,
+    free_port,
+    log,
+    process_cpu_seconds,
+    redis_cpu_seconds,
+    server_cpu_seconds,
+)
 
-PY = str(ROOT / ".venv" / "bin" / "python")
-GUNICORN = str(ROOT / ".venv" / "bin" / "gunicorn")
 MIX = (("recall", 50), ("remember", 20), ("append", 20), ("page", 10))
 NAMESPACES = [f"bench-u{n}" for n in range(10)]
 SESSIONS_PER_NAMESPACE = 3
 PAGES = ("/", "/memories/", "/sessions/", "/search/?user_id=bench-u0&q=billing")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+class Bench(LoadServer, LoadReport):
+    """The workload: seed, then drive the schedule (the server and the report are mixins)."""
 
-
-class Bench:
     def __init__(self, args):
         self.args = args
         pid = os.getpid()
@@ -122,100 +119,6 @@ class Bench:
         self.texts = iter(memory_texts(args.seed_memories + int(args.rate * args.duration), seed=7))
         self.lock = threading.Lock()
         self.local = threading.local()
-
-    # --- set-up ------------------------------------------------------------------------------
-
-    def manage(self, *argv: str) -> str:
-        result = subprocess.run(
-            [PY, "manage.py", *argv],
-            cwd=ROOT,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        if result.returncode != 0:
-            raise RuntimeError(f"manage.py {' '.join(argv)} failed:\n{result.stderr[-2000:]}")
-        return result.stdout
-
-    def database_url(self) -> str:
-        if not self.args.postgres:
-            return f"sqlite:///{self.db}"
-        return urlunsplit(urlsplit(self.args.postgres)._replace(path="/" + self.pg_database))
-
-    def pg_admin(self, sql: str) -> None:
-        import psycopg
-
-        with psycopg.connect(self.args.postgres, autocommit=True) as conn:
-            conn.execute(sql)
-
-    def start(self) -> None:
-        self.db.parent.mkdir(parents=True, exist_ok=True)
-        redis.Redis.from_url(self.redis_url).ping()
-        if self.args.postgres:
-            self.pg_admin(f'CREATE DATABASE "{self.pg_database}"')
-        shown = self.database_url() if self.args.postgres else self.db.relative_to(ROOT)
-        log(f"database {shown}, redis {self.redis_url} prefix {self.prefix}")
-        self.manage("migrate", "--verbosity", "0")
-        self.manage("collectstatic", "--noinput", "--verbosity", "0")  # the manifest pages need
-        self.token = (
-            self.manage("create_api_token", "bench-agent", "--role", "admin", "--name", "load")
-            .strip()
-            .splitlines()[-1]
-        )
-        self.manage(
-            "createsuperuser",
-            "--noinput",
-            "--username",
-            "bench-admin",
-            "--email",
-            "bench@example.com",
-        )
-        cmd = [
-            GUNICORN,
-            "memory_console.wsgi",
-            "--config",
-            "python:memory_console.gunicorn_conf",
-            "--bind",
-            f"127.0.0.1:{self.port}",
-            "--workers",
-            str(self.args.workers),
-            "--threads",
-            str(self.args.threads),
-            "--log-level",
-            "warning",
-            "--timeout",
-            "60",
-        ]
-        log(f"gunicorn on {self.base}: {self.args.workers} workers x {self.args.threads} threads")
-        self.server = subprocess.Popen(cmd, cwd=ROOT, env=self.env, start_new_session=True)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.server.poll() is not None:
-                raise RuntimeError(f"gunicorn exited with {self.server.returncode}")
-            try:
-                if requests.get(self.base + "/healthz", timeout=5).status_code == 200:
-                    break
-            except requests.RequestException:
-                time.sleep(0.2)
-        else:
-            raise RuntimeError("gunicorn did not answer /healthz within 30 s")
-        # The worker runs beside it, as in production: its periodic jobs include the fold
-        # of recall hits into the database every MEMORY_ACCESS_FOLD_SECONDS.
-        self.manage("schedule_periodic")
-        self.worker_log = Path(str(self.db) + ".worker.log").open("w")  # noqa: SIM115 - closed in stop()
-        self.worker = subprocess.Popen(
-            [PY, "manage.py", "rqworker", "default", "index", "--with-scheduler"],
-            cwd=ROOT,
-            env=self.env,
-            start_new_session=True,
-            stdout=self.worker_log,
-            stderr=subprocess.STDOUT,
-        )
-        time.sleep(1)
-        if self.worker.poll() is not None:
-            raise RuntimeError(f"the worker exited with {self.worker.returncode}")
-        self.login()
 
     def login(self) -> None:
         web = requests.Session()
@@ -379,174 +282,6 @@ class Bench:
         )
         return self.report(results, errors, wall, total, cpu)
 
-    def report(self, results, errors, wall: float, total: int, cpu: dict) -> dict:
-        per_kind = {}
-        print(
-            f"\n{'kind':<9} {'count':>6} {'errors':>6} {'p50':>8} {'p90':>8} {'p99':>8} "
-            f"{'max':>8}   (ms)"
-        )
-        for kind, _ in self.args.mix:
-            lat = sorted(r[2] for r in results if r[0] == kind)
-            if not lat:
-                continue
-            n_err = sum(errors[kind].values())
-            row = {
-                "count": len(lat),
-                "errors": n_err,
-                "p50": pct(lat, 50),
-                "p90": pct(lat, 90),
-                "p99": pct(lat, 99),
-                "max": round(lat[-1], 2),
-            }
-            if errors[kind]:
-                row["error_kinds"] = dict(errors[kind])
-            per_kind[kind] = row
-            print(
-                f"{kind:<9} {row['count']:>6} {n_err:>6} {row['p50']:>8} {row['p90']:>8} "
-                f"{row['p99']:>8} {row['max']:>8}"
-            )
-        windows = []
-        for w in range(int(self.args.duration // 5) + 1):
-            lat = sorted(r[2] for r in results if w * 5 <= r[4] < (w + 1) * 5)
-            if lat:
-                windows.append({"t": w * 5, "p50": pct(lat, 50), "p99": pct(lat, 99)})
-        print(
-            "timeline (all kinds, by scheduled second): "
-            + "; ".join(f"{w['t']}s p50 {w['p50']} p99 {w['p99']}" for w in windows)
-        )
-        lateness = sorted(r[3] for r in results)
-        done = len(results)
-        summary = {
-            "bench": "load",
-            "target_rate": self.args.rate,
-            "duration_s": self.args.duration,
-            "requests": total,
-            "completed": done,
-            "errors": sum(sum(e.values()) for e in errors.values()),
-            "throughput_rps": round(done / wall, 1),
-            "recall_p50_ms": per_kind.get("recall", {}).get("p50"),
-            "recall_p99_ms": per_kind.get("recall", {}).get("p99"),
-            "send_late_p99_ms": pct(lateness, 99),
-            "database": "postgresql" if self.args.postgres else "sqlite",
-            "gunicorn": f"{self.args.workers}x{self.args.threads} gthread",
-            "cpus": os.cpu_count(),
-            "cpu_cores_busy": cpu,
-            "per_kind": per_kind,
-            "timeline": windows,
-        }
-        summary["target_met"] = (
-            summary["errors"] == 0
-            and summary["recall_p99_ms"] is not None
-            and summary["recall_p99_ms"] <= 50
-        )
-        print(
-            f"\nthroughput {summary['throughput_rps']} req/s over {wall:.1f} s "
-            f"(target {self.args.rate}/s); {summary['errors']} errors; "
-            f"sends started late by p99 {summary['send_late_p99_ms']} ms"
-        )
-        print(
-            f"CPU cores busy (of {os.cpu_count()}): "
-            + ", ".join(f"{name} {value}" for name, value in cpu.items())
-        )
-        return summary
-
-    # --- clean-up ----------------------------------------------------------------------------
-
-    def folds_logged(self) -> int | None:
-        """How many periodic access-count folds the worker finished (from its log)."""
-        path = Path(str(self.db) + ".worker.log")
-        if not path.exists():
-            return None
-        return path.read_text(errors="replace").count("Job OK (periodic-access-fold)")
-
-    def forget_jobs(self) -> None:
-        """Empty the job queues and drop the periodic jobs this run scheduled."""
-        from rq import Queue
-        from rq.registry import ScheduledJobRegistry
-
-        try:
-            connection = redis.Redis.from_url(self.redis_url)
-            for name in ("default", "index"):
-                queue = Queue(name, connection=connection)
-                queue.empty()
-                registry = ScheduledJobRegistry(queue=queue)
-                for job_id in registry.get_job_ids():
-                    registry.remove(job_id, delete_job=True)
-        except redis.RedisError as exc:
-            log(f"could not remove the bench jobs: {exc}")
-
-    def stop(self) -> None:
-        for process in (self.server, self.worker):
-            if process is not None and process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)  # its own process group
-                try:
-                    process.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    process.wait()
-        if self.worker_log is not None:
-            self.worker_log.close()
-        self.forget_jobs()
-        try:
-            client = redis.Redis.from_url(self.redis_url)
-            batch = list(client.scan_iter(match=f"{self.prefix}:*", count=5000))
-            for start in range(0, len(batch), 5000):
-                client.delete(*batch[start : start + 5000])
-        except redis.RedisError as exc:
-            log(f"could not remove the bench keys: {exc}")
-        folds = self.folds_logged()
-        if folds is not None:
-            log(f"the worker ran {folds} access-count folds")
-        for suffix in ("", "-wal", "-shm", ".worker.log"):
-            Path(str(self.db) + suffix).unlink(missing_ok=True)
-        if self.args.postgres:
-            try:
-                self.pg_admin(f'DROP DATABASE IF EXISTS "{self.pg_database}" WITH (FORCE)')
-            except Exception as exc:  # noqa: BLE001 - reported, the run's figures stand
-                log(f"could not drop {self.pg_database}: {exc}")
-
-
-def process_cpu_seconds(pgid: int) -> dict[int, float]:
-    """CPU time (user + system, seconds) of each process in a process group (Linux /proc)."""
-    out = {}
-    try:
-        entries = [e for e in os.listdir("/proc") if e.isdigit()]
-    except OSError:
-        return out
-    for entry in entries:
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid:  # fields[2] is pgrp (field 5 of stat)
-            out[int(entry)] = (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime
-    return out
-
-
-def server_cpu_seconds(pgid: int) -> float | None:
-    """CPU time of a whole process group; None where /proc is missing."""
-    per_process = process_cpu_seconds(pgid)
-    return sum(per_process.values()) if per_process else None
-
-
-def redis_cpu_seconds(url: str) -> float | None:
-    try:
-        info = redis.Redis.from_url(url).info("cpu")
-        return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
-    except (redis.RedisError, KeyError):
-        return None
-
-
-def pct(sorted_values: list[float], p: float) -> float | None:
-    if not sorted_values:
-        return None
-    if len(sorted_values) == 1:
-        return round(sorted_values[0], 2)
-    return round(
-        statistics.quantiles(sorted_values, n=1000, method="inclusive")[min(998, int(p * 10) - 1)],
-        2,
-    )
-
 
 def parse_mix(text: str) -> tuple[tuple[str, int], ...]:
     """``"recall=80,page=20"`` -> ``(("recall", 80), ("page", 20))``; kinds as in MIX."""
@@ -557,10 +292,6 @@ def parse_mix(text: str) -> tuple[tuple[str, int], ...]:
             raise argparse.ArgumentTypeError(f"bad mix entry {part!r}: use kind=weight")
         mix.append((kind, int(weight)))
     return tuple(mix)
-
-
-def log(message: str) -> None:
-    print(f"==> {message}", file=sys.stderr, flush=True)
 
 
 def main() -> int:

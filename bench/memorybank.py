@@ -52,7 +52,7 @@ def load(data_dir: Path, lang: str) -> tuple[dict, list[dict]]:
 
 def hit_at_k(questions: list[dict], profiles: tuple[str, ...], **search_kw) -> dict:
     """``{profile: {"hit@5", "mrr@5", "p50_ms"}}`` over ``questions``."""
-    from memories.search import memory_search
+    from search.memory_search import memory_search
 
     out = {}
     for name in profiles:

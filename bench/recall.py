@@ -127,9 +127,9 @@ def main():
     _django.setup("recall")
     from bench.corpus import memory_texts
     from memories import services, store
-    from memories.index import fields
-    from memories.models import RankingProfile
-    from memories.search import memory_search
+    from search.index import fields
+    from search.memory_search import memory_search
+    from search.models import RankingProfile
 
     client = store.get_client()
     bm25 = RankingProfile.objects.get(name="bm25")

@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from memories import locomo  # noqa: E402  (pure module)
+from operations import locomo  # noqa: E402  (pure module)
 from search.analysis.timeparse import parse_query_time  # noqa: E402
 
 

@@ -69,6 +69,13 @@ INSTALLED_APPS = [
     "ninja",
     "axes",
     "memories",
+    "search",
+    "sessions",
+    "lab",
+    "operations",
+    "accounts",
+    "console",
+    "integrations",
 ]
 
 MIDDLEWARE = [
@@ -139,7 +146,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
-CSRF_FAILURE_VIEW = "memories.views.errors.csrf_failure"  # a small partial for HTMX requests
+CSRF_FAILURE_VIEW = "console.views.errors.csrf_failure"  # a small partial for HTMX requests
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
@@ -185,8 +192,8 @@ MEMORY_RERANK_WINDOW = env_int("MEMORY_RERANK_WINDOW", 100)
 MEMORY_SESSION_FOLD_AT = env_int("MEMORY_SESSION_FOLD_AT", 200)
 # ... or when its estimated tokens (characters / 4) pass this budget.
 MEMORY_SESSION_FOLD_TOKENS = env_int("MEMORY_SESSION_FOLD_TOKENS", 8000)
-MEMORY_SUMMARISER = os.environ.get("MEMORY_SUMMARISER", "memories.summarise.ExtractiveSummariser")
-# Forgetting policy (memories/policy.py).
+MEMORY_SUMMARISER = os.environ.get("MEMORY_SUMMARISER", "sessions.summarise.ExtractiveSummariser")
+# Forgetting policy (operations/policy.py).
 MEMORY_POLICY_IDLE_DAYS = env_int("MEMORY_POLICY_IDLE_DAYS", 90)
 MEMORY_POLICY_IMPORTANCE_BELOW = float(os.environ.get("MEMORY_POLICY_IMPORTANCE_BELOW", "0.3"))
 MEMORY_POLICY_MAX_LONG_TERM = env_int("MEMORY_POLICY_MAX_LONG_TERM", 10000)
@@ -197,7 +204,7 @@ MEMORY_ROW_CACHE_SECONDS = env_int("MEMORY_ROW_CACHE_SECONDS", 60)
 # Recall hits are counted in Redis and folded into the database this often (memories.access).
 MEMORY_ACCESS_FOLD_SECONDS = env_int("MEMORY_ACCESS_FOLD_SECONDS", 30)
 if not 1 <= MEMORY_MAX_CONTENT_CHARS <= 131071:
-    # Postings encode document lengths in 17 bits (memories/index/lua/put.lua).
+    # Postings encode document lengths in 17 bits (search/index/lua/put.lua).
     raise ImproperlyConfigured("MEMORY_MAX_CONTENT_CHARS must be 1..131071")
 
 RQ_QUEUES = {

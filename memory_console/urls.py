@@ -3,7 +3,7 @@ from django.contrib.auth.decorators import login_not_required
 from django.http import JsonResponse
 from django.urls import include, path
 
-from memories.api import api
+from api.v1 import api
 
 
 @login_not_required
@@ -18,6 +18,6 @@ urlpatterns = [
     path("api/v1/", api.urls),
     path("django-rq/", include("django_rq.urls")),
     path("healthz", healthz, name="healthz"),
-    path("", include("memories.lab_urls")),
-    path("", include("memories.urls")),
+    path("", include("lab.urls")),
+    path("", include("console.urls")),
 ]

@@ -9,9 +9,9 @@ from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
+from accounts.tokens import token_create
 from memories import generation_cache, store
 from memories.migrations import _builtins
-from memories.tokens import token_create
 
 
 def _prefix_keys(client):

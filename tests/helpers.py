@@ -1,9 +1,10 @@
 """Test helpers: read the Redis index back, and an oracle that scores from the database."""
 
 from memories import services, store
-from memories.index import fields as index_fields
-from memories.index import postings, scoring
 from memories.models import Memory
+from search import scoring
+from search.index import fields as index_fields
+from search.index import postings
 
 
 def create(content: str, user_id: str = "u-a", **kw):

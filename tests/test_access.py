@@ -10,8 +10,9 @@ from django.db import connection
 from django.utils import timezone
 from rq.registry import ScheduledJobRegistry
 
-from memories import access, backup, jobs, policy, services, store
+from memories import access, services, store
 from memories.models import AccessFold, Memory
+from operations import backup, jobs, policy
 from tests.helpers import create, memory_hash
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -2,9 +2,10 @@
 
 import pytest
 
-from memories import backup, services, store
+from memories import services, store
 from memories.models import Memory
-from memories.search import memory_search
+from operations import backup
+from search.memory_search import memory_search
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

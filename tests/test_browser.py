@@ -12,7 +12,7 @@ import pytest
 
 from memories import access, services
 from memories.models import Memory
-from memories.sessions import session_append, session_create
+from sessions.services import session_append, session_create
 
 CHROMIUM = "/usr/bin/chromium"
 SHOTS = Path(__file__).resolve().parent.parent / "var" / "screenshots"

@@ -19,7 +19,7 @@ from rq import SimpleWorker
 
 from memories import services
 from memories.models import AuditEvent, Memory
-from memories.sessions import session_append, session_create
+from sessions.services import session_append, session_create
 from tests import test_browser
 from tests.test_browser import CHROMIUM, shot
 
@@ -175,8 +175,8 @@ def test_a_tour_of_the_new_pages(browser_page, live_server, admin_user, editor):
         ],
     )
     session_create(user_id="bob", session_id="s-cold")
-    from memories import session_store
-    from memories.models import Session
+    from sessions import store as session_store
+    from sessions.models import Session
 
     session_store.window_drop(session_store.keys(Session.objects.get(pk="s-cold")))
     login(page, base, "ada")

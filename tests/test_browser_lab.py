@@ -12,8 +12,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from memories import lab, services
-from memories.models import Judgment
+from lab import query_sets as lab_query_sets
+from lab import runs as lab_runs
+from lab.models import Judgment
+from memories import services
 from tests import test_browser
 from tests.test_browser import CHROMIUM, SHOTS
 
@@ -121,10 +123,10 @@ def test_it_tunes_b_live_grades_and_explains(browser_page, live_server, admin_us
     page.screenshot(path=str(SHOTS / "compare-top.png"))
 
     # A run over a query set: metric bars per profile and the results still to judge.
-    queryset = lab.queryset_create(
+    queryset = lab_query_sets.queryset_create(
         actor=admin_user, name="deploys", user_id="team", queries=["deploy", "deploy key", "lunch"]
     )
-    run = lab.run_create(
+    run = lab_runs.run_create(
         actor=admin_user,
         name="bm25 vs keyword",
         query_set=queryset,

@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memories.index.fields import ANALYZERS, CONTENT_STEMMED
 from operations.consolidation import entities
 from operations.consolidation.grouping import (
     DEFAULT_THRESHOLD,
@@ -18,6 +17,7 @@ from operations.consolidation.grouping import (
     plan_groups,
 )
 from operations.consolidation.script import language_of
+from search.index.fields import ANALYZERS, CONTENT_STEMMED
 
 DATA = Path(__file__).parent / "data"
 PAIRS = json.loads((DATA / "consolidation_pairs.json").read_text(encoding="utf-8"))["pairs"]

@@ -4,8 +4,8 @@ every source's tokens among the merged text's tokens."""
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memories.index.fields import ANALYZERS, CONTENT, CONTENT_STEMMED
 from operations.consolidation.merge import holds, merge_texts, sentences
+from search.index.fields import ANALYZERS, CONTENT, CONTENT_STEMMED
 
 
 def test_it_keeps_versions_and_addresses_byte_for_byte():

@@ -24,7 +24,8 @@ from rq.exceptions import NoSuchJobError
 from rq.job import Job
 from schemathesis.checks import not_a_server_error
 
-from memories import services, sessions
+from memories import services
+from sessions import services as sessions
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -5,8 +5,9 @@ import pytest
 from django.contrib.auth.models import Group
 from django.utils import timezone
 
-from memories import generation_cache, lab, services, store
-from memories.models import ApiToken
+from accounts.models import ApiToken
+from memories import generation_cache, services, store
+from search import profile_services
 from tests.conftest import ApiClient
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -45,7 +46,7 @@ def test_revoking_deactivating_and_losing_a_role_apply_to_the_next_request(built
     editor.save()
     assert recall(api).status_code == 200
     prefix = ApiToken.objects.get(user=editor).prefix
-    from memories.tokens import token_revoke
+    from accounts.tokens import token_revoke
 
     assert token_revoke(prefix=prefix) == 1
     assert recall(api).status_code == 401
@@ -55,7 +56,7 @@ def test_a_saved_profile_is_used_by_the_next_recall(builtins, api, admin_user):
     services.memory_create(user_id="u-a", content="the lighthouse keeper logs the weather")
     before = recall(api).json()
     assert before["profile"] == "context"
-    lab.profile_update(actor=admin_user, name="bm25", is_default=True)
+    profile_services.profile_update(actor=admin_user, name="bm25", is_default=True)
     assert recall(api).json()["profile"] == "bm25"
 
 
@@ -84,8 +85,8 @@ def test_a_flushed_generation_never_matches_a_cache_from_before(builtins):
 def test_nothing_read_inside_a_rolled_back_transaction_stays_cached(builtins):
     from django.db import transaction
 
-    from memories.models import RankingProfile
-    from memories.profiles import profile_resolve
+    from search.models import RankingProfile
+    from search.profiles import profile_resolve
 
     saved_k1 = RankingProfile.objects.get(name="bm25").k1
     with pytest.raises(RuntimeError), transaction.atomic():

@@ -1,5 +1,5 @@
 """``import_locomo``: one memory per dialog turn, dates from the session, dedup on re-run, and
-the turns are searchable when the command returns. Parsing helpers of ``memories.locomo``."""
+the turns are searchable when the command returns. Parsing helpers of ``operations.locomo``."""
 
 import datetime as dt
 import json
@@ -7,9 +7,9 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from memories.locomo import iter_turns, parse_session_date, turn_content
 from memories.models import Memory
-from memories.search import memory_search
+from operations.locomo import iter_turns, parse_session_date, turn_content
+from search.memory_search import memory_search
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -1,10 +1,10 @@
-"""Tests for memories.index.scoring (pure; no database, no Redis)."""
+"""Tests for search.scoring (pure; no database, no Redis)."""
 
 import math
 
 import pytest
 
-from memories.index.scoring import bm25, bm25_terms, hybrid, idf, recency, tf_part
+from search.scoring import bm25, bm25_terms, hybrid, idf, recency, tf_part
 
 # A 3-document corpus, already tokenized:
 #   d1 = cat sat mat                 dl = 3

@@ -1,8 +1,8 @@
-"""Tests for memories.index.tokenizer (pure; no database, no Redis)."""
+"""Tests for search.analysis.tokenizer (pure; no database, no Redis)."""
 
 import pytest
 
-from memories.index.tokenizer import (
+from search.analysis.tokenizer import (
     DEFAULT_ANALYZER,
     ENGLISH_STOPWORDS,
     Analyzer,

@@ -16,7 +16,8 @@ from django.conf import settings
 from django.test import Client
 from redis.crc import key_slot
 
-from memories import reindex, store
+from memories import store
+from operations import reindex
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

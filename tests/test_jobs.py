@@ -4,8 +4,10 @@ import django_rq
 import pytest
 from django.db import transaction
 
-from memories import jobs, services, store
+from memories import queue as job_queue
+from memories import services, store
 from memories.models import Memory
+from operations import jobs
 from tests.conftest import work
 from tests.helpers import postings_of
 
@@ -17,7 +19,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("
 def test_b26_no_job_and_no_redis_state_after_a_rollback(builtins):
     with pytest.raises(RuntimeError), transaction.atomic():
         m, _ = services.memory_create(user_id="u-a", content="quartz memory")
-        jobs.enqueue(jobs.reindex_job, "u-a")
+        job_queue.enqueue(jobs.reindex_job, "u-a")
         raise RuntimeError("boom")
     assert django_rq.get_queue("index").count == 0
     assert postings_of("u-a", "quartz") == set()
@@ -27,7 +29,7 @@ def test_b26_no_job_and_no_redis_state_after_a_rollback(builtins):
 def test_b26_the_job_runs_after_commit_and_finds_the_memory(builtins):
     with transaction.atomic():
         m, _ = services.memory_create(user_id="u-a", content="quartz memory")
-        job_id = jobs.enqueue(jobs.reindex_job, "u-a")
+        job_id = job_queue.enqueue(jobs.reindex_job, "u-a")
         assert django_rq.get_queue("index").count == 0  # not before the commit
     assert postings_of("u-a", "quartz") == {m.memory_id}
     work()
@@ -38,7 +40,7 @@ def test_b26_the_job_runs_after_commit_and_finds_the_memory(builtins):
 
 
 def test_it_reports_a_failed_job_with_its_error(builtins):
-    job_id = jobs.enqueue(jobs.reindex_job, "u-a", "unexpected-argument")
+    job_id = job_queue.enqueue(jobs.reindex_job, "u-a", "unexpected-argument")
     work()
     status = jobs.job_status(job_id)
     assert status["status"] == "failed" and "TypeError" in status["error"]

@@ -5,8 +5,11 @@ import math
 
 import pytest
 
-from memories import lab, services
-from memories.models import EvalRun, Judgment, RankingProfile
+from lab import evaluation as lab_evaluation
+from lab import judgments as lab_judgments
+from lab.models import EvalRun, Judgment
+from memories import services
+from search.models import RankingProfile
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -265,10 +268,10 @@ def test_two_reviewers_judgments_are_kept_apart(api, admin_api, corpus):
     assert api.post("/judgments", {**body, "grade": 2}).status_code == 200  # replaces eddie's
     rows = api.get("/judgments?user_id=u-lab&query=alpha").json()["judgments"]
     assert sorted((j["reviewer"], j["grade"]) for j in rows) == [("ada", 3), ("eddie", 2)]
-    assert lab.judgment_grades(user_id="u-lab", query="alpha", reviewer="eddie") == {
+    assert lab_judgments.judgment_grades(user_id="u-lab", query="alpha", reviewer="eddie") == {
         corpus["m2"]: 2.0
     }
-    assert lab.judgment_grades(user_id="u-lab", query="  alpha ") == {corpus["m2"]: 2.5}
+    assert lab_judgments.judgment_grades(user_id="u-lab", query="  alpha ") == {corpus["m2"]: 2.5}
 
 
 def test_judgment_input_rules(api, viewer_api, corpus):
@@ -287,7 +290,7 @@ def test_judgment_input_rules(api, viewer_api, corpus):
 
 
 def _judge(user, memory_id, grade, query="alpha"):
-    lab.judgment_set(actor=user, user_id="u-lab", query=query, memory_id=memory_id, grade=grade)
+    lab_judgments.judgment_set(actor=user, user_id="u-lab", query=query, memory_id=memory_id, grade=grade)
 
 
 def test_a_run_records_metrics_versions_and_stays_the_same(api, editor, corpus):
@@ -385,7 +388,7 @@ def test_run_and_query_set_rules(api, viewer_api, corpus):
 
 
 def test_compare_lists_reports_moves_and_overlap():
-    out = lab.compare_lists(["a", "b", "c", "d"], ["b", "a", "e", "c"], 4)
+    out = lab_evaluation.compare_lists(["a", "b", "c", "d"], ["b", "a", "e", "c"], 4)
     assert out["moves"] == {
         "b": {"kind": "up", "n": 1},
         "a": {"kind": "down", "n": 1},
@@ -394,7 +397,7 @@ def test_compare_lists_reports_moves_and_overlap():
     }
     assert out["dropped"] == ["d"] and out["shared"] == 3
     assert out["jaccard"] == pytest.approx(3 / 5)
-    same = lab.compare_lists(["a", "b"], ["a", "b"], 2)
+    same = lab_evaluation.compare_lists(["a", "b"], ["a", "b"], 2)
     assert same["rbo"] == pytest.approx(1.0) and same["moves"]["a"]["kind"] == "same"
 
 

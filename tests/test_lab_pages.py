@@ -12,8 +12,12 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client
 
-from memories import lab, services, store
-from memories.models import EvalRun, Judgment, RankingProfile
+from lab import explain as lab_explain
+from lab import judgments as lab_judgments
+from lab import query_sets as lab_query_sets
+from lab.models import EvalRun, Judgment
+from memories import services, store
+from search.models import RankingProfile
 from tests.conftest import login
 from tests.views.conftest import HX, ids, tags, text
 
@@ -225,7 +229,7 @@ def test_explain_shows_each_terms_bm25_parts(viewer_client, flip):
     assert resp.status_code == 200 and "<html" not in body
     # "the deploy key lives in the vault, rotate it monthly": 6 tokens after stopwords.
     assert '<span class="chip">deploy</span>' in body and '<span class="chip">vault</span>' in body
-    x = lab.explain_hit(
+    x = lab_explain.explain_hit(
         user_id="u-flip", query="deploy vault", memory_id=flip["vital"], profile="bm25"
     )
     assert [(t["term"], t["tf"], t["df"], t["dl"]) for t in x["terms"]] == [
@@ -341,7 +345,7 @@ def test_query_set_run_and_run_compare_pages(editor_client, editor, flip):
     page = text(editor_client.get(qs_url))
     assert "compare &amp; judge" in page and "lunch" in page
     qs_id = int(qs_url.rstrip("/").rsplit("/", 1)[1])
-    lab.judgment_set(
+    lab_judgments.judgment_set(
         actor=editor, user_id="u-flip", query="deploy", memory_id=flip["vital"], grade=3
     )
     run_form = {
@@ -406,7 +410,7 @@ def test_redis_down_is_a_clear_503_and_grading_still_works(editor_client, editor
     from tests.conftest import ApiClient
 
     api = ApiClient(editor)
-    qs = lab.queryset_create(actor=editor, name="q", user_id="u-flip", queries=["deploy"])
+    qs = lab_query_sets.queryset_create(actor=editor, name="q", user_id="u-flip", queries=["deploy"])
     state = {"user_id": "u-flip", "q": "deploy", "a": "bm25", "b": "keyword"}
     with redis_down_ctx():
         page = editor_client.get("/search/compare/", state)

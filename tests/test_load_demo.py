@@ -5,10 +5,11 @@ import pytest
 from django.contrib.auth import authenticate as django_authenticate
 from django.core.management import call_command
 
-from memories.demo_data import demo_memories, demo_sessions
-from memories.models import Memory, Message, Session
-from memories.roles import role_of
-from memories.search import memory_search
+from accounts.roles import role_of
+from console.demo_data import demo_memories, demo_sessions
+from memories.models import Memory
+from search.memory_search import memory_search
+from sessions.models import Message, Session
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -8,9 +8,10 @@ from django.utils import timezone
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memories import jobs, policy, services
+from memories import services
 from memories.models import Memory
-from memories.search import memory_search
+from operations import jobs, policy
+from search.memory_search import memory_search
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

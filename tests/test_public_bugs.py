@@ -10,9 +10,9 @@ import pytest
 from django.db import connection
 
 from memories import access, services, store
-from memories.index.tokenizer import tokenize
 from memories.models import Memory
-from memories.search import memory_search
+from search.analysis.tokenizer import tokenize
+from search.memory_search import memory_search
 from tests.helpers import create, memory_hash, oracle_scores, postings_of, stats
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -11,8 +11,9 @@ import socket
 import pytest
 from django.test import Client
 
-from memories import drift, store
+from memories import store
 from memories.models import Memory
+from operations import drift
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -193,8 +194,8 @@ def test_messages_appended_during_outage_are_in_the_context(admin_api, redis_swi
 def test_a_window_with_a_gap_is_not_served_and_is_repaired(admin_api, redis_switch):
     """A message appended while Redis was down is missing from the hot window; asking for
     fewer messages than the window holds must not skip it, and the read fills the gap."""
-    from memories import session_store
-    from memories.models import Session
+    from sessions import store as session_store
+    from sessions.models import Session
 
     admin_api.post("/sessions", {"user_id": "u-a", "session_id": "s-gap2"})
     admin_api.post("/sessions/s-gap2/messages", {"role": "user", "content": "before"})

@@ -2,9 +2,10 @@
 
 import pytest
 
-from memories import reindex, services, store
+from memories import services, store
 from memories.errors import Conflict
-from memories.search import memory_search
+from operations import reindex
+from search.memory_search import memory_search
 from tests.helpers import create, oracle_scores, postings_of, stats
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -71,7 +72,8 @@ def test_it_refuses_a_second_concurrent_reindex(builtins, redis_client):
 
 
 def test_it_restores_everything_after_a_flush(builtins, redis_client):
-    from memories import session_store, sessions
+    from sessions import services as sessions
+    from sessions import store as session_store
 
     live = sessions.session_create(user_id="u-a", session_id="s-live", ttl_seconds=600)
     sessions.session_append(session_id="s-live", messages=[{"role": "user", "content": "hi"}])
@@ -88,7 +90,7 @@ def test_it_restores_everything_after_a_flush(builtins, redis_client):
 
 def test_reference_lengths_are_each_fields_average_after_a_flush_and_live(builtins, redis_client,
                                                                          monkeypatch):
-    from memories.index import fields as index_fields
+    from search.index import fields as index_fields
 
     create("one two three four", context="five six seven eight nine ten")
     create("eleven twelve")

@@ -6,9 +6,9 @@ import random
 import pytest
 
 from memories import services
-from memories.index import fields as index_fields
 from memories.models import Memory
-from memories.search import memory_search
+from search.index import fields as index_fields
+from search.memory_search import memory_search
 from tests.helpers import create, oracle_scores, stats
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -161,7 +161,7 @@ def test_it_finds_the_exact_top_k_of_a_large_namespace(builtins):
 
 
 def test_it_finds_a_memory_through_its_context_and_says_so(builtins):
-    from memories.models import RankingProfile
+    from search.models import RankingProfile
 
     RankingProfile.objects.create(name="ctx", stemming=True, context=True)
     reply = create("Yes, I went there last spring!",

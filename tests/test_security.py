@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from memories.models import ApiToken, AuditEvent
-from memories.tokens import token_create, token_revoke
+from accounts.models import ApiToken
+from accounts.tokens import token_create, token_revoke
+from memories.models import AuditEvent
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,7 +7,7 @@ from django.db import transaction
 from memories import access, services
 from memories.errors import Conflict, InvalidInput, NotFound, TooLarge
 from memories.models import Memory
-from memories.search import memory_search
+from search.memory_search import memory_search
 from tests.helpers import memory_hash, postings_of, stats
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -5,8 +5,10 @@ import threading
 import pytest
 from django.db import connection
 
-from memories import session_store, sessions, store
-from memories.models import Message, Session
+from memories import store
+from sessions import services as sessions
+from sessions import store as session_store
+from sessions.models import Message, Session
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -163,7 +165,7 @@ def test_folding_keeps_every_message_in_the_summary_sources_or_the_window(builti
 
 
 def test_the_summariser_is_extractive_and_bounded():
-    from memories.summarise import ExtractiveSummariser
+    from sessions.summarise import ExtractiveSummariser
 
     texts = ["The deploy failed. Redis was full.", "Redis memory hit 95%. We added RAM.",
              "Lunch was good."]
@@ -214,8 +216,12 @@ def test_the_session_counters_follow_appends_and_folds(builtins, empty_queues):
 def test_the_migration_fills_the_counters_of_existing_sessions(builtins, empty_queues):
     from importlib import import_module
 
-    from django.apps import apps
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
 
+    # The migration runs with the models as they were at 0011 (Session was in memories).
+    apps = MigrationExecutor(connection).loader.project_state(
+        ("memories", "0011_session_counters")).apps
     s = new_session()
     sessions.session_append(session_id="s-1", messages=[
         {"role": "user", "content": f"message {n}"} for n in range(5)])

@@ -2,11 +2,12 @@
 
 import pytest
 
-from memories import services, synonyms
+from memories import services
 from memories.errors import InvalidInput
-from memories.index import fields
-from memories.models import RankingProfile
-from memories.search import memory_search
+from search import synonyms
+from search.index import fields
+from search.memory_search import memory_search
+from search.models import RankingProfile
 from tests.helpers import postings_of
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -5,7 +5,8 @@ import io
 import pytest
 from django.core.management import call_command
 
-from memories import services, sessions
+from memories import services
+from sessions import services as sessions
 from tests.conftest import ApiClient
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -1,10 +1,10 @@
 """Chinese query analysis: dates and numbers keep their units, cross-word bigrams of function
-characters are dropped, content characters stay findable (memories.index.tokenizer; pure)."""
+characters are dropped, content characters stay findable (search.analysis.tokenizer; pure)."""
 
 import pytest
 
-from memories.index.tokenizer import tokenize
 from search.analysis.cjk_words import FUNCTION_CHAR_WORDS, FUNCTION_CHARS
+from search.analysis.tokenizer import tokenize
 
 
 @pytest.mark.parametrize(

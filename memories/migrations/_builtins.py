@@ -26,7 +26,7 @@ def ensure(profile_model=None, group_model=None) -> None:
     if profile_model is None:
         from django.contrib.auth.models import Group as group_model  # noqa: N813
 
-        from memories.models import RankingProfile as profile_model  # noqa: N813
+        from search.models import RankingProfile as profile_model  # noqa: N813
     fields = {f.name for f in profile_model._meta.get_fields()}
     for spec in PROFILES:
         # A migration's historical model may predate a field (e.g. ``context``).

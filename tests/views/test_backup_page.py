@@ -38,7 +38,7 @@ def test_it_exports_everything_as_a_job(admin_role_client, settings, tmp_path, m
     services.memory_create(user_id="u-a", content="one")
     services.memory_create(user_id="u-b", content="two")
     settings.BASE_DIR = tmp_path
-    import memories.views.backup as backup_views
+    import operations.views.backup as backup_views
 
     monkeypatch.setattr(backup_views, "EXPORTS", tmp_path / "var" / "exports")
     django_rq.get_queue("default").empty()

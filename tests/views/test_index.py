@@ -8,8 +8,10 @@ import django_rq
 import pytest
 from rq.job import Job
 
-from memories import jobs, services, store
+from memories import queue as job_queue
+from memories import services, store
 from memories.models import AuditEvent, Memory
+from operations import jobs
 from tests.conftest import work
 from tests.helpers import postings_of
 from tests.views.conftest import HX, attr_values, ids, tags, text
@@ -210,7 +212,7 @@ def test_the_job_page_of_an_unknown_job(viewer_client):
 
 
 def test_a_failed_job_shows_its_error_and_can_be_retried(admin_role_client, viewer_client, three):
-    job_id = jobs.enqueue(jobs.reindex_job, "u-a", "unexpected-argument")
+    job_id = job_queue.enqueue(jobs.reindex_job, "u-a", "unexpected-argument")
     work()
     body = text(viewer_client.get("/index/"))
     assert job_id in body and "TypeError" in body
@@ -233,7 +235,7 @@ def test_a_failed_job_shows_its_error_and_can_be_retried(admin_role_client, view
 
 
 def test_retry_refuses_a_job_that_has_not_failed(admin_role_client, three):
-    job_id = jobs.enqueue(jobs.reindex_job, "u-a")
+    job_id = job_queue.enqueue(jobs.reindex_job, "u-a")
     work()
     resp = admin_role_client.post(f"/index/jobs/{job_id}/retry/", headers=HX)
     assert resp.status_code == 400 and "nothing to retry" in text(resp)
@@ -248,9 +250,9 @@ def _redis_down(monkeypatch):
     def boom(*args, **kwargs):
         raise store.RedisError("connection refused")
 
-    monkeypatch.setattr("memories.health.index_health", boom)
-    monkeypatch.setattr("memories.jobs.enqueue", boom)
-    monkeypatch.setattr("memories.jobs.job_status", boom)
+    monkeypatch.setattr("operations.health.index_health", boom)
+    monkeypatch.setattr("memories.queue.enqueue", boom)
+    monkeypatch.setattr("operations.jobs.job_status", boom)
     monkeypatch.setattr("memories.store.redis_available", lambda: False)
 
 

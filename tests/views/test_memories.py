@@ -8,7 +8,7 @@ from django.test import Client
 
 from memories import services
 from memories.models import Memory
-from memories.search import memory_search
+from search.memory_search import memory_search
 from tests.helpers import memory_hash
 from tests.views.conftest import HX, attr_values, ids, tags, text
 

@@ -5,7 +5,7 @@ import pytest
 
 from memories import services
 from memories.models import AuditEvent, Memory
-from memories.search import memory_search
+from search.memory_search import memory_search
 from tests.helpers import memory_hash
 from tests.views.conftest import HX, attr_values, ids, tags, text
 

@@ -6,7 +6,7 @@ import socket
 import pytest
 
 from memories import services, store
-from memories.sessions import session_append, session_create
+from sessions.services import session_append, session_create
 from tests.views.conftest import HX, ids, text
 
 pytestmark = pytest.mark.django_db(transaction=True)

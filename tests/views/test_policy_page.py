@@ -6,8 +6,8 @@ import datetime as dt
 import django_rq
 import pytest
 
-from memories import policy
 from memories.models import AuditEvent, Memory
+from operations import policy
 from tests.conftest import work
 from tests.views.conftest import HX, ids, tags, text
 

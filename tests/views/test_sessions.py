@@ -5,7 +5,7 @@ import datetime as dt
 import pytest
 from django.test import Client
 
-from memories.sessions import session_append, session_create
+from sessions.services import session_append, session_create
 from tests.views.conftest import HX, ids, tags, text
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -85,7 +85,7 @@ def test_it_shows_the_transcript_oldest_first(viewer_client, conversation):
 
 
 def test_it_shows_the_summary(viewer_client, conversation):
-    from memories.models import Session
+    from sessions.models import Session
 
     # No service writes summaries yet (consolidation will); set it as that job would.
     Session.objects.filter(pk="s-1").update(summary="Lunch is at Cafe Lumen on Fridays.")
@@ -141,8 +141,8 @@ def states(body) -> dict[str, str]:
 
 
 def make_cold(session_id: str) -> None:
-    from memories import session_store
-    from memories.models import Session
+    from sessions import store as session_store
+    from sessions.models import Session
 
     session_store.window_drop(session_store.keys(Session.objects.get(pk=session_id)))
 
@@ -157,7 +157,7 @@ def test_the_list_shows_hot_and_cold(editor_client, viewer_client, conversation)
 
 
 def test_an_editor_warms_a_cold_session(editor_client, conversation):
-    from memories.sessions import session_context
+    from sessions.services import session_context
 
     make_cold("s-1")
     assert session_context(session_id="s-1")["hot"] is False
@@ -175,7 +175,7 @@ def test_an_editor_warms_a_cold_session(editor_client, conversation):
 
 
 def test_a_viewer_cannot_warm(viewer_client, conversation):
-    from memories.sessions import session_context
+    from sessions.services import session_context
 
     make_cold("s-1")
     resp = viewer_client.post("/sessions/s-1/warm/", headers=HX)
@@ -192,7 +192,7 @@ def test_warm_404_405_and_redis_down(editor_client, conversation, monkeypatch):
 
         raise store.RedisError("down")
 
-    monkeypatch.setattr("memories.session_store.window_warm", boom)
+    monkeypatch.setattr("sessions.store.window_warm", boom)
     resp = editor_client.post("/sessions/s-1/warm/", headers=HX)
     assert resp.status_code == 503 and "Redis is unreachable" in text(resp)
 
@@ -299,7 +299,8 @@ def test_session_detail_query_count_is_pinned(
 
 @pytest.mark.django_db(transaction=True)
 def test_the_list_filters_hot_and_cold_sessions(viewer_client, builtins):
-    from memories import session_store, sessions
+    from sessions import services as sessions
+    from sessions import store as session_store
 
     hot = sessions.session_create(user_id="u-a", session_id="s-hot")
     cold = sessions.session_create(user_id="u-a", session_id="s-cold")

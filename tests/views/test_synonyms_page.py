@@ -3,8 +3,9 @@ naming it, and nothing changes."""
 
 import pytest
 
-from memories.models import AuditEvent, SynonymSet
-from memories.synonyms import synonyms_replace, synonyms_text
+from memories.models import AuditEvent
+from search.models import SynonymSet
+from search.synonyms import synonyms_replace, synonyms_text
 from tests.views.conftest import HX, ids, tags, text
 
 pytestmark = pytest.mark.django_db(transaction=True)

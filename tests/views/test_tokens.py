@@ -4,9 +4,10 @@ each an audit event."""
 import pytest
 from django.contrib.auth.models import User
 
-from memories.models import ApiToken, AuditEvent
-from memories.roles import role_of
-from memories.tokens import token_create, token_user
+from accounts.models import ApiToken
+from accounts.roles import role_of
+from accounts.tokens import token_create, token_user
+from memories.models import AuditEvent
 from tests.views.conftest import HX, ids, tags, text
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -1,0 +1,117 @@
+"""The one NinjaAPI object: bearer auth, the error shape of every answer, shared schemas and
+namespace checks. Routers per capability live beside it; ``api.urls`` mounts them."""
+
+import copy
+import datetime as dt
+
+from ninja import NinjaAPI, Schema
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.security import HttpBearer
+from pydantic import ConfigDict, Field
+
+from accounts.tokens import token_lookup
+from memories import store
+from memories.errors import PermissionDenied, ServiceError
+
+
+class BearerAuth(HttpBearer):
+    def authenticate(self, request, token):
+        row = token_lookup(token)
+        if row is None:
+            return None
+        request.user = copy.copy(row.user)  # the cached row is shared by threads
+        request.token_namespaces = row.namespaces
+        return request.user
+
+
+
+# Text no database can store is refused before any view runs, by
+# memory_console.middleware.ApiJsonErrorsMiddleware (validation.check_storable_text).
+api = NinjaAPI(title="Memory Console API", version="1", auth=BearerAuth(), urls_namespace="api")
+
+
+
+def _error(request, status: int, code: str, message: str, field=None, **extra):
+    body = {"error": {"code": code, "message": message, "field": field, **extra}}
+    return api.create_response(request, body, status=status)
+
+
+
+@api.exception_handler(ServiceError)
+def _service_error(request, exc: ServiceError):
+    return api.create_response(request, exc.as_dict(), status=exc.status)
+
+
+
+@api.exception_handler(store.RedisError)
+def _redis_error(request, exc):
+    # Reads that need Redis (recall, readiness, health, hot windows) cannot answer without it;
+    # writes never get here: they land in the database and are marked for resync.
+    return _error(request, 503, "unavailable", "Redis is unreachable; try again shortly")
+
+
+
+@api.exception_handler(ValidationError)
+def _validation_error(request, exc: ValidationError):
+    first = exc.errors[0] if exc.errors else {}
+    loc = [str(p) for p in first.get("loc", []) if p not in ("body", "payload", "query", "path")]
+    field = ".".join(loc) or None
+    kind = first.get("type", "")
+    if kind == "extra_forbidden":
+        message = f"unknown field {field!r}"
+    elif kind == "missing":
+        message = f"{field} is required"
+    else:
+        message = f"{field}: {first.get('msg', 'invalid value')}" if field else first.get(
+            "msg", "invalid request")
+    return _error(request, 400, "invalid", message, field)
+
+
+
+@api.exception_handler(AuthenticationError)
+def _auth_error(request, exc):
+    return _error(request, 401, "unauthorized", "missing or invalid bearer token")
+
+
+
+@api.exception_handler(HttpError)
+def _http_error(request, exc: HttpError):
+    code = {400: "invalid", 404: "not_found", 405: "method_not_allowed"}.get(exc.status_code,
+                                                                              "error")
+    return _error(request, exc.status_code, code, str(exc))
+
+
+
+class Strict(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+
+
+class ReasonIn(Strict):
+    reason: str = Field(default="", max_length=1000)
+
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+
+def allowed_namespace(request, user_id: str) -> bool:
+    """Whether the request's token may touch namespace ``user_id`` (an empty restriction
+    list, or a console session, allows every namespace the role allows)."""
+    restricted = getattr(request, "token_namespaces", None)
+    return not restricted or user_id in restricted
+
+
+
+def require_namespace(request, user_id: str | None) -> None:
+    """Raise PermissionDenied (403) for a namespace outside the token's restriction; a
+    restricted token may not act on every namespace at once (``user_id`` None)."""
+    if user_id is None and getattr(request, "token_namespaces", None):
+        raise PermissionDenied("this token is restricted to some namespaces; name one",
+                               field="user_id")
+    if user_id is not None and not allowed_namespace(request, user_id):
+        raise PermissionDenied(f"this token may not access namespace {user_id!r}",
+                               field="user_id")
+

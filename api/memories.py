@@ -1,0 +1,219 @@
+"""/memories: create, read, change, forget, restore, roll back, promote, history."""
+
+from django.http import HttpRequest
+from ninja import Router, Status
+from pydantic import Field
+
+from accounts.roles import require_role
+from api.core import ReasonIn, Strict, _iso, allowed_namespace, require_namespace
+from memories import access, services, store
+from memories.errors import NotFound
+from memories.models import Memory
+from memories.validation import (
+    MEMORY_ID_RE,
+    parse_iso_datetime,
+)
+
+router = Router()
+
+
+class MemoryIn(Strict):
+    user_id: str
+    content: str
+    conversation_id: str | None = None
+    type: str = "long_term"
+    importance: float | None = None
+    tags: list[str] | None = None
+    metadata: dict | None = None
+    source: str = ""
+    author: str = ""
+    keywords: list[str] | None = None
+    ttl_seconds: int | None = None
+    created_at: str | None = None
+    context: str = ""
+
+
+
+class MemoryPatch(Strict):
+    content: str | None = None
+    importance: float | None = None
+    tags: list[str] | None = None
+    type: str | None = None
+    metadata: dict | None = None
+    reason: str = Field(default="", max_length=1000)
+    version: int | None = None
+
+
+
+class RollbackIn(Strict):
+    version: int
+    reason: str = Field(max_length=1000)
+
+
+
+def memory_out(memory: Memory, **extra) -> dict:
+    """The API shape of a memory: every model field, datetimes as ISO 8601."""
+    return {
+        "memory_id": memory.memory_id, "user_id": memory.user_id,
+        "conversation_id": memory.conversation_id, "type": memory.type,
+        "content": memory.content, "context": memory.context, "keywords": memory.keywords,
+        "tags": memory.tags,
+        "importance": memory.importance, "access_count": memory.access_count,
+        "accessed_at": _iso(memory.accessed_at), "created_at": _iso(memory.created_at),
+        "updated_at": _iso(memory.updated_at), "expire_at": _iso(memory.expire_at),
+        "source": memory.source, "author": memory.author, "metadata": memory.metadata,
+        "content_hash": memory.content_hash, "version": memory.version,
+        "deleted_at": _iso(memory.deleted_at), "deleted_by": memory.deleted_by, **extra,
+    }
+
+
+
+def _with_warning(memory: Memory, **extra) -> dict:
+    """A write that reached the database while Redis was down says so (``sync_memory`` set
+    ``needs_resync`` on the instance after the commit)."""
+    if memory.needs_resync:
+        extra["warning"] = "index_pending"
+    return memory_out(memory, **extra)
+
+
+
+def _memory_or_404(request, memory_id: str) -> Memory:
+    """The memory, or NotFound, also for one outside the token's namespaces (so a
+    restricted token cannot even learn that it exists)."""
+    if not MEMORY_ID_RE.match(memory_id):
+        raise NotFound(f"memory {memory_id!r} not found", field="memory_id")
+    memory = Memory.objects.filter(memory_id=memory_id).first()
+    if memory is None or not allowed_namespace(request, memory.user_id):
+        raise NotFound(f"memory {memory_id} not found", field="memory_id")
+    return memory
+
+
+
+@router.post("/memories", response={200: dict, 201: dict}, tags=["memories"])
+def create_memory(request: HttpRequest, payload: MemoryIn):
+    """Remember one memory. 201 with the memory; 200 + ``deduplicated`` for a duplicate."""
+    require_role(request.user, "editor")
+    require_namespace(request, payload.user_id)
+    fields = payload.model_dump()
+    created_at = fields.pop("created_at")
+    if created_at is not None:
+        fields["created_at"] = parse_iso_datetime(created_at, "created_at")
+    memory, dup = services.memory_create(actor=request.user, **fields)
+    if dup:
+        return Status(200, memory_out(memory, deduplicated=True))
+    return Status(201, _with_warning(memory, deduplicated=False))
+
+
+
+class BulkIn(Strict):
+    memory_ids: list[str] = Field(max_length=500)
+    action: str
+    importance: float | None = None
+    reason: str = Field(default="", max_length=1000)
+
+
+
+# Declared before /memories/{memory_id}: routes match in order.
+@router.post("/memories/bulk", response=dict, tags=["memories"])
+def bulk(request, payload: BulkIn):
+    """Change importance of, forget or restore several memories; each gets its own version."""
+    require_role(request.user, "editor")
+    for memory_id in payload.memory_ids:
+        _memory_or_404(request, memory_id)
+    done = services.memory_bulk(actor=request.user, **payload.model_dump())
+    return {"memories": [memory_out(m) for m in done]}
+
+
+
+@router.get("/memories/{memory_id}", response=dict, tags=["memories"])
+def get_memory(request, memory_id: str):
+    require_role(request.user, "viewer")
+    return memory_out(access.with_hits_folded(_memory_or_404(request, memory_id)))
+
+
+
+@router.patch("/memories/{memory_id}", response=dict, tags=["memories"])
+def patch_memory(request, memory_id: str, payload: MemoryPatch):
+    require_role(request.user, "editor")
+    _memory_or_404(request, memory_id)
+    data = payload.model_dump(exclude_unset=True)
+    memory = services.memory_update(
+        memory_id=memory_id, actor=request.user, reason=data.pop("reason", ""),
+        expected_version=data.pop("version", None), **data)
+    return _with_warning(memory)
+
+
+
+@router.delete("/memories/{memory_id}", response={204: None}, tags=["memories"])
+def delete_memory(request, memory_id: str, reason: str = "", purge: int = 0):
+    """Forget (soft delete). ``?purge=1`` (admin) is a hard delete, audit record kept."""
+    if purge:
+        require_role(request.user, "admin")
+        _memory_or_404(request, memory_id)
+        services.memory_purge(memory_id=memory_id, actor=request.user, reason=reason)
+        return Status(204, None)
+    require_role(request.user, "editor")
+    _memory_or_404(request, memory_id)
+    services.memory_forget(memory_id=memory_id, actor=request.user, reason=reason)
+    return Status(204, None)
+
+
+
+@router.post("/memories/{memory_id}/restore", response=dict, tags=["memories"])
+def restore_memory(request, memory_id: str, payload: ReasonIn | None = None):
+    require_role(request.user, "editor")
+    _memory_or_404(request, memory_id)
+    memory = services.memory_restore(memory_id=memory_id, actor=request.user,
+                                     reason=payload.reason if payload else "")
+    return _with_warning(memory)
+
+
+
+@router.post("/memories/{memory_id}/rollback", response=dict, tags=["memories"])
+def rollback_memory(request, memory_id: str, payload: RollbackIn):
+    require_role(request.user, "admin")
+    _memory_or_404(request, memory_id)
+    memory = services.memory_rollback(memory_id=memory_id, version=payload.version,
+                                      actor=request.user, reason=payload.reason)
+    return _with_warning(memory)
+
+
+
+@router.post("/memories/{memory_id}/promote", response={200: dict, 201: dict}, tags=["memories"])
+def promote_memory(request, memory_id: str, payload: ReasonIn | None = None):
+    """A working or short-term memory → user-wide long-term (201; 200 + deduplicated)."""
+    require_role(request.user, "editor")
+    _memory_or_404(request, memory_id)
+    memory, dup = services.memory_promote(memory_id=memory_id, actor=request.user,
+                                          reason=payload.reason if payload else "")
+    return Status(200 if dup else 201, memory_out(memory, deduplicated=dup))
+
+
+
+@router.get("/memories/{memory_id}/history", response=dict, tags=["memories"])
+def memory_history(request, memory_id: str):
+    """Every version, oldest first."""
+    require_role(request.user, "viewer")
+    memory = _memory_or_404(request, memory_id)
+    versions = [
+        {"version": h.version, "kind": h.kind, "content": h.content,
+         "importance": h.importance, "tags": h.tags, "type": h.type,
+         "changed_by": h.changed_by, "reason": h.history_change_reason or "",
+         "at": h.history_date.isoformat(), "forgotten": h.deleted_at is not None}
+        for h in memory.history.order_by("history_date", "history_id")
+    ]
+    return {"versions": versions}
+
+
+
+@router.get("/memories/{memory_id}/ready", response=dict, tags=["memories"])
+def memory_ready(request, memory_id: str):
+    """Whether Redis holds this memory's current version (``indexed_at`` epoch seconds)."""
+    require_role(request.user, "viewer")
+    memory = _memory_or_404(request, memory_id)
+    raw = store.get_client().hmget(store.key(memory.user_id, "m", memory_id),
+                                   ["version", "indexed_at"])
+    version, indexed_at = (store.text(v) for v in raw)
+    ready = memory.deleted_at is None and version == str(memory.version)
+    return {"ready": ready, "indexed_at": float(indexed_at) if ready and indexed_at else None}
+

@@ -1,0 +1,128 @@
+"""/reindex, /index, /jobs, /export, /import, /cleanup, /consolidate."""
+
+import json
+
+from ninja import Router, Status
+
+from accounts.roles import require_role
+from api.core import Strict, require_namespace
+from memories import queue as job_queue
+from memories import services
+from memories.errors import InvalidInput, NotFound
+from memories.validation import (
+    clean_identifier,
+)
+from operations import backup, health, jobs, policy
+
+router = Router()
+
+
+class ReindexIn(Strict):
+    user_id: str | None = None
+
+
+
+@router.post("/reindex", response={202: dict}, tags=["index"])
+def start_reindex(request, payload: ReindexIn | None = None):
+    """Rebuild the index (one namespace or all) in the background: 202 ``{"job_id"}``."""
+    require_role(request.user, "admin")
+    user_id = clean_identifier(payload.user_id if payload else None, "user_id", required=False)
+    require_namespace(request, user_id)
+    job_id = job_queue.enqueue(jobs.reindex_job, user_id)
+    services.audit_record(actor=request.user, action="reindex", target=user_id or "*",
+                          data={"job_id": job_id})
+    return Status(202, {"job_id": job_id})
+
+
+
+@router.post("/index/reconcile", response={202: dict}, tags=["index"])
+def start_reconcile(request):
+    """Repair drifted memories in the background: 202 ``{"job_id"}``."""
+    require_role(request.user, "admin")
+    require_namespace(request, None)
+    job_id = job_queue.enqueue(jobs.reconcile_job)
+    services.audit_record(actor=request.user, action="reconcile", target="*",
+                          data={"job_id": job_id})
+    return Status(202, {"job_id": job_id})
+
+
+
+@router.get("/jobs/{job_id}", response=dict, tags=["index"])
+def get_job(request, job_id: str):
+    require_role(request.user, "viewer")
+    status = jobs.job_status(job_id)
+    if status is None:
+        raise NotFound(f"job {job_id!r} not found", field="job_id")
+    return status
+
+
+
+@router.get("/index/health", response=dict, tags=["index"])
+def index_health(request):
+    """Database vs Redis: counts, live drift, statistics, Redis memory, queues, failures."""
+    require_role(request.user, "viewer")
+    require_namespace(request, None)
+    return health.index_health()
+
+
+
+@router.get("/export", response=dict, tags=["backup"])
+def export(request, user_id: str):
+    """One namespace as a versioned JSON document (everything: the export job/command)."""
+    require_role(request.user, "admin")
+    user_id = clean_identifier(user_id, "user_id")
+    require_namespace(request, user_id)
+    return backup.export_memories(user_id=user_id)
+
+
+
+@router.post("/import", response=dict, tags=["backup"])
+def import_(request, mode: str = "merge"):
+    """An export document in the body; ``?mode=replace`` swaps the namespace for it."""
+    require_role(request.user, "admin")
+    try:
+        doc = json.loads(request.body or b"null")
+    except ValueError:
+        raise InvalidInput("the body must be an export document (JSON)", field=None) from None
+    if isinstance(doc, dict) and isinstance(doc.get("memories"), list):
+        for item in doc["memories"]:
+            if isinstance(item, dict) and isinstance(item.get("user_id"), str):
+                require_namespace(request, item["user_id"])
+    return backup.import_memories(doc=doc, mode=mode, actor=request.user)
+
+
+
+class PolicyIn(Strict):
+    user_id: str
+    dry_run: bool = False
+
+
+
+@router.post("/cleanup", response={200: dict, 202: dict}, tags=["jobs"])
+def cleanup(request, payload: PolicyIn):
+    """Forgetting policy: the plan (dry run, 200) or a job applying it (202)."""
+    require_role(request.user, "admin")
+    user_id = clean_identifier(payload.user_id, "user_id")
+    require_namespace(request, user_id)
+    if payload.dry_run:
+        return Status(200, policy.cleanup_plan(user_id=user_id).as_dict())
+    job_id = job_queue.enqueue(jobs.cleanup_job, user_id, queue="default")
+    services.audit_record(actor=request.user, action="cleanup", target=user_id,
+                          data={"job_id": job_id})
+    return Status(202, {"job_id": job_id})
+
+
+
+@router.post("/consolidate", response={200: dict, 202: dict}, tags=["jobs"])
+def consolidate(request, payload: PolicyIn):
+    """Consolidation: the groups (dry run, 200) or a job merging them (202)."""
+    require_role(request.user, "admin")
+    user_id = clean_identifier(payload.user_id, "user_id")
+    require_namespace(request, user_id)
+    if payload.dry_run:
+        return Status(200, {"groups": policy.consolidation_plan(user_id=user_id)})
+    job_id = job_queue.enqueue(jobs.consolidate_job, user_id, queue="default")
+    services.audit_record(actor=request.user, action="consolidate", target=user_id,
+                          data={"job_id": job_id})
+    return Status(202, {"job_id": job_id})
+

@@ -1,0 +1,111 @@
+"""/recall, /analyze, /profiles."""
+
+import datetime as dt
+import logging
+
+from ninja import Router
+from pydantic import Field
+
+from accounts.roles import require_role
+from api.core import Strict, _error, api, require_namespace
+from memories import access, store
+from memories.errors import InvalidInput
+from memories.validation import (
+    clean_identifier,
+)
+from search.index import fields as index_fields
+from search.memory_search import memory_search
+from search.models import RankingProfile
+from search.profiles import profile_resolve
+
+log = logging.getLogger(__name__)
+
+
+router = Router()
+
+
+class RecallIn(Strict):
+    user_id: str
+    query: str = Field(max_length=4096)
+    conversation_id: str | None = None
+    limit: int = Field(default=5, ge=1, le=100)
+    types: list[str] | None = None
+    profile: str | None = None
+    match_mode: str | None = None
+
+
+
+class AnalyzeIn(Strict):
+    text: str = Field(max_length=65536)
+    profile: str | None = None
+
+
+
+@router.post("/recall", response=dict, tags=["search"])
+def recall(request, payload: RecallIn):
+    """Ranked memories for a query, each with its score explained."""
+    require_role(request.user, "viewer")
+    user_id = clean_identifier(payload.user_id, "user_id")
+    require_namespace(request, user_id)
+    conversation_id = clean_identifier(payload.conversation_id, "conversation_id", required=False)
+    if payload.match_mode not in (None, "any", "all", "all_then_any"):
+        raise InvalidInput("match_mode must be any, all or all_then_any", field="match_mode")
+    if payload.types is not None and not set(payload.types) <= {"long_term", "short_term",
+                                                                 "working"}:
+        raise InvalidInput("types must be long_term, short_term or working", field="types")
+    try:
+        found = memory_search(user_id=user_id, query=payload.query, limit=payload.limit,
+                              conversation_id=conversation_id, types=payload.types,
+                              profile=payload.profile, match_mode=payload.match_mode)
+    except store.RedisError:
+        return _error(request, 503, "unavailable", "the search index (Redis) is unreachable")
+    try:
+        access.access_record(user_id=user_id, memory_ids=[h.memory_id for h in found.results])
+    except store.RedisError as exc:  # the results stand; only these hits go uncounted
+        log.warning("recall hits not counted: %s", type(exc).__name__)
+    return {
+        "results": [
+            {"memory_id": h.memory_id, "content": h.content, "type": h.type,
+             "version": h.version, "score": h.score, "metadata": h.metadata,
+             "created_at": dt.datetime.fromtimestamp(h.created_at, dt.UTC).isoformat(),
+             "importance": h.importance, "conversation_id": h.conversation_id,
+             "explain": {"bm25": h.explain.bm25, "relevance": h.explain.relevance,
+                         "recency": h.explain.recency, "importance": h.explain.importance,
+                         "terms": h.explain.terms, "weights": h.explain.weights,
+                         "context_terms": h.explain.context_terms}}
+            for h in found.results
+        ],
+        "match_mode_used": found.match_mode_used,
+        "profile": found.profile,
+        "took_ms": found.took_ms,
+    }
+
+
+
+@router.post("/analyze", response=dict, tags=["search"])
+def analyze(request, payload: AnalyzeIn):
+    """The tokens a profile (default: the default profile) indexes for ``text``."""
+    require_role(request.user, "viewer")
+    prof = profile_resolve(payload.profile)
+    analyzer = index_fields.ANALYZERS[index_fields.content_field(stemming=prof.stemming,
+                                                                 context=prof.context)]
+    return {"tokens": analyzer.tokens(payload.text), "profile": prof.name}
+
+
+
+def profile_out(p: RankingProfile) -> dict:
+    return {f: getattr(p, f) for f in (
+        "name", "ranker", "k1", "b", "w_relevance", "w_recency", "w_importance",
+        "half_life_hours", "recency_from", "stemming", "synonyms", "context", "match_mode",
+        "is_default",
+        "builtin")}
+
+
+
+# On the API's own router, with the lab's ``POST /profiles`` (lab/api.py): Django
+# resolves a path to its first pattern, so both methods must share one router.
+@api.get("/profiles", response=dict, tags=["profiles"])
+def list_profiles(request):
+    require_role(request.user, "viewer")
+    return {"profiles": [profile_out(p) for p in RankingProfile.objects.all()]}
+

@@ -1,0 +1,156 @@
+"""/sessions: short-term conversations, their messages and context."""
+
+import logging
+
+from ninja import Router, Status
+from pydantic import Field
+
+from accounts.roles import require_role
+from api.core import ReasonIn, Strict, allowed_namespace, require_namespace
+from api.memories import memory_out
+from memories import store
+from memories.errors import InvalidInput, NotFound
+from memories.validation import (
+    clean_identifier,
+    parse_iso_datetime,
+)
+from sessions import promote as session_promote
+from sessions import services as sessions
+from sessions import store as session_store
+from sessions.models import Session
+
+log = logging.getLogger(__name__)
+
+
+
+router = Router()
+
+
+class SessionIn(Strict):
+    user_id: str
+    session_id: str | None = None
+    agent_id: str = ""
+    ttl_seconds: int | None = None
+    system_prompt: str = Field(default="", max_length=65536)
+    metadata: dict | None = None
+
+
+
+class MessageIn(Strict):
+    role: str
+    content: str = Field(max_length=65536)
+
+
+
+class MessagesIn(Strict):
+    role: str | None = None
+    content: str | None = Field(default=None, max_length=65536)
+    messages: list[MessageIn] | None = Field(default=None, max_length=1000)
+
+
+
+def _session_or_404(request, session_id: str) -> Session:
+    session = Session.objects.filter(session_id=session_id).first()
+    if session is None or not allowed_namespace(request, session.user_id):
+        raise NotFound(f"session {session_id!r} not found", field="session_id")
+    return session
+
+
+
+def session_out(session: Session) -> dict:
+    try:
+        hot = session_store.is_hot(session)
+        ttl = store.get_client().ttl(session_store.keys(session)[0]) if hot else None
+    except store.RedisError:
+        hot, ttl = False, None
+    return {"session_id": session.session_id, "user_id": session.user_id,
+            "agent_id": session.agent_id, "hot": hot, "ttl": ttl,
+            "total": session.messages.count(), "summary": session.summary,
+            "metadata": session.metadata, "created_at": session.created_at.isoformat(),
+            "updated_at": session.updated_at.isoformat()}
+
+
+
+@router.post("/sessions", response={201: dict}, tags=["sessions"])
+def create_session(request, payload: SessionIn):
+    require_role(request.user, "editor")
+    require_namespace(request, payload.user_id)
+    session = sessions.session_create(**payload.model_dump())
+    return Status(201, session_out(session))
+
+
+
+@router.get("/sessions", response=dict, tags=["sessions"])
+def list_sessions(request, user_id: str):
+    require_role(request.user, "viewer")
+    clean_identifier(user_id, "user_id")
+    require_namespace(request, user_id)
+    rows = Session.objects.filter(user_id=user_id).order_by("-updated_at")[:200]
+    return {"sessions": [{"session_id": s.session_id, "agent_id": s.agent_id,
+                          "updated_at": s.updated_at.isoformat()} for s in rows]}
+
+
+
+@router.get("/sessions/{session_id}", response=dict, tags=["sessions"])
+def get_session(request, session_id: str):
+    require_role(request.user, "viewer")
+    return session_out(_session_or_404(request, session_id))
+
+
+
+@router.delete("/sessions/{session_id}", response={204: None}, tags=["sessions"])
+def delete_session(request, session_id: str):
+    require_role(request.user, "editor")
+    _session_or_404(request, session_id)
+    sessions.session_delete(session_id=session_id)
+    return Status(204, None)
+
+
+
+@router.post("/sessions/{session_id}/messages", response={201: dict}, tags=["sessions"])
+def append_messages(request, session_id: str, payload: MessagesIn):
+    """One message ``{"role", "content"}`` or ``{"messages": [...]}``; 201 ``{"length"}``."""
+    require_role(request.user, "editor")
+    _session_or_404(request, session_id)
+    if payload.messages is not None:
+        if payload.role is not None or payload.content is not None:
+            raise InvalidInput("send either role + content or messages", field="messages")
+        items = [m.model_dump() for m in payload.messages]
+    elif payload.role is not None and payload.content is not None:
+        items = [{"role": payload.role, "content": payload.content}]
+    else:
+        raise InvalidInput("role and content are required", field="content")
+    if not items:
+        raise InvalidInput("messages must not be empty", field="messages")
+    length = sessions.session_append(session_id=session_id, messages=items)
+    return Status(201, {"length": length})
+
+
+
+@router.post("/sessions/{session_id}/messages/{seq}/promote", response={200: dict, 201: dict},
+          tags=["sessions"])
+def promote_message(request, session_id: str, seq: int, payload: ReasonIn | None = None):
+    """A session message → user-wide long-term memory (201; 200 + deduplicated)."""
+    require_role(request.user, "editor")
+    _session_or_404(request, session_id)
+    memory, dup = session_promote.message_promote(session_id=session_id, seq=seq, actor=request.user,
+                                           reason=payload.reason if payload else "")
+    return Status(200 if dup else 201, memory_out(memory, deduplicated=dup))
+
+
+
+@router.get("/sessions/{session_id}/context", response=dict, tags=["sessions"])
+def session_context(request, session_id: str, last: int = 20, max_tokens: int | None = None,
+                    at: str | None = None):
+    """The summary and the newest ``last`` messages, oldest first; ``at`` for time travel."""
+    require_role(request.user, "viewer")
+    _session_or_404(request, session_id)
+    if not 1 <= last <= 1000:
+        raise InvalidInput("last must be 1..1000", field="last")
+    if max_tokens is not None and max_tokens < 1:
+        raise InvalidInput("max_tokens must be at least 1", field="max_tokens")
+    when = None
+    if at is not None:
+        when = parse_iso_datetime(at, "at")
+    return sessions.session_context(session_id=session_id, last=last, max_tokens=max_tokens,
+                                    at=when)

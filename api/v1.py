@@ -1,0 +1,14 @@
+"""``/api/v1``: the one NinjaAPI object (api/core.py) with one router per capability.
+
+Imported by memory_console/urls.py; every router is added here, before ``api.urls`` is read.
+"""
+
+from api import audit, memories, operations, search, sessions
+from api.core import api
+from lab.api import router as lab_router
+
+for router in (memories.router, search.router, operations.router, audit.router,
+               sessions.router, lab_router):
+    api.add_router("/", router)
+
+__all__ = ["api"]

@@ -1,0 +1,146 @@
+"""What the console's forms share (service errors shown on a form, paged filters), and the
+activity feed's filter."""
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from memories.errors import InvalidInput, ServiceError
+from memories.validation import clean_identifier
+
+PER_PAGE_DEFAULT = 25
+
+PER_PAGE_MIN, PER_PAGE_MAX = 10, 100
+
+REASON_MAX = 500
+
+
+
+def add_service_error(form: forms.Form, exc: ServiceError) -> None:
+    """Show a service error on the field it names, or above the form when it names none."""
+    field = exc.field if exc.field in form.fields else None
+    if field is not None and form.fields[field].widget.is_hidden:
+        field = None  # a hidden field cannot show its error
+    form.add_error(field, exc.message)
+
+
+
+def _identifier(value: str, field: str) -> str:
+    """The shared id rule (DESIGN "Identifiers") as a form validation error."""
+    try:
+        return clean_identifier(value, field)
+    except InvalidInput as exc:
+        raise ValidationError(exc.message) from None
+
+
+
+class _IdentifierField(forms.CharField):
+    """An optional id filter: blank means "any"; anything else must be a valid id."""
+
+    def __init__(self, *, name: str, **kwargs):
+        self.id_name = name
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("strip", False)  # leading/trailing space is an error, not trimmed
+        kwargs.setdefault("max_length", 128)
+        super().__init__(**kwargs)
+
+    def clean(self, value):
+        value = super().clean(value)
+        return _identifier(value, self.id_name) if value else ""
+
+
+
+def _per_page_field() -> forms.IntegerField:
+    return forms.IntegerField(
+        required=False,
+        min_value=PER_PAGE_MIN,
+        max_value=PER_PAGE_MAX,
+        label="Per page",
+        widget=forms.NumberInput(attrs={"class": "narrow", "placeholder": str(PER_PAGE_DEFAULT)}),
+    )
+
+
+
+class _PagedFilterForm(forms.Form):
+    """A GET filter form whose ``per_page`` is 10..100 (25 when absent)."""
+
+    def clean_per_page(self):
+        return self.cleaned_data.get("per_page") or PER_PAGE_DEFAULT
+
+    def params(self) -> dict[str, str]:
+        """The submitted, valid, non-blank filters as query-string values (in field order),
+        so every pagination link carries exactly the filters that produced the page."""
+        out = {}
+        for name in self.fields:
+            value = self.data.get(name, "")
+            if value not in ("", None):
+                out[name] = value
+        return out
+
+
+
+# --- activity (audit feed) --------------------------------------------------------------------
+
+AUDIT_ACTIONS = [
+    "create",
+    "edit",
+    "importance",
+    "forget",
+    "restore",
+    "rollback",
+    "purge",
+    "promote",
+    "consolidate",
+    "archive",
+    "reindex",
+    "reconcile",
+    "cleanup",
+    "import",
+    "job_retry",
+    "synonyms_replaced",
+    "token_created",
+    "token_revoked",
+]
+
+
+
+class AuditFilterForm(_PagedFilterForm):
+    actor = forms.CharField(required=False, max_length=150, label="Actor")
+    action = forms.CharField(
+        required=False,
+        max_length=32,
+        label="Action",
+        widget=forms.TextInput(attrs={"list": "audit-actions", "class": "narrow-text"}),
+    )
+    target = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Target",
+        widget=forms.TextInput(attrs={"placeholder": "mem_… or user:…"}),
+    )
+    since = forms.DateTimeField(
+        required=False,
+        label="Since",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+    )
+    page = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    per_page = _per_page_field()
+
+    MAX_ROWS = 5000  # the deepest row a page may reach (the feed merges two sources)
+
+    def clean_page(self):
+        return self.cleaned_data.get("page") or 1
+
+    def clean(self):
+        data = super().clean()
+        page, per_page = data.get("page"), data.get("per_page")
+        if page and per_page and page * per_page > self.MAX_ROWS:
+            self.add_error(
+                None, f"Only the newest {self.MAX_ROWS} events are paged; narrow the filters."
+            )
+        return data
+
+    def params(self) -> dict[str, str]:
+        out = super().params()
+        out.pop("page", None)
+        return out
+

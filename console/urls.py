@@ -1,0 +1,68 @@
+"""Console pages of every capability under one URL namespace, ``memories`` (the names pages
+and tests reverse, e.g. ``memories:memories-list``, predate the split into apps).
+"""
+
+from django.urls import path
+
+from accounts import views as token_views
+from console.views import activity, overview
+from memories.views import detail as memory_views
+from memories.views import diff as memory_diff_views
+from memories.views import list as memory_list_views
+from memories.views import purge as memory_purge_views
+from operations.views import backup
+from operations.views import index as index_views
+from operations.views import jobs as job_views
+from operations.views import policy as policy_views
+from search.views import search as search_views
+from search.views import synonyms as synonym_views
+from sessions import views as session_views
+
+app_name = "memories"
+
+urlpatterns = [
+    path("", overview.overview, name="memories-overview"),
+    path("memories/", memory_list_views.memory_list, name="memories-list"),
+    path("memories/bulk/", memory_list_views.memory_bulk, name="memories-bulk"),
+    path("memories/<str:memory_id>/", memory_views.memory_detail, name="memories-detail"),
+    path("memories/<str:memory_id>/diff/", memory_diff_views.memory_diff, name="memories-diff"),
+    path(
+        "memories/<str:memory_id>/importance/", memory_views.memory_importance, name="memories-importance"
+    ),
+    path("memories/<str:memory_id>/forget/", memory_views.memory_forget, name="memories-forget"),
+    path("memories/<str:memory_id>/restore/", memory_views.memory_restore, name="memories-restore"),
+    path("memories/<str:memory_id>/rollback/", memory_views.memory_rollback, name="memories-rollback"),
+    path("memories/<str:memory_id>/promote/", memory_views.memory_promote, name="memories-promote"),
+    path("memories/<str:memory_id>/purge/", memory_purge_views.memory_purge, name="memories-purge"),
+    path("sessions/", session_views.session_list, name="memories-sessions"),
+    # Session ids may contain "/" (any 1-128 characters), so the actions come before the
+    # catch-all detail route; an id ending in "/warm" or "/messages/<n>/promote" would have
+    # its page shadowed by them (documented; the API has the same shape).
+    path("sessions/<path:session_id>/warm/", session_views.session_warm, name="memories-session-warm"),
+    path(
+        "sessions/<path:session_id>/messages/<int:seq>/promote/",
+        session_views.message_promote,
+        name="memories-message-promote",
+    ),
+    path("sessions/<path:session_id>/", session_views.session_detail, name="memories-session"),
+    path("search/", search_views.search_page, name="memories-search"),
+    path("search/synonyms/", synonym_views.synonyms_edit, name="memories-synonyms"),
+    path("index/", index_views.index_status, name="memories-index"),
+    path("index/reindex/", index_views.index_reindex, name="memories-reindex"),
+    path("index/reconcile/", index_views.index_reconcile, name="memories-reconcile"),
+    path("index/jobs/<str:job_id>/", job_views.job_detail, name="memories-job"),
+    path("index/jobs/<str:job_id>/retry/", job_views.job_retry, name="memories-job-retry"),
+    path("index/policy/", policy_views.policy_page, name="memories-policy"),
+    path("index/policy/cleanup/", policy_views.policy_cleanup, name="memories-policy-cleanup"),
+    path("index/policy/consolidate/", policy_views.policy_consolidate, name="memories-policy-consolidate"),
+    path("index/backup/", backup.backup_page, name="memories-backup"),
+    path("index/backup/export/", backup.backup_export, name="memories-backup-export"),
+    path("index/backup/export-all/", backup.backup_export_all,
+         name="memories-backup-export-all"),
+    path("index/backup/files/<str:name>", backup.backup_download, name="memories-backup-download"),
+    path("index/backup/import/", backup.backup_import, name="memories-backup-import"),
+    path("activity/", activity.activity, name="memories-activity"),
+    path("tokens/", token_views.token_list, name="memories-tokens"),
+    path("tokens/new/", token_views.token_new, name="memories-token-new"),
+    path("tokens/<str:prefix>/revoke/", token_views.token_revoke_view, name="memories-token-revoke"),
+]

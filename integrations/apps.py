@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class IntegrationsConfig(AppConfig):
+    """Thin adapters over services and selectors: MCP, webhooks, metrics."""
+
+    name = "integrations"
+    default_auto_field = "django.db.models.BigAutoField"

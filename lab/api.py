@@ -1,0 +1,301 @@
+"""Ranking lab API: profiles (create, change, delete, versions), evaluation, judgments, query
+sets and runs. Thin, as the rest of ``api``: check the shape, call the lab services, shape the
+reply; errors follow the same ``{"error": {...}}`` conventions (its exception handlers).
+
+Mounted by ``api.v1`` with ``api.add_router("/", router)``.
+"""
+
+from django.http import HttpRequest
+from ninja import Router, Status
+from pydantic import Field
+
+from accounts.roles import require_role
+from api.core import Strict, api, require_namespace
+from api.search import profile_out
+from lab import evaluation as lab_evaluation
+from lab import judgments as lab_judgments
+from lab import query_sets as lab_query_sets
+from lab import runs as lab_runs
+from lab.models import EvalRun, Judgment, QuerySet
+from memories import store
+from memories.errors import InvalidInput
+from memories.validation import clean_identifier
+from search import profile_services
+from search.models import RankingProfile
+
+router = Router(tags=["lab"])
+
+
+class ProfileSettings(Strict):
+    ranker: str | None = None
+    k1: float | None = None
+    b: float | None = None
+    w_relevance: float | None = None
+    w_recency: float | None = None
+    w_importance: float | None = None
+    half_life_hours: float | None = None
+    recency_from: str | None = None
+    stemming: bool | None = None
+    synonyms: bool | None = None
+    context: bool | None = None
+    match_mode: str | None = None
+    is_default: bool | None = None
+
+
+class ProfileIn(ProfileSettings):
+    name: str
+
+
+class ProfilePatch(ProfileSettings):
+    name: str | None = None
+    reason: str = Field(default="", max_length=1000)
+
+
+class EvalQueryIn(Strict):
+    user_id: str
+    query: str = Field(max_length=4096)
+    conversation_id: str | None = None
+    relevant: list[str] | dict[str, int]
+
+
+class EvaluateIn(Strict):
+    profile: str | None = None
+    k: int = 10
+    queries: list[EvalQueryIn] = Field(max_length=lab_evaluation.QUERIES_MAX)
+
+
+class JudgmentIn(Strict):
+    user_id: str
+    query: str
+    memory_id: str
+    grade: int
+
+
+class QuerySetIn(Strict):
+    name: str
+    user_id: str
+    queries: list[str]
+
+
+class QuerySetPatch(Strict):
+    name: str | None = None
+    user_id: str | None = None
+    queries: list[str] | None = None
+
+
+class RunIn(Strict):
+    name: str
+    query_set: int
+    profiles: list[str]
+    k: int = 10
+    reviewer: str = ""
+
+
+def lab_profile_out(profile: RankingProfile) -> dict:
+    """``GET /profiles``'s shape plus who created it and its current version."""
+    return {
+        **profile_out(profile),
+        "created_by": profile.created_by,
+        **profile_services.profile_version(profile),
+    }
+
+
+def _body(payload, **dump) -> dict:
+    """The request body as a dict, refused (400 naming the field) if any text in it is not
+    valid Unicode."""
+    return payload.model_dump(**dump)
+
+
+def _unavailable(request):
+    return api.create_response(
+        request,
+        {
+            "error": {
+                "code": "unavailable",
+                "message": "the search index (Redis) is unreachable",
+                "field": None,
+            }
+        },
+        status=503,
+    )
+
+
+# POST /profiles shares its path with ``GET /profiles`` in api/sessions.py. Django resolves a
+# path to the first pattern that matches it, and django-ninja gives each router its own
+# pattern per path, so a POST declared on this router would meet the GET-only view first and
+# get a 405. Declared on ``api`` itself, it joins that path's view. (Moving GET /profiles here
+# would allow a plain ``@router.post``.)
+@api.post("/profiles", response={201: dict}, tags=["lab"])
+def create_profile(request: HttpRequest, payload: ProfileIn):
+    """Create a profile (editor; ``is_default`` needs admin): 201 with the profile."""
+    data = _body(payload, exclude_unset=True)
+    profile = profile_services.profile_create(actor=request.user, **data)
+    return Status(201, lab_profile_out(profile))
+
+
+@router.get("/profiles/{name}", response=dict)
+def get_profile(request, name: str):
+    require_role(request.user, "viewer")
+    return lab_profile_out(profile_services.profile_get(name))
+
+
+@router.patch("/profiles/{name}", response=dict)
+def patch_profile(request, name: str, payload: ProfilePatch):
+    """Change settings, rename (``name``) or set the default (admin). Editors change their own
+    profiles, admins any; built-ins keep their name and settings. Each change is a version."""
+    require_role(request.user, "editor")
+    data = _body(payload, exclude_unset=True)
+    new_name = data.pop("name", None)
+    profile = profile_services.profile_update(actor=request.user, name=name, new_name=new_name, **data)
+    return lab_profile_out(profile)
+
+
+@router.delete("/profiles/{name}", response={204: None})
+def delete_profile(request, name: str, reason: str = ""):
+    """Delete a profile (admin); built-ins and the default are refused (400, ``name``)."""
+    require_role(request.user, "admin")
+    profile_services.profile_delete(actor=request.user, name=name, reason=reason)
+    return Status(204, None)
+
+
+@router.get("/profiles/{name}/history", response=dict)
+def profile_history(request, name: str):
+    """Every version of a profile, oldest first, with its full settings."""
+    require_role(request.user, "viewer")
+    versions = profile_services.profile_versions(profile_services.profile_get(name))
+    return {"versions": [{**v, "at": v["at"].isoformat()} for v in versions]}
+
+
+@router.post("/evaluate", response=dict)
+def evaluate(request, payload: EvaluateIn):
+    """nDCG@k, P@k, recall@k and MRR (within the top k) of a profile over labelled queries:
+    ``{"k", "metrics": {"ndcg", "precision", "recall", "mrr"}, "per_query": [...]}``."""
+    require_role(request.user, "viewer")
+    queries = _body(payload)["queries"]
+    for q in queries:
+        require_namespace(request, q["user_id"])
+    try:
+        return lab_evaluation.evaluate(profile=payload.profile, k=payload.k, queries=queries)
+    except store.RedisError:
+        return _unavailable(request)
+
+
+def judgment_out(j: Judgment) -> dict:
+    return {
+        "user_id": j.user_id,
+        "query": j.query,
+        "memory_id": j.memory_id,
+        "grade": j.grade,
+        "reviewer": j.reviewer,
+        "updated_at": j.updated_at.isoformat(),
+    }
+
+
+@router.get("/judgments", response=dict)
+def list_judgments(request, user_id: str, query: str = "", reviewer: str = ""):
+    """Judgments of a namespace, optionally of one query and one reviewer (at most 1000)."""
+    require_role(request.user, "viewer")
+    require_namespace(request, clean_identifier(user_id, "user_id"))
+    rows = Judgment.objects.filter(user_id=user_id)
+    if query:
+        rows = rows.filter(query=lab_evaluation.clean_query(query))
+    if reviewer:
+        rows = rows.filter(reviewer=reviewer)
+    return {"judgments": [judgment_out(j) for j in rows[:1000]]}
+
+
+@router.post("/judgments", response={200: dict, 201: dict})
+def set_judgment(request, payload: JudgmentIn):
+    """Grade a memory 0-3 for a query as the caller (editor): 201 new, 200 replaced."""
+    require_namespace(request, payload.user_id)
+    judgment, created = lab_judgments.judgment_set(actor=request.user, **_body(payload))
+    return Status(201 if created else 200, judgment_out(judgment))
+
+
+def queryset_out(qs: QuerySet) -> dict:
+    return {
+        "id": qs.pk,
+        "name": qs.name,
+        "user_id": qs.user_id,
+        "queries": qs.queries,
+        "created_by": qs.created_by,
+        "updated_at": qs.updated_at.isoformat(),
+    }
+
+
+@router.get("/query-sets", response=dict)
+def list_querysets(request):
+    require_namespace(request, None)  # query sets and runs span namespaces
+    require_role(request.user, "viewer")
+    return {"query_sets": [queryset_out(q) for q in QuerySet.objects.all()]}
+
+
+@router.post("/query-sets", response={201: dict})
+def create_queryset(request, payload: QuerySetIn):
+    require_namespace(request, None)  # query sets and runs span namespaces
+    qs = lab_query_sets.queryset_create(actor=request.user, **_body(payload))
+    return Status(201, queryset_out(qs))
+
+
+@router.get("/query-sets/{qs_id}", response=dict)
+def get_queryset(request, qs_id: int):
+    require_namespace(request, None)  # query sets and runs span namespaces
+    require_role(request.user, "viewer")
+    return queryset_out(lab_query_sets.queryset_get(qs_id))
+
+
+@router.patch("/query-sets/{qs_id}", response=dict)
+def patch_queryset(request, qs_id: int, payload: QuerySetPatch):
+    require_namespace(request, None)  # query sets and runs span namespaces
+    qs = lab_query_sets.queryset_update(actor=request.user, pk=qs_id, **_body(payload, exclude_unset=True))
+    return queryset_out(qs)
+
+
+@router.get("/runs", response=dict)
+def list_runs(request):
+    """Runs newest first (at most 200), without their per-query rows."""
+    require_namespace(request, None)  # query sets and runs span namespaces
+    require_role(request.user, "viewer")
+    runs = EvalRun.objects.defer("per_query", "unjudged")[:200]
+    return {
+        "runs": [
+            {
+                "id": r.pk,
+                "name": r.name,
+                "created_by": r.created_by,
+                "created_at": r.created_at.isoformat(),
+                "k": r.k,
+                "query_set": r.query_set_id,
+                "metrics": r.metrics,
+            }
+            for r in runs
+        ]
+    }
+
+
+@router.post("/runs", response={201: dict})
+def create_run(request, payload: RunIn):
+    """Evaluate profiles over a query set with the judgments; the saved run is immutable."""
+    require_namespace(request, None)  # query sets and runs span namespaces
+    try:
+        run = lab_runs.run_create(actor=request.user, **_body(payload))
+    except store.RedisError:
+        return _unavailable(request)
+    return Status(201, lab_runs.run_out(run))
+
+
+@router.get("/runs/compare", response=dict)
+def compare_runs(request, a: int, b: int):
+    """Two runs side by side: each (run, profile)'s metrics, and nDCG per query."""
+    require_namespace(request, None)  # query sets and runs span namespaces
+    require_role(request.user, "viewer")
+    if a < 1 or b < 1:
+        raise InvalidInput("a and b are run ids", field="a" if a < 1 else "b")
+    return lab_runs.run_compare(lab_runs.run_get(a), lab_runs.run_get(b))
+
+
+@router.get("/runs/{run_id}", response=dict)
+def get_run(request, run_id: int):
+    require_namespace(request, None)  # query sets and runs span namespaces
+    require_role(request.user, "viewer")
+    return lab_runs.run_out(lab_runs.run_get(run_id))

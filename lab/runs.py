@@ -1,0 +1,219 @@
+"""Evaluation runs: frozen results of evaluating profiles on a query set, and their comparison."""
+
+import time
+from collections.abc import Iterable, Sequence
+
+from django.db import transaction
+
+from accounts.roles import require_role
+from lab.evaluation import METRICS, clean_k, mean_metrics, query_metrics
+from lab.judgments import judgment_grades
+from lab.models import EvalRun, QuerySet
+from lab.query_sets import queryset_get
+from memories import store
+from memories.errors import InvalidInput, NotFound
+from memories.models import Memory
+from memories.services.audit import audit_record
+from search.index import fields as index_fields
+from search.index import postings
+from search.memory_search import memory_search
+from search.models import RankingProfile
+from search.profile_services import _actor_name, profile_settings, profile_version
+
+RUN_PROFILES_MAX = 6
+
+
+
+# --- runs -------------------------------------------------------------------------------------
+
+
+def _live_ids(memory_ids: Iterable[str]) -> set[str]:
+    return set(
+        Memory.objects.filter(memory_id__in=list(memory_ids), deleted_at__isnull=True).values_list(
+            "memory_id", flat=True
+        )
+    )
+
+
+
+def run_create(
+    *,
+    actor,
+    name: str,
+    query_set,
+    profiles: Sequence[str],
+    k: int = 10,
+    reviewer: str = "",
+    now: float | None = None,
+) -> EvalRun:
+    """Evaluate ``profiles`` (names) over a query set with the judgments as gains and save
+    the run, immutable.
+
+    Gains: ``reviewer``'s grades, or (blank) the mean over reviewers; judgments of memories
+    no longer live are left out. Each profile's metrics are means over the queries that
+    have at least one relevant (grade > 0) judgment (trec_eval skips queries without
+    relevant documents too); every query still gets a row. Results without a grade (from
+    ``reviewer``, or from anyone) are listed in ``unjudged``, best rank first, to judge next. The searches run before the
+    write transaction opens, so a long run never holds the database's write lock.
+    """
+    require_role(actor, "editor")
+    if not isinstance(name, str) or not name.strip() or len(name.strip()) > 200:
+        raise InvalidInput("name must be 1-200 characters", field="name")
+    qs = query_set if isinstance(query_set, QuerySet) else queryset_get(query_set)
+    k = clean_k(k)
+    if not isinstance(reviewer, str) or len(reviewer) > 150:
+        raise InvalidInput("reviewer must be a user name", field="reviewer")
+    if (
+        not isinstance(profiles, list | tuple)
+        or not profiles
+        or len(profiles) > RUN_PROFILES_MAX
+        or not all(isinstance(p, str) for p in profiles)
+    ):
+        raise InvalidInput(
+            f"profiles must list 1..{RUN_PROFILES_MAX} profile names", field="profiles"
+        )
+    resolved = []
+    for profile_name in dict.fromkeys(profiles):
+        prof = RankingProfile.objects.filter(name=profile_name).first()
+        if prof is None:
+            raise NotFound(f"profile {profile_name!r} not found", field="profiles")
+        resolved.append(prof)
+    now = time.time() if now is None else now
+    per_query, unjudged, judged_rows = [], {}, {p.name: [] for p in resolved}
+    for query in qs.queries:
+        grades = judgment_grades(user_id=qs.user_id, query=query, reviewer=reviewer)
+        live = _live_ids(grades)
+        gains = {m: g for m, g in grades.items() if m in live}
+        has_relevant = any(g > 0 for g in gains.values())
+        for prof in resolved:
+            found = memory_search(user_id=qs.user_id, query=query, limit=k, profile=prof, now=now)
+            ranked = [h.memory_id for h in found.results]
+            row = {
+                "profile": prof.name,
+                "user_id": qs.user_id,
+                "query": query,
+                "ranked": ranked,
+                "scores": [h.score for h in found.results],
+                "gains": {m: gains[m] for m in ranked if m in gains},
+                "relevant": sum(1 for g in gains.values() if g > 0),
+                "judged": has_relevant,
+            }
+            row.update(query_metrics(ranked, gains, k) if has_relevant else dict.fromkeys(METRICS))
+            per_query.append(row)
+            if has_relevant:
+                judged_rows[prof.name].append(row)
+            for rank, memory_id in enumerate(ranked, start=1):
+                if memory_id in grades:
+                    continue
+                entry = unjudged.setdefault(
+                    (query, memory_id),
+                    {
+                        "user_id": qs.user_id,
+                        "query": query,
+                        "memory_id": memory_id,
+                        "profiles": [],
+                        "best_rank": rank,
+                    },
+                )
+                entry["profiles"].append(prof.name)
+                entry["best_rank"] = min(entry["best_rank"], rank)
+    client = store.get_client()
+    fields = sorted(
+        {index_fields.content_field(stemming=p.stemming, context=p.context) for p in resolved}
+    )
+    stats = {f: postings.field_stats(client, user_id=qs.user_id, field=f) for f in fields}
+    index_stats = {qs.user_id: {f: {"N": s["N"], "avgdl": s["avgdl"]} for f, s in stats.items()}}
+    order = {q: i for i, q in enumerate(qs.queries)}
+    with transaction.atomic():
+        run = EvalRun.objects.create(
+            name=name.strip(),
+            created_by=_actor_name(actor),
+            k=k,
+            query_set=qs,
+            reviewer=reviewer,
+            profiles=[
+                {
+                    **profile_settings(p),
+                    "field": index_fields.content_field(stemming=p.stemming, context=p.context),
+                    **profile_version(p),
+                }
+                for p in resolved
+            ],
+            index_stats=index_stats,
+            metrics={
+                p.name: {**mean_metrics(judged_rows[p.name]), "queries": len(judged_rows[p.name])}
+                for p in resolved
+            },
+            per_query=per_query,
+            unjudged=sorted(
+                unjudged.values(), key=lambda e: (order[e["query"]], e["best_rank"], e["memory_id"])
+            ),
+        )
+        audit_record(
+            actor=actor,
+            action="run_create",
+            target=f"run:{run.pk}",
+            data={"query_set": qs.pk, "profiles": [p.name for p in resolved], "k": k},
+        )
+    return run
+
+
+
+def run_get(pk) -> EvalRun:
+    run = EvalRun.objects.filter(pk=pk).first() if isinstance(pk, int) else None
+    if run is None:
+        raise NotFound(f"run {pk!r} not found", field="run")
+    return run
+
+
+
+def run_out(run: EvalRun) -> dict:
+    """The API shape of a run (everything it recorded)."""
+    return {
+        "id": run.pk,
+        "name": run.name,
+        "created_by": run.created_by,
+        "created_at": run.created_at.isoformat(),
+        "k": run.k,
+        "query_set": run.query_set_id,
+        "reviewer": run.reviewer,
+        "profiles": run.profiles,
+        "index_stats": run.index_stats,
+        "metrics": run.metrics,
+        "per_query": run.per_query,
+        "unjudged": run.unjudged,
+    }
+
+
+
+def run_compare(a: EvalRun, b: EvalRun) -> dict:
+    """Two runs side by side: a column per (run, profile), each with its mean metrics, and a
+    row per query with each column's nDCG@k; ``delta`` is the last column minus the first
+    (None when either has no relevant judgment for that query)."""
+    sources = [(label, run, prof) for label, run in (("A", a), ("B", b)) for prof in run.profiles]
+    columns = [
+        {
+            "run": run.pk,
+            "label": f"{label} · {prof['name']}",
+            "profile": prof["name"],
+            "version": prof.get("version"),
+            "metrics": run.metrics.get(prof["name"], {}),
+        }
+        for label, run, prof in sources
+    ]
+    queries: dict[tuple[str, str], dict] = {}
+    for index, (_label, run, prof) in enumerate(sources):
+        for row in run.per_query:
+            if row["profile"] != prof["name"]:
+                continue
+            entry = queries.setdefault(
+                (row["user_id"], row["query"]),
+                {"user_id": row["user_id"], "query": row["query"], "ndcg": [None] * len(columns)},
+            )
+            entry["ndcg"][index] = row["ndcg"]
+    rows = list(queries.values())
+    for row in rows:
+        first, last = row["ndcg"][0], row["ndcg"][-1]
+        row["delta"] = None if first is None or last is None else last - first
+    return {"columns": columns, "queries": rows}
+

@@ -1,0 +1,43 @@
+"""What the lab pages share."""
+
+from django.utils.http import url_has_allowed_host_and_scheme
+
+from memories.models import Memory
+
+NAMESPACE_HINTS = 200
+
+METRIC_LABELS = {"ndcg": "nDCG@k", "precision": "P@k", "recall": "Recall@k", "mrr": "MRR"}
+
+
+
+def _namespaces():
+    # Lazy: only the full page (its <datalist>) evaluates it.
+    return (
+        Memory.objects.values_list("user_id", flat=True)
+        .distinct()
+        .order_by("user_id")[:NAMESPACE_HINTS]
+    )
+
+
+
+def _safe_next(request, url: str | None, fallback: str) -> str:
+    if url and url_has_allowed_host_and_scheme(
+        url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return url
+    return fallback
+
+
+
+def _fmt(value: float) -> str:
+    """An SVG coordinate: one decimal, never localised."""
+    return f"{value:.1f}"
+
+
+
+# --- lab home and profiles --------------------------------------------------------------------
+
+
+def _lab_nav(here: str) -> dict:
+    return {"lab_here": here}
+

@@ -1,0 +1,264 @@
+"""Compare two ranking profiles side by side on one query; explain a hit; save as a profile."""
+
+import time
+from dataclasses import dataclass, field
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.http import HttpResponseRedirect
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from accounts.roles import has_role
+from console.pages import render_page, role_required
+from lab import evaluation as lab_evaluation
+from lab import explain as lab_explain
+from lab import judgments as lab_judgments
+from lab.forms import MATCH_MODES, CompareForm, tune_params
+from lab.views.charts import PART_COLOURS, SIDE_COLOURS, score_chart, stacked_bar
+from lab.views.common import _namespaces
+from memories import store
+from memories.errors import ServiceError
+from search import profile_services
+from search.memory_search import memory_search
+from search.models import RankingProfile
+
+# --- compare --------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    rank: int
+    hit: object
+    parts: dict
+    bar: list
+    explain_url: str
+    move: dict | None = None  # B rows: up / down / same / new
+    other_rank: int | None = None  # A rows: rank in B (None: dropped)
+    mine: str = ""
+    others: list = field(default_factory=list)
+
+
+
+def _column(side, found, state, *, moves=None, other=None, grades, username):
+    top = max((h.score for h in found.results), default=0.0)
+    rows = []
+    for rank, hit in enumerate(found.results, start=1):
+        parts = lab_explain.score_parts(hit)
+        table = grades.get(hit.memory_id, {})
+        mine = table.get(username)
+        rows.append(
+            Row(
+                rank=rank,
+                hit=hit,
+                parts=parts,
+                bar=stacked_bar(parts, top),
+                explain_url=reverse("lab:compare-explain")
+                + "?"
+                + urlencode({**state, "side": side, "memory_id": hit.memory_id}),
+                move=(moves or {}).get(hit.memory_id),
+                other_rank=(other or {}).get(hit.memory_id),
+                mine="" if mine is None else str(mine),
+                others=sorted((r, g) for r, g in table.items() if r != username),
+            )
+        )
+    return rows
+
+
+
+def sliders(profile: RankingProfile) -> list[dict]:
+    """B's range inputs, each starting at the profile's value (ranges widen to hold it)."""
+    specs = [
+        ("w_rel", "Relevance w", "w_relevance", 0, 1, 0.05),
+        ("w_rec", "Recency w", "w_recency", 0, 1, 0.05),
+        ("w_imp", "Importance w", "w_importance", 0, 1, 0.05),
+        ("half_life", "Half-life h", "half_life_hours", 1, 2160, 1),
+        ("k1", "k1", "k1", 0, 3, 0.05),
+        ("bm25_b", "b", "b", 0, 1, 0.05),
+    ]
+    out = []
+    for name, label, setting, low, high, step in specs:
+        value = getattr(profile, setting)
+        out.append(
+            {
+                "name": name,
+                "label": label,
+                "min": f"{min(low, value):g}",
+                "max": f"{max(high, value):g}",
+                "step": f"{step:g}",
+                "value": f"{value:g}",
+            }
+        )
+    return out
+
+
+
+def _compare_context(request, form) -> tuple[dict, int]:
+    """Run both rankings and compare them; ``(context, status)``."""
+    data = form.cleaned_data
+    prof_a = form.profile_a()
+    prof_b, tuned = form.profile_b()
+    state = form.state(tuned_from=prof_b if tuned else None)
+    ctx = {
+        "prof_a": prof_a,
+        "prof_b": prof_b,
+        "tuned": tuned,
+        "state": state,
+        "base_b": form.profiles[data["b"]],
+        "k": data["k"],
+        "save_params": state | tune_params(prof_b),
+        "sliders": sliders(prof_b),
+        "hidden_state": form.state(),
+        "match_modes": MATCH_MODES,
+        "reset_url": reverse("lab:compare") + "?" + urlencode(form.state()),
+    }
+    if not data["user_id"] or not data["q"].strip():
+        return ctx, 200
+    now = time.time()
+    try:
+        found_a = memory_search(
+            user_id=data["user_id"], query=data["q"], limit=data["k"], profile=prof_a, now=now
+        )
+        found_b = memory_search(
+            user_id=data["user_id"], query=data["q"], limit=data["k"], profile=prof_b, now=now
+        )
+    except store.RedisError:
+        ctx["error"] = (
+            "The search index (Redis) is unreachable, so the comparison cannot run. "
+            "Memories are safe in the database; try again once Redis is back."
+        )
+        return ctx, 503
+    ids_a = [h.memory_id for h in found_a.results]
+    ids_b = [h.memory_id for h in found_b.results]
+    diff = lab_evaluation.compare_lists(ids_a, ids_b, data["k"])
+    grades = lab_judgments.judgment_table(
+        user_id=data["user_id"], query=data["q"], memory_ids=set(ids_a) | set(ids_b)
+    )
+    username = request.user.get_username()
+    ctx.update(
+        {
+            "found_a": found_a,
+            "found_b": found_b,
+            "diff": diff,
+            "rows_a": _column(
+                "a", found_a, state, other=diff["rank_b"], grades=grades, username=username
+            ),
+            "rows_b": _column(
+                "b", found_b, state, moves=diff["moves"], grades=grades, username=username
+            ),
+            "new_count": sum(1 for m in diff["moves"].values() if m["kind"] == "new"),
+            "chart": score_chart(
+                [
+                    (f"A · {prof_a.name}", SIDE_COLOURS["a"], [h.score for h in found_a.results]),
+                    (f"B · {prof_b.name}", SIDE_COLOURS["b"], [h.score for h in found_b.results]),
+                ],
+                data["k"],
+            ),
+            "judge_query": " ".join(data["q"].split()),
+        }
+    )
+    ctx["columns"] = [("a", ctx["rows_a"], found_a, prof_a), ("b", ctx["rows_b"], found_b, prof_b)]
+    return ctx, 200
+
+
+
+def _base_context(request, form) -> dict:
+    return {
+        "form": form,
+        "namespaces": _namespaces(),
+        "part_colours": PART_COLOURS,
+        "side_colours": SIDE_COLOURS,
+        "can_judge": has_role(request.user, "editor"),
+        "next_url": request.get_full_path(),
+    }
+
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+@role_required("viewer")
+def compare(request):
+    """``/search/compare/?q=&user_id=&a=&b=&k=`` plus B's slider settings (``w_rel``,
+    ``w_rec``, ``w_imp``, ``half_life``, ``k1``, ``bm25_b``, ``stemming``, ``match_mode``).
+
+    htmx (a slider moved) gets the ``#results`` fragment, both columns recomputed, and pushes
+    the URL; a reviewer's comparison never bumps ``access_count`` (it observes, as search).
+    """
+    form = CompareForm(request.GET, profiles=list(RankingProfile.objects.all()))
+    ctx, status = _base_context(request, form), 200
+    if form.is_valid():
+        more, status = _compare_context(request, form)
+        ctx.update(more)
+    else:
+        status = 400
+    return render_page(request, "lab/compare.html", ctx, partial="results", status=status)
+
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+@role_required("viewer")
+def compare_explain(request):
+    """One result's score taken apart (the compare page's state + ``side`` + ``memory_id``)."""
+    form = CompareForm(request.GET, profiles=list(RankingProfile.objects.all()))
+    ctx, status = _base_context(request, form), 200
+    side = request.GET.get("side", "a")
+    memory_id = request.GET.get("memory_id", "")
+    if not form.is_valid() or side not in ("a", "b") or not form.cleaned_data["user_id"]:
+        ctx["error"], status = "Choose a user, a query, a side (a or b) and a result.", 400
+    else:
+        data = form.cleaned_data
+        prof = form.profile_a() if side == "a" else form.profile_b()[0]
+        try:
+            ctx["x"] = lab_explain.explain_hit(
+                user_id=data["user_id"],
+                query=data["q"],
+                memory_id=memory_id,
+                profile=prof,
+                k=data["k"],
+            )
+        except ServiceError as exc:
+            ctx["error"], status = exc.message, exc.status
+        except store.RedisError:
+            ctx["error"], status = "The search index (Redis) is unreachable.", 503
+        back = {k: v for k, v in request.GET.items() if k not in ("side", "memory_id")}
+        ctx.update({"side": side, "back_url": reverse("lab:compare") + "?" + urlencode(back)})
+    return render_page(request, "lab/explain.html", ctx, partial="breakdown", status=status)
+
+
+
+@require_POST
+@role_required("editor")
+def compare_save(request):
+    """Save B's settings (a profile plus sliders) as a new profile, then compare with it."""
+    form = CompareForm(request.POST, profiles=list(RankingProfile.objects.all()))
+    back = (
+        reverse("lab:compare")
+        + "?"
+        + urlencode(
+            {k: v for k, v in request.POST.items() if k not in ("csrfmiddlewaretoken", "name")}
+        )
+    )
+    if not form.is_valid():
+        messages.error(
+            request,
+            "These settings are not valid: "
+            + "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()),
+        )
+        return HttpResponseRedirect(back)
+    prof_b, _ = form.profile_b()
+    try:
+        profile = profile_services.profile_create(
+            actor=request.user,
+            name=request.POST.get("name", ""),
+            reason="saved from the compare page",
+            **{f: getattr(prof_b, f) for f in profile_services.SETTINGS},
+        )
+    except ServiceError as exc:
+        messages.error(request, f"Not saved: {exc.message}")
+        return HttpResponseRedirect(back)
+    messages.success(request, f"Saved profile {profile.name}.")
+    state = form.state() | {"b": profile.name}
+    return HttpResponseRedirect(reverse("lab:compare") + "?" + urlencode(state))
+

@@ -1,0 +1,96 @@
+"""The judgments page: grade results, list grades."""
+
+
+from django.contrib import messages
+from django.http import HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import reswap, retarget
+
+from accounts.roles import has_role
+from console.pages import MESSAGES_TARGET, forbidden, paginate, render_page, role_required
+from lab import judgments as lab_judgments
+from lab.forms import JudgmentFilterForm
+from lab.models import Judgment
+from lab.views.common import _lab_nav, _safe_next
+from memories.errors import ServiceError
+
+
+@require_http_methods(["GET", "POST"])
+@vary_on_headers("HX-Request")
+@role_required("viewer")
+def judgments(request):
+    """GET: judgments, filterable. POST (editor): grade a result 0-3 as the current user;
+    htmx gets the grade widget back for every copy of that result on the page."""
+    if request.method == "POST":
+        return _judge(request)
+    form = JudgmentFilterForm(request.GET)
+    form.is_valid()
+    data = getattr(form, "cleaned_data", {})
+    rows = Judgment.objects.all().order_by("-updated_at", "-id")
+    params = {}
+    for key, column in (("user_id", "user_id"), ("q", "query"), ("reviewer", "reviewer")):
+        if data.get(key):
+            value = " ".join(data[key].split()) if key == "q" else data[key]
+            rows = rows.filter(**{column: value})
+            params[key] = data[key]
+    pager = paginate(request, rows, per_page=50, params=params, base=reverse("lab:judgments"))
+    return render_page(
+        request,
+        "lab/judgments.html",
+        {**_lab_nav("judgments"), "form": form, "pager": pager},
+        partial="rows",
+    )
+
+
+
+def _judge(request):
+    if not has_role(request.user, "editor"):
+        return forbidden(request, "Grading results needs the editor role.")
+    fallback = reverse("lab:compare")
+    next_url = _safe_next(request, request.POST.get("next"), fallback)
+    memory_id = request.POST.get("memory_id", "")
+    try:
+        grade = int(request.POST.get("grade", ""))
+    except ValueError:
+        grade = -1
+    try:
+        judgment, _ = lab_judgments.judgment_set(
+            actor=request.user,
+            user_id=request.POST.get("user_id"),
+            query=request.POST.get("q", ""),
+            memory_id=memory_id,
+            grade=grade,
+        )
+    except ServiceError as exc:
+        if request.htmx:
+            response = render(
+                request, "_forbidden.html", {"message": exc.message}, status=exc.status
+            )
+            return reswap(retarget(response, MESSAGES_TARGET), "innerHTML")
+        messages.error(request, f"Not recorded: {exc.message}")
+        return HttpResponseRedirect(next_url)
+    if not request.htmx:
+        messages.success(request, f"Graded {memory_id} {grade} for “{judgment.query}”.")
+        return HttpResponseRedirect(next_url)
+    table = lab_judgments.judgment_table(
+        user_id=judgment.user_id, query=judgment.query, memory_ids=[memory_id]
+    ).get(memory_id, {})
+    username = request.user.get_username()
+    return render(
+        request,
+        "lab/_grade.html",
+        {
+            "oob": True,
+            "memory_id": memory_id,
+            "user_id": judgment.user_id,
+            "q": judgment.query,
+            "next_url": next_url,
+            "can_judge": True,
+            "mine": str(table.get(username, "")),
+            "others": sorted((r, g) for r, g in table.items() if r != username),
+        },
+    )
+

@@ -1,0 +1,173 @@
+"""The Redis hot-store mirror of the memory rows: ``sync_memory`` (idempotent by id) and the
+bulk ``sync_memories``. Called after commit by the writers and by reindex/reconcile.
+"""
+
+import datetime as dt
+import json
+import logging
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from memories import store
+from memories.models import Memory
+from search.index import fields as index_fields
+from search.index import postings
+
+log = logging.getLogger(__name__)
+
+# The version a purge writes to Redis: above any real version, so a late sync of an older
+# version never brings a purged memory back.
+PURGED_VERSION = 2**31
+
+# --- Redis mirror -------------------------------------------------------------------------
+
+def _sync_after_commit(memory: Memory) -> None:
+    # The saved instance is what committed; the version guard in put.lua refuses it should
+    # a later version of the row reach Redis first.
+    transaction.on_commit(lambda: sync_memory(memory.memory_id, memory=memory))
+
+
+
+def _is_live(memory: Memory, now: dt.datetime) -> bool:
+    return memory.deleted_at is None and (memory.expire_at is None or memory.expire_at > now)
+
+
+
+def mirror_args(memory: Memory, now: dt.datetime) -> dict:
+    """Keyword arguments of ``postings.put_memory`` for a row: the hot-store hash, filter
+    fields and every index field's term frequencies. A dead row (forgotten, expired) maps to
+    an empty hash and no fields, which removes it."""
+    if not _is_live(memory, now):
+        return {"user_id": memory.user_id, "memory_id": memory.memory_id,
+                "version": memory.version, "hash_fields": {}, "filter_fields": {}, "fields": []}
+    ttl = 0
+    if memory.expire_at is not None:
+        ttl = max(1, int((memory.expire_at - now).total_seconds()))
+    hash_fields = {
+        "memory_id": memory.memory_id,
+        "user_id": memory.user_id,
+        "conversation_id": memory.conversation_id or "",
+        "type": memory.type,
+        "content": memory.content,
+        "importance": repr(float(memory.importance)),
+        "tags": json.dumps(memory.tags, ensure_ascii=False),
+        "metadata": json.dumps(memory.metadata, ensure_ascii=False),
+        "created_at": repr(memory.created_at.timestamp()),
+        "accessed_at": repr(memory.accessed_at.timestamp()) if memory.accessed_at else "",
+        "access_count": str(memory.access_count),
+        "version": str(memory.version),
+        "expire_at": repr(memory.expire_at.timestamp()) if memory.expire_at else "",
+        "indexed_at": repr(now.timestamp()),
+    }
+    filter_fields = {
+        "#type": memory.type,
+        "#conv": memory.conversation_id or "",
+        "#exp": repr(memory.expire_at.timestamp()) if memory.expire_at else "",
+    }
+    fields = [
+        postings.FieldTerms(name, analyzer.term_frequencies(
+            index_fields.field_text(name, memory.content, memory.context)))
+        for name, analyzer in index_fields.ANALYZERS.items()
+    ]
+    return {"user_id": memory.user_id, "memory_id": memory.memory_id,
+            "version": memory.version, "hash_fields": hash_fields,
+            "filter_fields": filter_fields, "fields": [f for f in fields if f.tf], "ttl_seconds": ttl}
+
+
+
+def sync_memories(memory_ids: list[str], *, batch: int = 500) -> int:
+    """Idempotently bring Redis in line with the database for these ids (pipelined).
+
+    Ids without a row are skipped (a purge removes its own keys, see :func:`sync_memory`).
+    Returns how many were synced. On ``RedisError`` the rows are flagged ``needs_resync``
+    (logged, never raised).
+    """
+    done = 0
+    for start in range(0, len(memory_ids), batch):
+        chunk = memory_ids[start:start + batch]
+        rows = list(Memory.objects.filter(memory_id__in=chunk))
+        now = timezone.now()
+        try:
+            client = store.get_client()
+            puts = [mirror_args(memory, now) for memory in rows]
+            pipes = store.NamespacePipelines(client)
+            _seed_reference_lengths(client, pipes, puts)
+            for args in puts:
+                _queue_put(pipes.for_namespace(args["user_id"]), args)
+            pipes.execute()
+        except store.RedisError as exc:
+            log.warning("redis mirror failed for %d memories: %s", len(rows), type(exc).__name__)
+            Memory.objects.filter(memory_id__in=chunk).update(needs_resync=True)
+            continue
+        stale = [m.memory_id for m in rows if m.needs_resync]
+        if stale:
+            Memory.objects.filter(memory_id__in=stale).update(needs_resync=False)
+        _note_namespaces({m.user_id for m in rows})
+        done += len(rows)
+    return done
+
+
+
+def _seed_reference_lengths(client, pipes, puts: list[dict]) -> None:
+    """A namespace's first bulk load sets each field's ``avgdl_ref`` to the batch's own
+    average length (HSETNX: never changes an existing one), so the early-termination bound
+    starts tight instead of from a guess; a reindex sets the exact value later."""
+    lengths: dict[tuple[str, str], list[int]] = {}
+    for args in puts:
+        for f in args["fields"]:
+            lengths.setdefault((args["user_id"], f.field), []).append(f.dl)
+    namespaces = sorted({user_id for user_id, _ in lengths})
+    gens = dict(zip(namespaces, store.mget(client, [store.key(u, "gen") for u in namespaces]),
+                    strict=True))
+    for (user_id, field), dls in lengths.items():
+        if gens[user_id] is None:  # generation 0 only: a reindexed one has its exact value
+            pipes.for_namespace(user_id).hsetnx(store.key(user_id, field, "stats"), "avgdl_ref",
+                                                repr(sum(dls) / len(dls)))
+
+
+
+def _queue_put(client, args: dict) -> None:
+    postings.put_memory(client, stream_maxlen=settings.MEMORY_STREAM_MAXLEN, **args)
+
+
+
+def _note_namespaces(user_ids: set[str]) -> None:
+    if user_ids:
+        store.get_client().sadd(store.global_key("namespaces"), *user_ids)
+
+
+
+def sync_memory(memory_id: str, *, user_id: str | None = None,
+                memory: Memory | None = None) -> bool:
+    """Make Redis match the database row of ``memory_id``, whatever happened before.
+
+    Live row: hash + postings replaced. Forgotten/expired row: removed from Redis. Row gone
+    (purged): removed, given its ``user_id``. ``memory`` is the row as just committed (read
+    from the database when not given); its ``needs_resync`` is kept in line with the
+    database's. Returns False when Redis failed (the row is flagged ``needs_resync``), True
+    otherwise. Never raises RedisError.
+    """
+    if memory is None:
+        memory = Memory.objects.filter(memory_id=memory_id).first()
+    try:
+        if memory is None:
+            if user_id is not None:
+                # Purged: no row, no version; a version above any real one removes it.
+                _queue_put(store.get_client(), {
+                    "user_id": user_id, "memory_id": memory_id, "version": PURGED_VERSION,
+                    "hash_fields": {}, "filter_fields": {}, "fields": []})
+            return True
+        _queue_put(store.get_client(), mirror_args(memory, timezone.now()))
+        _note_namespaces({memory.user_id})
+    except store.RedisError as exc:
+        log.warning("redis mirror failed for %s: %s", memory_id, type(exc).__name__)
+        Memory.objects.filter(memory_id=memory_id).update(needs_resync=True)
+        memory.needs_resync = True
+        return False
+    if memory.needs_resync:
+        Memory.objects.filter(memory_id=memory_id).update(needs_resync=False)
+        memory.needs_resync = False
+    return True
+

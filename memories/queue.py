@@ -1,0 +1,23 @@
+"""Enqueue a background job (django-rq) after the current transaction commits.
+
+A layer below every writer and job module, so a writer can ask for a job by its dotted
+path without importing the jobs (which import the writers).
+"""
+
+import uuid
+
+import django_rq
+from rq import Retry
+
+
+def enqueue(func, *args, queue: str = "index", **kwargs) -> str:
+    """Enqueue ``func`` after the current transaction commits; returns the job id.
+
+    The id is chosen here because django-rq returns no job inside a transaction.
+    """
+    job_id = f"job_{uuid.uuid4().hex[:16]}"
+    # A job whose worker died is retried once, then shows as failed: never silently lost.
+    django_rq.get_queue(queue).enqueue(func, *args, job_id=job_id, retry=Retry(max=1),
+                                       **kwargs)
+    return job_id
+

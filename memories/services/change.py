@@ -1,0 +1,251 @@
+"""Writers that change a memory: edit, importance, forget, restore, rollback, bulk, purge.
+
+Each change writes one history version, one audit event, and mirrors the row to Redis after
+the commit.
+"""
+
+import datetime as dt
+import logging
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from memories.errors import Conflict, InvalidInput, NotFound
+from memories.mirror import _sync_after_commit, sync_memory
+from memories.models import ChangeKind, Memory, MemoryType
+from memories.services.audit import audit_record
+from memories.services.create import (
+    _actor_name,
+    _clean_content,
+    _clean_metadata,
+    _clean_type,
+    _stamp,
+    content_hash,
+    memory_create,
+)
+from memories.validation import (
+    MEMORY_ID_RE,
+    clean_string_list,
+    clean_unit_float,
+)
+
+log = logging.getLogger(__name__)
+
+
+
+
+def _get_for_update(memory_id) -> Memory:
+    if not isinstance(memory_id, str) or not MEMORY_ID_RE.match(memory_id):
+        raise NotFound(f"memory {memory_id!r} not found", field="memory_id")
+    try:
+        return Memory.objects.select_for_update().get(memory_id=memory_id)
+    except Memory.DoesNotExist:
+        raise NotFound(f"memory {memory_id} not found", field="memory_id") from None
+
+
+
+def _save_version(memory: Memory, *, kind: str, actor, reason: str) -> Memory:
+    memory.version += 1
+    memory.updated_at = timezone.now()
+    _stamp(memory, kind, actor, reason)
+    memory.save()
+    _sync_after_commit(memory)
+    return memory
+
+
+
+@transaction.atomic
+def memory_update(
+    *, memory_id: str, actor=None, reason: str = "", expected_version: int | None = None,
+    content=None, importance=None, tags=None, type=None, metadata=None,
+) -> Memory:
+    """Write a new version with the given fields changed.
+
+    ``expected_version`` (optimistic locking) raises Conflict (409, ``current_version`` in
+    the body) when the memory has moved on, and for a forgotten memory (restore first). A call
+    that changes nothing writes no version. The kind is ``importance`` when only importance
+    changed, else ``edit``.
+    """
+    memory = _get_for_update(memory_id)
+    if memory.deleted_at is not None:
+        raise Conflict(f"memory {memory_id} is forgotten; restore it first",
+                       field="memory_id", current_version=memory.version)
+    if expected_version is not None and expected_version != memory.version:
+        raise Conflict(
+            f"memory {memory_id} is at version {memory.version}, not {expected_version}",
+            field="version", current_version=memory.version,
+        )
+    changed = set()
+    if content is not None:
+        content = _clean_content(content)
+        if content != memory.content:
+            memory.content, memory.content_hash = content, content_hash(content)
+            changed.add("content")
+    if importance is not None:
+        importance = clean_unit_float(importance, "importance")
+        if importance != memory.importance:
+            memory.importance = importance
+            changed.add("importance")
+    if tags is not None:
+        tags = clean_string_list(tags, "tags")
+        if tags != memory.tags:
+            memory.tags = tags
+            changed.add("tags")
+    if type is not None and _clean_type(type) != memory.type:
+        memory.type = type
+        changed.add("type")
+        if type != MemoryType.SHORT_TERM:
+            memory.expire_at = None
+        elif memory.expire_at is None:
+            memory.expire_at = timezone.now() + dt.timedelta(
+                seconds=settings.MEMORY_SHORT_TERM_TTL_SECONDS)
+    if metadata is not None and _clean_metadata(metadata) != memory.metadata:
+        memory.metadata = metadata
+        changed.add("metadata")
+    if not changed:
+        return memory
+    kind = ChangeKind.IMPORTANCE if changed == {"importance"} else ChangeKind.EDIT
+    return _save_version(memory, kind=kind, actor=actor, reason=reason)
+
+
+
+@transaction.atomic
+def memory_forget(*, memory_id: str, actor=None, reason: str = "",
+                  kind: str = ChangeKind.FORGET) -> Memory:
+    """Soft delete: the row and its history stay; it leaves search and the index.
+
+    ``kind`` may say why (``archive`` by the policy, ``rollback`` of a consolidation).
+    Forgetting a forgotten memory changes nothing. Raises NotFound.
+    """
+    memory = _get_for_update(memory_id)
+    if memory.deleted_at is not None:
+        return memory
+    memory.deleted_at = timezone.now()
+    memory.deleted_by = _actor_name(actor)
+    return _save_version(memory, kind=kind, actor=actor, reason=reason)
+
+
+
+@transaction.atomic
+def memory_restore(*, memory_id: str, actor=None, reason: str = "") -> Memory:
+    """Bring a forgotten memory back into search (a new version). Raises NotFound."""
+    memory = _get_for_update(memory_id)
+    if memory.deleted_at is None:
+        return memory
+    memory.deleted_at = None
+    memory.deleted_by = ""
+    return _save_version(memory, kind=ChangeKind.RESTORE, actor=actor, reason=reason)
+
+
+
+@transaction.atomic
+def memory_rollback(*, memory_id: str, version: int, actor=None, reason: str) -> Memory:
+    """New version equal to ``version`` in content, importance, tags and type.
+
+    Ids, namespace, access counters and other memories are never touched; history is never
+    rewritten. A forgotten memory comes back if the target version was live. Raises
+    InvalidInput (no reason / not an earlier version), NotFound.
+    """
+    if not isinstance(reason, str) or not reason.strip():
+        raise InvalidInput("a reason is required for a rollback", field="reason")
+    memory = _get_for_update(memory_id)
+    if version == 0 and (memory.metadata or {}).get("consolidated_from"):
+        # Version 0 of a consolidated memory is "before the consolidation".
+        consolidation_undo(memory_id=memory_id, actor=actor, reason=reason)
+        memory.refresh_from_db()
+        return memory
+    if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version < memory.version:
+        raise InvalidInput(f"version must be an earlier version (1..{memory.version - 1})",
+                           field="version")
+    old = memory.history.filter(version=version).order_by("-history_id").first()
+    if old is None:
+        raise NotFound(f"version {version} of {memory_id} not found", field="version")
+    memory.content, memory.content_hash = old.content, content_hash(old.content)
+    memory.importance, memory.tags, memory.type = old.importance, old.tags, old.type
+    memory.expire_at = old.expire_at if old.type == MemoryType.SHORT_TERM else None
+    memory.deleted_at = old.deleted_at
+    memory.deleted_by = old.deleted_by
+    memory = _save_version(memory, kind=ChangeKind.ROLLBACK, actor=actor, reason=reason)
+    audit_record(actor=actor, action="rollback", target=memory_id, reason=reason,
+                 data={"to_version": version, "new_version": memory.version})
+    return memory
+
+
+
+BULK_ACTIONS = ("importance", "forget", "restore")
+
+
+
+@transaction.atomic
+def memory_bulk(*, memory_ids: list[str], action: str, actor=None, importance=None,
+                reason: str = "") -> list[Memory]:
+    """Apply one action to several memories, all or nothing; each memory gets its own
+    version (so a later rollback of one never touches the others). ``action`` is
+    ``importance`` (with ``importance``), ``forget`` or ``restore``. Raises InvalidInput,
+    NotFound."""
+    if action not in BULK_ACTIONS:
+        raise InvalidInput(f"action must be one of {', '.join(BULK_ACTIONS)}", field="action")
+    if not memory_ids or len(memory_ids) > 500:
+        raise InvalidInput("select 1 to 500 memories", field="memory_ids")
+    out = []
+    for memory_id in dict.fromkeys(memory_ids):
+        if action == "importance":
+            if importance is None:
+                raise InvalidInput("importance is required", field="importance")
+            out.append(memory_update(memory_id=memory_id, importance=importance, actor=actor,
+                                     reason=reason))
+        elif action == "forget":
+            out.append(memory_forget(memory_id=memory_id, actor=actor, reason=reason))
+        else:
+            out.append(memory_restore(memory_id=memory_id, actor=actor, reason=reason))
+    return out
+
+
+
+@transaction.atomic
+def memory_purge(*, memory_id: str, actor=None, reason: str = "") -> None:
+    """Hard delete (admin): the row and every version of its content are removed; an audit
+    event without content records who purged what and why. Raises NotFound."""
+    memory = _get_for_update(memory_id)
+    user_id = memory.user_id
+    memory.delete()
+    # After the delete: simple_history adds a "-" row holding the content, which goes too.
+    Memory.history.filter(memory_id=memory_id).delete()
+    audit_record(actor=actor, action="purge", target=memory_id, reason=reason,
+                 data={"user_id": user_id, "versions": memory.version})
+    transaction.on_commit(lambda: sync_memory(memory_id, user_id=user_id))
+
+
+@transaction.atomic
+def consolidation_undo(*, memory_id: str, actor=None, reason: str) -> list[str]:
+    """Roll back a consolidation: restore its sources, forget the merged memory."""
+    merged = Memory.objects.filter(memory_id=memory_id).first()
+    sources = (merged.metadata or {}).get("consolidated_from") if merged else None
+    if not sources:
+        raise InvalidInput("not a consolidated memory", field="memory_id")
+    for source in sources:
+        memory_restore(memory_id=source, actor=actor, reason=reason)
+    memory_forget(memory_id=memory_id, actor=actor, reason=reason,
+                  kind=ChangeKind.ROLLBACK)
+    return sources
+
+
+@transaction.atomic
+def memory_promote(*, memory_id: str, actor=None, reason: str = "") -> tuple[Memory, bool]:
+    """Turn a working or short-term memory into a user-wide long-term one.
+
+    A new memory (kind ``promote``, ``metadata.promoted_from``) is written through the same
+    dedup as every write: if the user already has that content as a long-term user-wide
+    memory, that one is returned with ``deduplicated`` True. Raises InvalidInput for a
+    long-term memory, NotFound.
+    """
+    source = _get_for_update(memory_id)
+    if source.type == MemoryType.LONG_TERM and source.conversation_id is None:
+        raise InvalidInput("memory is already a user-wide long-term memory", field="memory_id")
+    return memory_create(
+        actor=actor, kind=ChangeKind.PROMOTE, reason=reason, user_id=source.user_id,
+        content=source.content, conversation_id=None, type=MemoryType.LONG_TERM,
+        importance=source.importance, tags=source.tags, source=source.source,
+        author=source.author, keywords=source.keywords,
+        metadata={**source.metadata, "promoted_from": memory_id})

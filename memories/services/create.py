@@ -1,0 +1,222 @@
+"""Writers that create memories: validation, dedup by content hash, the importance estimate.
+
+Every write goes through a service; views, jobs and the API never save a Memory themselves.
+"""
+
+import datetime as dt
+import hashlib
+import json
+import unicodedata
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from simple_history.utils import bulk_create_with_history
+
+from memories import importance as importance_estimate
+from memories.errors import InvalidInput, TooLarge
+from memories.mirror import _sync_after_commit, sync_memories
+from memories.models import ChangeKind, Memory, MemoryType
+from memories.validation import (
+    clean_identifier,
+    clean_string_list,
+    clean_unit_float,
+)
+
+MAX_METADATA_BYTES = 16384
+
+MAX_TTL_SECONDS = 365 * 24 * 3600
+
+
+
+def content_hash(content: str) -> str:
+    """SHA-256 hex of the NFKC-normalised, stripped content (the dedup key)."""
+    return hashlib.sha256(unicodedata.normalize("NFKC", content).strip().encode()).hexdigest()
+
+
+
+def _actor_name(actor) -> str:
+    if actor is None:
+        return "system"
+    return actor if isinstance(actor, str) else actor.get_username()
+
+
+
+def _stamp(memory: Memory, kind: str, actor, reason: str) -> None:
+    """Tell the history receiver what this save is (see memories.history)."""
+    memory._history_kind = kind
+    memory._history_actor = _actor_name(actor)
+    memory._change_reason = reason or ""
+    if actor is not None and not isinstance(actor, str):
+        memory._history_user = actor
+
+
+
+def _clean_content(content) -> str:
+    if not isinstance(content, str):
+        raise InvalidInput("content must be a string", field="content")
+    if not content.strip():
+        raise InvalidInput("content must not be blank", field="content")
+    limit = settings.MEMORY_MAX_CONTENT_CHARS
+    if len(content) > limit:
+        raise TooLarge(
+            f"content is {len(content)} characters; the limit is {limit}",
+            field="content", limit=limit,
+        )
+    return content
+
+
+
+def _clean_metadata(metadata) -> dict:
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, dict):
+        raise InvalidInput("metadata must be a JSON object", field="metadata")
+    try:
+        encoded = json.dumps(metadata, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput("metadata must be plain JSON (no NaN)", field="metadata") from exc
+    if len(encoded.encode()) > MAX_METADATA_BYTES:
+        raise TooLarge(f"metadata is over {MAX_METADATA_BYTES} bytes", field="metadata",
+                       limit=MAX_METADATA_BYTES)
+    return metadata
+
+
+
+def _clean_type(value) -> str:
+    if value not in MemoryType.values:
+        raise InvalidInput(f"type must be one of {', '.join(MemoryType.values)}", field="type")
+    return value
+
+
+
+def _aware(value: dt.datetime) -> dt.datetime:
+    """Naive datetimes (imports, fixtures) are taken as UTC, never compared naive."""
+    if timezone.is_naive(value):
+        return value.replace(tzinfo=dt.UTC)
+    return value
+
+
+
+def _live_duplicate(*, user_id, conversation_id, type, chash) -> Memory | None:
+    return (
+        Memory.objects.filter(
+            user_id=user_id, conversation_id=conversation_id, type=type, content_hash=chash,
+            deleted_at__isnull=True,
+        )
+        .order_by("created_at", "memory_id")
+        .first()
+    )
+
+
+
+def _build_memory(
+    *, user_id, content, conversation_id=None, type=MemoryType.LONG_TERM, importance=None,
+    tags=None, metadata=None, source="", author="", keywords=None, ttl_seconds=None,
+    created_at=None, context="", now=None,
+) -> Memory:
+    """Validate one memory's fields and return an unsaved Memory (raises InvalidInput etc.)."""
+    now = now or timezone.now()
+    user_id = clean_identifier(user_id, "user_id")
+    conversation_id = clean_identifier(conversation_id, "conversation_id", required=False)
+    content = _clean_content(content)
+    type = _clean_type(type)
+    if importance is None:
+        importance = importance_estimate.estimate(content, author=author).score
+    importance = clean_unit_float(importance, "importance")
+    created = _aware(created_at) if created_at else now
+    expire_at = None
+    if type == MemoryType.SHORT_TERM:
+        ttl = settings.MEMORY_SHORT_TERM_TTL_SECONDS if ttl_seconds is None else ttl_seconds
+        if isinstance(ttl, bool) or not isinstance(ttl, int) or not 1 <= ttl <= MAX_TTL_SECONDS:
+            raise InvalidInput(f"ttl_seconds must be 1..{MAX_TTL_SECONDS}", field="ttl_seconds")
+        expire_at = now + dt.timedelta(seconds=ttl)
+    elif ttl_seconds is not None:
+        raise InvalidInput("ttl_seconds applies to short_term memories only", field="ttl_seconds")
+    for name, value, limit in (("source", source, 64), ("author", author, 128)):
+        if not isinstance(value, str) or len(value) > limit:
+            raise InvalidInput(f"{name} must be a string of at most {limit} characters",
+                               field=name)
+    if not isinstance(context, str) or len(context) > settings.MEMORY_MAX_CONTENT_CHARS:
+        raise InvalidInput("context must be a string no longer than the content limit",
+                           field="context")
+    return Memory(
+        user_id=user_id, conversation_id=conversation_id, type=type, content=content,
+        context=context,
+        keywords=clean_string_list(keywords or [], "keywords"),
+        tags=clean_string_list(tags or [], "tags"), importance=importance,
+        created_at=created, updated_at=now, expire_at=expire_at, source=source or "",
+        author=author or "", metadata=_clean_metadata(metadata),
+        content_hash=content_hash(content), version=1,
+    )
+
+
+
+def memory_create(*, actor=None, kind: str = ChangeKind.CREATE, reason: str = "",
+                  **fields) -> tuple[Memory, bool]:
+    """Create one memory; fields as ``_build_memory`` takes them.
+
+    Returns ``(memory, deduplicated)``: a live memory with the same content hash, user,
+    conversation and type is returned instead of writing a new one. Raises InvalidInput
+    (400), TooLarge (413). Searchable when this returns (sync on commit).
+    """
+    # Validation, hashing and the importance estimate touch no table: done before the
+    # transaction, they do not lengthen the write lock SQLite holds for all of it.
+    memory = _build_memory(**fields)
+    with transaction.atomic():
+        existing = _live_duplicate(user_id=memory.user_id,
+                                   conversation_id=memory.conversation_id,
+                                   type=memory.type, chash=memory.content_hash)
+        if existing is not None:
+            return existing, True
+        _stamp(memory, kind, actor, reason)
+        memory.save(force_insert=True)
+        _sync_after_commit(memory)
+    return memory, False
+
+
+
+@transaction.atomic
+def memory_create_many(*, items: list[dict], actor=None, reason: str = "") -> list[tuple[Memory, bool]]:
+    """Bulk create (imports, benchmarks): validation and dedup as :func:`memory_create`.
+
+    All or nothing: the first invalid item raises (with ``index`` in the error) and nothing
+    is written. One INSERT per 500 rows plus their history rows; the Redis mirror is
+    written after commit in pipelined batches. Returns ``[(memory, deduplicated)]`` in
+    input order.
+    """
+    now = timezone.now()
+    built = []
+    for n, item in enumerate(items):
+        try:
+            built.append(_build_memory(now=now, **item))
+        except (InvalidInput, TooLarge) as exc:
+            exc.extra["index"] = n
+            raise
+        except TypeError as exc:
+            raise InvalidInput(f"item {n}: {exc}", field="items", index=n) from exc
+    # Dedup against the database and within the batch itself.
+    keys = {(m.user_id, m.conversation_id, m.type, m.content_hash) for m in built}
+    existing: dict[tuple, Memory] = {}
+    hashes = {k[3] for k in keys}
+    for start in range(0, len(hashes), 500):
+        chunk = list(hashes)[start:start + 500]
+        for m in Memory.objects.filter(content_hash__in=chunk, deleted_at__isnull=True):
+            existing.setdefault((m.user_id, m.conversation_id, m.type, m.content_hash), m)
+    out, new = [], []
+    for m in built:
+        k = (m.user_id, m.conversation_id, m.type, m.content_hash)
+        if k in existing:
+            out.append((existing[k], True))
+            continue
+        existing[k] = m
+        new.append(m)
+        out.append((m, False))
+    bulk_create_with_history(
+        new, Memory, batch_size=500, default_change_reason=reason, default_date=now,
+        custom_historical_attrs={"kind": ChangeKind.CREATE, "changed_by": _actor_name(actor)},
+        default_user=None if actor is None or isinstance(actor, str) else actor,
+    )
+    ids = [m.memory_id for m in new]
+    transaction.on_commit(lambda: sync_memories(ids))
+    return out

@@ -1,0 +1,160 @@
+"""Background jobs (django-rq). Thin: each calls one function and reports progress.
+
+Queues: ``index`` (reindex, reconcile) and ``default``. Enqueue with :func:`enqueue`, which
+django-rq defers until the current transaction commits.
+"""
+
+import re
+
+import django_rq
+from rq import get_current_job
+
+from operations import drift, policy, reindex
+
+_JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+
+def _progress(done: int, total: int) -> None:
+    job = get_current_job()
+    if job is not None:
+        job.meta["progress"] = done / total if total else 1.0
+        job.meta["done"], job.meta["total"] = done, total
+        job.save_meta()
+
+
+
+def reindex_job(user_id: str | None = None) -> dict:
+    """Rebuild one namespace, or all, from the database."""
+    if user_id is not None:
+        return reindex.reindex_namespace(user_id, progress=_progress)
+    results = reindex.reindex_all(progress=lambda _ns, d, t: _progress(d, t))
+    return {"namespaces": len(results), "indexed": sum(r["indexed"] for r in results)}
+
+
+
+def reconcile_job() -> dict:
+    """Repair exactly the memories whose Redis state differs from the database."""
+    return drift.drift_repair()
+
+
+
+def job_status(job_id: str) -> dict | None:
+    """``{"status", "progress", "result", "error"}`` of a job, or None when unknown (any
+    id that is not a job id, e.g. with characters rq refuses, is unknown)."""
+    from rq.exceptions import NoSuchJobError
+    from rq.job import Job
+
+    if not _JOB_ID.match(job_id):
+        return None
+    try:
+        job = Job.fetch(job_id, connection=django_rq.get_connection("index"))
+    except NoSuchJobError:
+        return None
+    status = job.get_status(refresh=True)
+    status = getattr(status, "value", status)
+    status = {"deferred": "queued", "scheduled": "queued", "stopped": "failed",
+              "canceled": "failed"}.get(status, status)
+    error = None
+    if status == "failed":
+        result = job.latest_result()
+        error = (result.exc_string if result else None) or "failed"
+        error = error.strip().splitlines()[-1]
+    progress = job.meta.get("progress", 1.0 if status == "finished" else 0.0)
+    return {"job_id": job_id, "status": status, "progress": progress,
+            "done": job.meta.get("done"), "total": job.meta.get("total"),
+            "result": job.return_value() if status == "finished" else None, "error": error,
+            "func": job.func_name.rsplit(".", 1)[-1]}
+
+
+
+PERIODIC_RECONCILE_ID = "periodic-reconcile"
+
+PERIODIC_ACCESS_FOLD_ID = "periodic-access-fold"
+
+
+
+def periodic_reconcile_job() -> dict:
+    """Reconcile, then schedule the next run (the worker's ``--with-scheduler`` runs it)."""
+    try:
+        return reconcile_job()
+    finally:
+        _schedule_next(periodic_reconcile_job)
+
+
+
+def periodic_access_fold_job() -> dict:
+    """Fold recall hits pending in Redis into the database (``memories.access``), forget
+    fold records older than a day, then schedule the next run."""
+    from memories import access, services
+
+    try:
+        return {**access.access_fold(), "pruned": services.access_folds_prune()}
+    finally:
+        _schedule_next(periodic_access_fold_job)
+
+
+
+def _periodic() -> dict:
+    """Each periodic job: (fixed job id, seconds between runs)."""
+    from django.conf import settings
+
+    return {
+        periodic_reconcile_job: (PERIODIC_RECONCILE_ID, settings.MEMORY_RECONCILE_EVERY_SECONDS),
+        periodic_access_fold_job: (PERIODIC_ACCESS_FOLD_ID,
+                                   settings.MEMORY_ACCESS_FOLD_SECONDS),
+    }
+
+
+
+def _schedule_next(func) -> None:
+    import datetime as dt
+
+    job_id, seconds = _periodic()[func]
+    django_rq.get_queue("index").enqueue_in(dt.timedelta(seconds=seconds), func, job_id=job_id)
+
+
+
+def schedule_periodic() -> None:
+    """Schedule the next run of every periodic job (reconcile every
+    ``MEMORY_RECONCILE_EVERY_SECONDS``, access-count fold every
+    ``MEMORY_ACCESS_FOLD_SECONDS``). A fixed job id per job keeps at most one pending run,
+    however often this is called."""
+    for func in _periodic():
+        _schedule_next(func)
+
+
+
+def cleanup_job(user_id: str) -> dict:
+    """Apply the forgetting policy to one namespace."""
+
+    plan = policy.cleanup_plan(user_id=user_id)
+    return {**policy.cleanup_apply(plan), "plan": plan.as_dict()}
+
+
+
+def consolidate_job(user_id: str) -> dict:
+    """Merge every group of related long-term memories of one namespace."""
+
+    groups = policy.consolidation_plan(user_id=user_id)
+    merged = [policy.consolidate_group(memory_ids=g).memory_id for g in groups]
+    return {"groups": len(groups), "merged": merged}
+
+
+
+def export_job() -> dict:
+    """Export every namespace to ``var/exports/export-<UTC time>.json`` (schema-versioned)."""
+    import json
+
+    from django.conf import settings
+    from django.utils import timezone
+
+    from operations import backup
+
+    folder = settings.BASE_DIR / "var" / "exports"
+    folder.mkdir(parents=True, exist_ok=True)
+    doc = backup.export_memories(user_id=None)
+    path = folder / f"export-{timezone.now():%Y%m%dT%H%M%SZ}.json"
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    return {"file": path.name, "memories": len(doc["memories"])}
+

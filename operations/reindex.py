@@ -1,0 +1,171 @@
+"""Rebuild a namespace's index from the database beside the live one, then swap.
+
+The new generation is filled while the live one keeps answering recalls; writes that arrive
+meanwhile go to both (put.lua), and the builder never overwrites a newer version with its
+snapshot. The swap is one MULTI (``gen`` := new, ``building`` deleted), so a recall sees
+either the complete old index or the complete new one. The new generation's reference
+average length is the real one, which keeps the early-termination bound tight. The old
+generation's keys are deleted after the swap. Also restores the hot-store hashes, so after a
+Redis flush a reindex brings every memory back.
+"""
+
+import logging
+from collections.abc import Callable
+
+from django.db.models import Q
+from django.utils import timezone
+
+from memories import store
+from memories.errors import Conflict
+from memories.mirror import mirror_args
+from memories.models import Memory
+from search.index import fields as index_fields
+from search.index import postings
+
+log = logging.getLogger(__name__)
+
+BATCH = 1000
+BUILD_CLAIM_SECONDS = 3600
+
+
+def _suffix(gen: int) -> str:
+    return "" if gen == 0 else f"@{gen}"
+
+
+def _delete_generation(client, user_id: str, gen: int) -> int:
+    """Delete every key of one index generation of a namespace; returns how many."""
+    deleted = 0
+    for field in index_fields.ANALYZERS:
+        pattern = store.key(user_id, field + _suffix(gen)) + ":*"
+        batch = []
+        for key in client.scan_iter(match=pattern, count=2000):
+            batch.append(key)
+            if len(batch) >= 1000:
+                deleted += client.delete(*batch)
+                batch = []
+        if batch:
+            deleted += client.delete(*batch)
+        client.srem(store.key(user_id, "fields"), field + _suffix(gen))
+    return deleted
+
+
+def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | None = None,
+                      forget_versions: bool = False) -> dict:
+    """Rebuild namespace ``user_id`` from the database; returns counts and the generation.
+
+    ``progress(done, total)`` is called after each batch. Hot-store hashes of memories the
+    database no longer holds live are removed. ``forget_versions`` drops the record of
+    versions already mirrored (after a restore replaced the namespace with older versions). Raises Conflict when a reindex of
+    this namespace is already running, ``redis.RedisError`` when Redis fails (the live index
+    is untouched then: the half-built generation is dropped).
+    """
+    client = store.get_client()
+    gen_key, building_key = store.key(user_id, "gen"), store.key(user_id, "building")
+    live = int(store.text(client.get(gen_key)) or 0)
+    new = live + 1
+    # The claim expires, so a builder killed mid-way blocks the namespace for an hour at most
+    # (its half-built generation is dropped by the next reindex before it builds).
+    if not client.set(building_key, new, nx=True, ex=BUILD_CLAIM_SECONDS):
+        raise Conflict(f"a reindex of {user_id!r} is already running", field="user_id")
+    try:
+        _delete_generation(client, user_id, new)
+        if forget_versions:
+            client.delete(store.key(user_id, "ver"))
+        now = timezone.now()
+        rows = Memory.objects.filter(user_id=user_id, deleted_at__isnull=True).filter(
+            Q(expire_at__isnull=True) | Q(expire_at__gt=now)).order_by("memory_id")
+        total = rows.count()
+        _set_reference_lengths(client, user_id, new, rows)
+        done, last = 0, ""
+        while True:
+            # Keyset pagination: rows created or forgotten meanwhile would shift offsets and
+            # make the builder skip a row (writes during the build reach it by dual write).
+            chunk = list(rows.filter(memory_id__gt=last)[:BATCH])
+            if not chunk:
+                break
+            last = chunk[-1].memory_id
+            pipes = store.NamespacePipelines(client)
+            pipe = pipes.for_namespace(user_id)
+            for memory in chunk:
+                args = mirror_args(memory, now)
+                postings.put_memory(pipe, mode="build", **args)
+            pipes.execute()
+            done += len(chunk)
+            if progress:
+                progress(min(done, total), total)
+        swap = store.NamespacePipelines(client, transaction=True)
+        pipe = swap.for_namespace(user_id)
+        pipe.set(gen_key, new)
+        pipe.delete(building_key)
+        swap.execute()
+    except Exception:
+        client.delete(building_key)
+        _delete_generation(client, user_id, new)
+        raise
+    removed = _delete_generation(client, user_id, live)
+    removed += _delete_orphan_hashes(client, user_id)
+    client.sadd(store.global_key("namespaces"), user_id)
+    return {"user_id": user_id, "indexed": total, "generation": new, "old_keys_removed": removed}
+
+
+def _delete_orphan_hashes(client, user_id: str) -> int:
+    """Remove hot-store hashes of memories that are not live in the database."""
+    ids_key = store.key(user_id, "ids")
+    held = {store.text(i) for i in client.smembers(ids_key)}
+    live = set(Memory.objects.filter(user_id=user_id, memory_id__in=held,
+                                     deleted_at__isnull=True).values_list("memory_id", flat=True))
+    orphans = sorted(held - live)
+    if orphans:
+        client.delete(*[store.key(user_id, "m", m) for m in orphans])
+        client.srem(ids_key, *orphans)
+    return len(orphans)
+
+
+def _set_reference_lengths(client, user_id: str, gen: int, rows) -> None:
+    """Set each field's ``avgdl_ref`` of the new generation to its average length.
+
+    The live generation's statistics hold that average already (every put keeps ``N`` and
+    ``total_len`` exact), so they are used when every field has some; otherwise (a flushed
+    or never-built namespace) one pass over the rows measures it. Only the early-termination
+    bound depends on this value, never a score, so live statistics a little off cost speed,
+    not correctness.
+    """
+    averages = {}
+    for field in index_fields.ANALYZERS:
+        stats = postings.field_stats(client, user_id=user_id, field=field)
+        if stats["N"] <= 0 or stats["avgdl"] <= 0:
+            averages = _measure_lengths(rows)
+            break
+        averages[field] = stats["avgdl"]
+    for field, average in averages.items():
+        client.hset(store.key(user_id, field + _suffix(gen), "stats"), "avgdl_ref",
+                    repr(average))
+
+
+def _measure_lengths(rows) -> dict[str, float]:
+    """Average length of each field over ``rows``, counting rows where the field has terms."""
+    totals = dict.fromkeys(index_fields.ANALYZERS, 0)
+    counts = dict.fromkeys(index_fields.ANALYZERS, 0)
+    for content, context in rows.values_list("content", "context").iterator(chunk_size=2000):
+        for field, analyzer in index_fields.ANALYZERS.items():
+            n = len(analyzer.tokens(index_fields.field_text(field, content, context)))
+            if n:
+                totals[field] += n
+                counts[field] += 1
+    return {field: totals[field] / counts[field] for field in totals if counts[field]}
+
+
+def reindex_all(*, progress: Callable[[str, int, int], None] | None = None) -> list[dict]:
+    """Reindex every namespace that has memories in the database, and warm the hot window of
+    every session still within its TTL: after a Redis flush this restores everything."""
+    out = []
+    namespaces = Memory.objects.order_by("user_id").values_list("user_id", flat=True).distinct()
+    for user_id in namespaces:
+        def report(done, total, user_id=user_id):
+            if progress:
+                progress(user_id, done, total)
+        out.append(reindex_namespace(user_id, progress=report))
+    from sessions.store import warm_live_sessions
+
+    warm_live_sessions()
+    return out

@@ -1,0 +1,68 @@
+"""Ranking profiles and synonym sets: the settings the search engine ranks with."""
+
+from django.db import models
+from simple_history.models import HistoricalRecords
+
+
+class Ranker(models.TextChoices):
+    BM25 = "bm25"
+    KEYWORD = "keyword"
+
+
+
+class MatchMode(models.TextChoices):
+    ANY = "any"
+    ALL = "all"
+    ALL_THEN_ANY = "all_then_any"
+
+
+
+class RankingProfile(models.Model):
+    """Named ranking settings; ``bm25`` and ``keyword`` are built in (data migration)."""
+
+    name = models.CharField(max_length=64, unique=True)
+    ranker = models.CharField(max_length=16, choices=Ranker.choices, default=Ranker.BM25)
+    k1 = models.FloatField(default=1.2)
+    b = models.FloatField(default=0.75)
+    w_relevance = models.FloatField(default=1.0)
+    w_recency = models.FloatField(default=0.0)
+    w_importance = models.FloatField(default=0.0)
+    half_life_hours = models.FloatField(default=24 * 30)
+    recency_from = models.CharField(max_length=16, default="created_at")
+    stemming = models.BooleanField(default=False)
+    synonyms = models.BooleanField(default=False)
+    # Score against content + context (its own field, postings and statistics).
+    context = models.BooleanField(default=False)
+    match_mode = models.CharField(max_length=16, choices=MatchMode.choices, default="any")
+    is_default = models.BooleanField(default=False)
+    builtin = models.BooleanField(default=False)
+    created_by = models.CharField(max_length=150, blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+    history = HistoricalRecords(table_name="memories_historicalrankingprofile")
+
+    class Meta:
+        db_table = "memories_rankingprofile"  # kept from the memories app (moved here in 0012)
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+
+class SynonymSet(models.Model):
+    """Terms that mean the same, one set per row (like a line of a Solr synonyms file).
+
+    Applied to queries only, by profiles with ``synonyms`` on; the index is never expanded.
+    """
+
+    terms = models.JSONField(default=list)
+    created_by = models.CharField(max_length=150, blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "memories_synonymset"  # kept from the memories app (moved here in 0012)
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return ", ".join(self.terms)
+

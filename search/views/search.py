@@ -1,0 +1,71 @@
+"""Recall from the console: the same ``memory_search`` the API uses, with its explanation."""
+
+from django.views.decorators.http import require_GET
+from django.views.decorators.vary import vary_on_headers
+
+from console.forms import add_service_error
+from console.pages import render_page, role_required
+from memories import store
+from memories.errors import ServiceError
+from memories.models import Memory
+from search.forms import SearchForm
+from search.memory_search import memory_search
+
+NAMESPACE_HINTS = 200
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+@role_required("viewer")
+def search_page(request):
+    """``/search/?user_id=&q=&profile=&limit=``; htmx gets the ``#results`` fragment.
+
+    Unlike the API's recall, a reviewer's search does not bump ``access_count`` /
+    ``accessed_at``: those feed the agents' recency ranking, and an audit must not change
+    what it observes.
+    """
+    submitted = "user_id" in request.GET or "q" in request.GET
+    form = SearchForm(request.GET if submitted else None)
+    found, error, status = None, None, 200
+    if submitted:
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                found = memory_search(
+                    user_id=data["user_id"],
+                    query=data["q"],
+                    limit=data["limit"],
+                    profile=data["profile"],
+                    conversation_id=data["conversation_id"] or None,
+                )
+            except store.RedisError:
+                error, status = (
+                    (
+                        "The search index (Redis) is unreachable, so recall cannot "
+                        "run. Memories are safe in the database; try again once "
+                        "Redis is back."
+                    ),
+                    503,
+                )
+            except ServiceError as exc:
+                add_service_error(form, exc)
+                status = exc.status
+        else:
+            status = 400
+    top = found.results[0].score if found and found.results else 0.0
+    return render_page(
+        request,
+        "memories/search.html",
+        {
+            "form": form,
+            "found": found,
+            "top_score": top,
+            "error": error,
+            # Lazy: only the full page (its <datalist>) evaluates it, never the fragment.
+            "namespaces": Memory.objects.values_list("user_id", flat=True)
+            .distinct()
+            .order_by("user_id")[:NAMESPACE_HINTS],
+        },
+        partial="results",
+        status=status,
+    )

@@ -1,0 +1,21 @@
+"""Forms of the session pages."""
+
+from django import forms
+
+from console.forms import _IdentifierField, _PagedFilterForm, _per_page_field
+
+
+class SessionFilterForm(_PagedFilterForm):
+    user_id = _IdentifierField(name="user_id", label="User")
+    agent_id = _IdentifierField(name="agent_id", label="Agent")
+    active_since = forms.DateField(
+        required=False,
+        label="Active since",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+    state = forms.ChoiceField(
+        required=False,
+        choices=[("", "hot and cold"), ("hot", "hot (in Redis)"), ("cold", "cold")],
+    )
+    per_page = _per_page_field()
+
