@@ -30,7 +30,8 @@ class MemoryIn(Strict):
     keywords: list[str] | None = None
     ttl_seconds: int | None = None
     created_at: str | None = None
-    context: str = ""
+    # Absent: a memory in a conversation gets its neighbouring turns, built by the server.
+    context: str | None = None
 
 
 
@@ -40,6 +41,7 @@ class MemoryPatch(Strict):
     tags: list[str] | None = None
     type: str | None = None
     metadata: dict | None = None
+    context: str | None = None
     reason: str = Field(default="", max_length=1000)
     version: int | None = None
 
@@ -56,7 +58,8 @@ def memory_out(memory: Memory, **extra) -> dict:
     return {
         "memory_id": memory.memory_id, "user_id": memory.user_id,
         "conversation_id": memory.conversation_id, "type": memory.type,
-        "content": memory.content, "context": memory.context, "keywords": memory.keywords,
+        "content": memory.content, "context": memory.context,
+        "context_from": memory.context_from, "keywords": memory.keywords,
         "tags": memory.tags,
         "importance": memory.importance, "access_count": memory.access_count,
         "accessed_at": _iso(memory.accessed_at), "created_at": _iso(memory.created_at),

@@ -17,6 +17,7 @@ from memories import importance as importance_estimate
 from memories.errors import InvalidInput, TooLarge
 from memories.mirror import _sync_after_commit, sync_memories
 from memories.models import ChangeKind, Memory, MemoryType
+from memories.services import context as context_service
 from memories.validation import (
     clean_identifier,
     clean_string_list,
@@ -98,6 +99,13 @@ def _aware(value: dt.datetime) -> dt.datetime:
 
 
 
+def _clean_context(context) -> str:
+    if not isinstance(context, str) or len(context) > settings.MEMORY_MAX_CONTENT_CHARS:
+        raise InvalidInput("context must be a string no longer than the content limit",
+                           field="context")
+    return context
+
+
 def _live_duplicate(*, user_id, conversation_id, type, chash) -> Memory | None:
     return (
         Memory.objects.filter(
@@ -113,9 +121,13 @@ def _live_duplicate(*, user_id, conversation_id, type, chash) -> Memory | None:
 def _build_memory(
     *, user_id, content, conversation_id=None, type=MemoryType.LONG_TERM, importance=None,
     tags=None, metadata=None, source="", author="", keywords=None, ttl_seconds=None,
-    created_at=None, context="", now=None,
+    created_at=None, context=None, now=None, context_from=None,
 ) -> Memory:
-    """Validate one memory's fields and return an unsaved Memory (raises InvalidInput etc.)."""
+    """Validate one memory's fields and return an unsaved Memory (raises InvalidInput etc.).
+
+    ``context`` None (not given): a memory in a conversation gets a server-built one
+    (``context_from = "conversation"``, filled by :func:`memory_create`); a given context is
+    the client's. ``context_from`` lets a writer name another source (a promoted message)."""
     now = now or timezone.now()
     user_id = clean_identifier(user_id, "user_id")
     conversation_id = clean_identifier(conversation_id, "conversation_id", required=False)
@@ -137,12 +149,16 @@ def _build_memory(
         if not isinstance(value, str) or len(value) > limit:
             raise InvalidInput(f"{name} must be a string of at most {limit} characters",
                                field=name)
-    if not isinstance(context, str) or len(context) > settings.MEMORY_MAX_CONTENT_CHARS:
-        raise InvalidInput("context must be a string no longer than the content limit",
-                           field="context")
+    if context is None:
+        context = ""
+        if context_from is None:
+            context_from = context_service.CONVERSATION if conversation_id else ""
+    _clean_context(context)
+    if context_from is None:
+        context_from = context_service.CLIENT if context else ""
     return Memory(
         user_id=user_id, conversation_id=conversation_id, type=type, content=content,
-        context=context,
+        context=context, context_from=context_from,
         keywords=clean_string_list(keywords or [], "keywords"),
         tags=clean_string_list(tags or [], "tags"), importance=importance,
         created_at=created, updated_at=now, expire_at=expire_at, source=source or "",
@@ -169,9 +185,12 @@ def memory_create(*, actor=None, kind: str = ChangeKind.CREATE, reason: str = ""
                                    type=memory.type, chash=memory.content_hash)
         if existing is not None:
             return existing, True
+        if memory.context_from == context_service.CONVERSATION:
+            memory.context = context_service.conversation_context(memory)
         _stamp(memory, kind, actor, reason)
         memory.save(force_insert=True)
         _sync_after_commit(memory)
+        context_service.conversation_arrived(memory)
     return memory, False
 
 
@@ -189,7 +208,8 @@ def memory_create_many(*, items: list[dict], actor=None, reason: str = "") -> li
     built = []
     for n, item in enumerate(items):
         try:
-            built.append(_build_memory(now=now, **item))
+            # Bulk writes keep the context they are given (none: none), never build one.
+            built.append(_build_memory(now=now, **{"context": "", **item}))
         except (InvalidInput, TooLarge) as exc:
             exc.extra["index"] = n
             raise
