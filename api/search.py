@@ -97,7 +97,7 @@ def profile_out(p: RankingProfile) -> dict:
     return {f: getattr(p, f) for f in (
         "name", "ranker", "k1", "b", "w_relevance", "w_recency", "w_importance",
         "half_life_hours", "recency_from", "stemming", "synonyms", "context", "match_mode",
-        "is_default",
+        "temporal", "w_time", "w_semantic", "is_default",
         "builtin")}
 
 

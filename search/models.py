@@ -34,6 +34,13 @@ class RankingProfile(models.Model):
     # Score against content + context (its own field, postings and statistics).
     context = models.BooleanField(default=False)
     match_mode = models.CharField(max_length=16, choices=MatchMode.choices, default="any")
+    # What a time range parsed from the query does (search.temporal): off, filter, boost;
+    # w_time is the boost (a match in the range scores 1 + w_time times higher).
+    temporal = models.CharField(max_length=8, default="off")
+    w_time = models.FloatField(default=0.5)
+    # Share of the score taken by the cosine of query and memory embeddings over the BM25
+    # window (search.semantic.rescore); 0 = no semantic rescoring.
+    w_semantic = models.FloatField(default=0.0)
     is_default = models.BooleanField(default=False)
     builtin = models.BooleanField(default=False)
     created_by = models.CharField(max_length=150, blank=True, default="")
