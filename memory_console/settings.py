@@ -188,6 +188,9 @@ MEMORY_SHORT_TERM_TTL_SECONDS = env_int("MEMORY_SHORT_TERM_TTL_SECONDS", 24 * 36
 MEMORY_STREAM_MAXLEN = env_int("MEMORY_STREAM_MAXLEN", 10000)
 # Hybrid profiles re-rank this many BM25 candidates (as a search engine's rescore window).
 MEMORY_RERANK_WINDOW = env_int("MEMORY_RERANK_WINDOW", 100)
+# Recall from the per-process serving index (search/serving), within this memory budget.
+MEMORY_SERVING_INDEX = env_bool("MEMORY_SERVING_INDEX", True)
+MEMORY_SERVING_BUDGET_MB = env_int("MEMORY_SERVING_BUDGET_MB", 512)
 # A session window longer than this is folded into its rolling summary (half is kept).
 MEMORY_SESSION_FOLD_AT = env_int("MEMORY_SESSION_FOLD_AT", 200)
 # ... or when its estimated tokens (characters / 4) pass this budget.

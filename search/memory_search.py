@@ -1,7 +1,10 @@
 """Recall: ranked memories of one namespace for a query (reads only).
 
-Candidates come from the Redis index (``search.lua``: exact BM25 top-k with early
-termination); this module turns them into results with an explanation, applying the
+Candidates come from the process's serving index of the namespace (``search.serving``:
+exact BM25 top-k over NumPy postings, caught up from the Redis write stream before each
+search, so every returned write is seen); ``search.lua`` in Redis answers instead when
+``MEMORY_SERVING_INDEX`` is off or the namespace's index format is one this process does
+not serve. This module turns the candidates into results with an explanation, applying the
 ranking profile's hybrid formula
 
     final = w_rel * relevance + w_rec * recency + w_imp * importance
@@ -26,6 +29,7 @@ from search.index import fields as index_fields
 from search.index import postings
 from search.models import MatchMode, RankingProfile
 from search.profiles import profile_resolve
+from search.serving import feed as serving
 
 
 @dataclass
@@ -117,6 +121,14 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
     lua_mode = "collect" if prof.ranker == "keyword" else mode
 
     def fetch(m):
+        if getattr(settings, "MEMORY_SERVING_INDEX", True):
+            try:
+                return serving.search(
+                    client, user_id=user_id, field_name=field_name, terms=terms, k=k,
+                    k1=prof.k1, b=prof.b, mode=m, now=now, conversation_id=conversation_id,
+                    types=types)
+            except serving.Unsupported:
+                pass
         return postings.search_field(
             client, user_id=user_id, field=field_name, terms=terms, k=k, k1=prof.k1, b=prof.b,
             mode=m, now=now, conversation_id=conversation_id, types=types)

@@ -32,18 +32,29 @@ local dfs, idf, pkeys, maxup = {}, {}, {}, {}
 for j = 1, n_terms do
   pkeys[j] = fbase .. ':t:' .. terms[j]
   dfs[j] = redis.call('ZCARD', pkeys[j])
-  idf[j] = math.log(1 + (N - dfs[j] + 0.5) / (dfs[j] + 0.5))
 end
-if N == 0 then return {0, 0, dfs, {}, {}} end
-local avgdl = total / N
-local scale = math.max(1, avgdl / (tonumber(st[3]) or avgdl))
 
--- Short-term memories past their expiry are skipped (and reported for removal).
+-- Short-term memories past their expiry are skipped (and reported for removal), and leave
+-- the statistics before scoring: N, total_len and df count only what has not expired.
 local expired, dead = {}, {}
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', fbase .. ':exp', '-inf', now)) do
   dead[id] = true
   expired[#expired + 1] = id
+  local dkey = fbase .. ':d:' .. id
+  local dl = tonumber(redis.call('HGET', dkey, '#dl'))
+  if dl then
+    N, total = N - 1, total - dl
+    for j = 1, n_terms do
+      if redis.call('HEXISTS', dkey, terms[j]) == 1 then dfs[j] = dfs[j] - 1 end
+    end
+  end
 end
+for j = 1, n_terms do
+  idf[j] = math.log(1 + (N - dfs[j] + 0.5) / (dfs[j] + 0.5))
+end
+if N <= 0 then return {0, 0, dfs, {}, expired} end
+local avgdl = total / N
+local scale = math.max(1, avgdl / (tonumber(st[3]) or avgdl))
 
 -- A posting score -> level, tf, dl.
 local function decode(score)

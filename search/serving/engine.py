@@ -1,0 +1,356 @@
+"""The serving index: one index field of one namespace compiled into NumPy arrays (PURE).
+
+Exact Lucene BM25 (``memories.index.scoring``) with live statistics taken from the index
+itself at query time: ``N``, ``df`` and the average length count only documents that are live
+*now* (not removed, not past ``expire_at``), so a delete or an expiry changes every score at
+once, with no stale document frequency (Lucene, tantivy and RediSearch count deleted documents
+until a merge).
+
+Layout (doc ids are dense ``int32`` numbers of this process, never shown outside):
+
+- a *base* segment in CSR form: ``indptr[tid] .. indptr[tid + 1]`` slices ``p_docs`` (doc ids,
+  ascending) and ``p_tfs`` (raw term frequencies) of term ``tid``;
+- a *delta* segment of postings added since the last merge (per term, ascending doc ids: a
+  new or changed document always gets a new, higher id);
+- per-doc arrays: ``dl`` (length), ``type_code``, ``conv_code``, ``exp`` (epoch seconds, 0 =
+  never), ``live``; ``ids`` (memory ids, bytes) for ties by memory id.
+
+A changed document is removed (its id marked dead) and added again under a new id; dead
+postings stay in place until :meth:`FieldIndex.merge` drops them, which happens when the
+delta or the dead share grows (amortised, a few tens of ms per 100k documents).
+Scores are accumulated with ``np.bincount`` over the query terms' postings (in query-term
+order, so an incrementally maintained index and a rebuilt one give the same sums bit for
+bit), the top k found with ``np.argpartition``, and the boundary of the top k settled with
+``math.fsum`` per document, as :func:`memories.index.scoring.bm25` sums, ties by memory id.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+LONG_TERM = "long_term"
+# Below this share of the base segment the delta is not merged yet.
+MERGE_DELTA_SHARE = 1 / 16
+MERGE_DEAD_SHARE = 1 / 4
+
+
+@dataclass
+class Doc:
+    """One document of a field: ``tf`` maps term -> raw frequency, ``dl`` its length in
+    tokens, ``exp`` its expiry in epoch seconds (0 = none)."""
+
+    memory_id: str
+    dl: int
+    tf: dict[str, int]
+    type: str = LONG_TERM
+    conv: str = ""
+    exp: float = 0.0
+
+
+@dataclass
+class Found:
+    """What :meth:`FieldIndex.search` answers: the live statistics and candidate rows.
+
+    ``rows`` are ``(memory_id, dl, {term: tf})``: in ``any``/``all`` mode the exact top k by
+    BM25 (ties by memory id, best first), in ``collect`` mode every match, unranked.
+    ``expired`` lists memories past ``expire_at`` that are still in the index.
+    """
+
+    n_docs: int
+    total_len: int
+    df: dict[str, int]
+    rows: list[tuple[str, int, dict[str, int]]] = field(default_factory=list)
+    expired: list[str] = field(default_factory=list)
+
+    @property
+    def avgdl(self) -> float:
+        return self.total_len / self.n_docs if self.n_docs else 0.0
+
+
+class FieldIndex:
+    """The serving index of one field of one namespace. Not thread-safe: callers lock."""
+
+    def __init__(self, docs: list[Doc] = ()):
+        self.vocab: dict[str, int] = {}
+        self.indptr = np.zeros(1, np.int64)
+        self.p_docs = np.empty(0, np.int32)
+        self.p_tfs = np.empty(0, np.int32)
+        self.delta: dict[int, tuple[list[int], list[int]]] = {}
+        self.delta_postings = 0
+        self.doc_of: dict[str, int] = {}
+        self.n = 0  # doc ids allocated
+        cap = 16
+        self.dl = np.zeros(cap, np.int32)
+        self.type_code = np.zeros(cap, np.int8)
+        self.conv_code = np.zeros(cap, np.int32)
+        self.exp = np.zeros(cap, np.float64)
+        self.live = np.zeros(cap, bool)
+        self.ids = np.zeros(cap, "S32")
+        self.types: dict[str, int] = {}
+        self.convs: dict[str, int] = {"": 0}
+        self.n_live = 0
+        self.total_len = 0
+        self.dead = 0  # dead doc ids not yet merged away
+        self.expiring: set[int] = set()  # live doc ids with an expiry
+        if docs:
+            self._load(docs)
+
+    # --- writes ---------------------------------------------------------------------------
+
+    def _grow(self, need: int) -> None:
+        cap = len(self.dl)
+        if need <= cap:
+            return
+        cap = max(need, cap * 2)
+        for name in ("dl", "type_code", "conv_code", "exp", "live", "ids"):
+            old = getattr(self, name)
+            new = np.zeros(cap, old.dtype)
+            new[:len(old)] = old
+            setattr(self, name, new)
+
+    def _new_doc(self, doc: Doc) -> int:
+        d = self.n
+        self.n += 1
+        self._grow(self.n)
+        self.dl[d] = doc.dl
+        self.type_code[d] = self.types.setdefault(doc.type, len(self.types))
+        self.conv_code[d] = self.convs.setdefault(doc.conv, len(self.convs))
+        self.exp[d] = doc.exp
+        self.live[d] = True
+        self.ids[d] = doc.memory_id.encode()
+        self.doc_of[doc.memory_id] = d
+        self.n_live += 1
+        self.total_len += doc.dl
+        if doc.exp:
+            self.expiring.add(d)
+        return d
+
+    def _load(self, docs: list[Doc]) -> None:
+        tids: list[int] = []
+        dids: list[int] = []
+        tfs: list[int] = []
+        vocab = self.vocab
+        for doc in {doc.memory_id: doc for doc in docs}.values():
+            d = self._new_doc(doc)
+            for term, tf in doc.tf.items():
+                tids.append(vocab.setdefault(term, len(vocab)))
+                dids.append(d)
+                tfs.append(tf)
+        self._set_base(np.array(tids, np.int32), np.array(dids, np.int32),
+                       np.array(tfs, np.int32))
+
+    def _set_base(self, tids: np.ndarray, dids: np.ndarray, tfs: np.ndarray) -> None:
+        # Stable by term: doc ids stay ascending within each term's slice.
+        order = np.argsort(tids, kind="stable")
+        self.p_docs, self.p_tfs = dids[order], tfs[order]
+        counts = np.bincount(tids, minlength=len(self.vocab))
+        self.indptr = np.zeros(len(self.vocab) + 1, np.int64)
+        np.cumsum(counts, out=self.indptr[1:])
+        self.delta, self.delta_postings = {}, 0
+
+    def upsert(self, doc: Doc) -> None:
+        """Add ``doc``, replacing the memory's previous document if any."""
+        self.remove(doc.memory_id)
+        d = self._new_doc(doc)
+        for term, tf in doc.tf.items():
+            tid = self.vocab.setdefault(term, len(self.vocab))
+            lists = self.delta.get(tid)
+            if lists is None:
+                lists = self.delta[tid] = ([], [])
+            lists[0].append(d)
+            lists[1].append(tf)
+        self.delta_postings += len(doc.tf)
+        self._maybe_merge()
+
+    def remove(self, memory_id: str) -> bool:
+        """Take the memory's document out; False when it was not in the index."""
+        d = self.doc_of.pop(memory_id, None)
+        if d is None:
+            return False
+        self.live[d] = False
+        self.n_live -= 1
+        self.total_len -= int(self.dl[d])
+        self.dead += 1
+        self.expiring.discard(d)
+        self._maybe_merge()
+        return True
+
+    def _maybe_merge(self) -> None:
+        base = len(self.p_docs)
+        if (self.delta_postings > max(4096, base * MERGE_DELTA_SHARE)
+                or self.dead > max(1024, self.n * MERGE_DEAD_SHARE)):
+            self.merge()
+
+    def merge(self) -> None:
+        """Fold the delta into the base and renumber live documents densely (drops dead
+        postings). Scores are unchanged by a merge: they depend on live documents only."""
+        counts = np.diff(self.indptr)
+        tids = [np.repeat(np.arange(len(counts), dtype=np.int32), counts)]
+        dids, tfs = [self.p_docs], [self.p_tfs]
+        for tid, (ds, ts) in self.delta.items():
+            tids.append(np.full(len(ds), tid, np.int32))
+            dids.append(np.array(ds, np.int32))
+            tfs.append(np.array(ts, np.int32))
+        tids, dids, tfs = np.concatenate(tids), np.concatenate(dids), np.concatenate(tfs)
+        keep = self.live[dids]
+        tids, dids, tfs = tids[keep], dids[keep], tfs[keep]
+        alive = np.flatnonzero(self.live[:self.n])
+        renumber = np.full(self.n, -1, np.int32)
+        renumber[alive] = np.arange(len(alive), dtype=np.int32)
+        for name in ("dl", "type_code", "conv_code", "exp", "live", "ids"):
+            arr = getattr(self, name)
+            new = np.zeros(max(16, len(alive)), arr.dtype)
+            new[:len(alive)] = arr[alive]
+            setattr(self, name, new)
+        self.n, self.dead = len(alive), 0
+        self.doc_of = {m: int(renumber[d]) for m, d in self.doc_of.items()}
+        self.expiring = {int(renumber[d]) for d in self.expiring}
+        # Within a term, base postings precede delta ones and both ascend, and renumbering
+        # keeps the order: the stable sort by term keeps doc ids ascending.
+        self._set_base(tids, renumber[dids], tfs)
+
+    # --- reads ----------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self.n_live
+
+    def nbytes(self) -> int:
+        """Approximate memory held, in bytes (arrays plus the Python dictionaries)."""
+        arrays = sum(a.nbytes for a in (self.indptr, self.p_docs, self.p_tfs, self.dl,
+                                        self.type_code, self.conv_code, self.exp, self.live,
+                                        self.ids))
+        # dict entry + str object: ~100 bytes for a memory id, ~90 for a term.
+        return arrays + 100 * len(self.doc_of) + 90 * len(self.vocab) + 40 * self.delta_postings
+
+    def _postings(self, term: str, live: np.ndarray, clean: bool):
+        tid = self.vocab.get(term)
+        if tid is None:
+            return None, None
+        if tid + 1 < len(self.indptr):
+            lo, hi = self.indptr[tid], self.indptr[tid + 1]
+            docs, tfs = self.p_docs[lo:hi], self.p_tfs[lo:hi]
+        else:
+            docs = tfs = np.empty(0, np.int32)
+        extra = self.delta.get(tid)
+        if extra:
+            docs = np.concatenate([docs, np.array(extra[0], np.int32)])
+            tfs = np.concatenate([tfs, np.array(extra[1], np.int32)])
+        if not clean:
+            keep = live[docs]
+            docs, tfs = docs[keep], tfs[keep]
+        return docs, tfs
+
+    def search(self, terms: list[str], *, k: int, k1: float = 1.2, b: float = 0.75,
+               mode: str = "any", now: float = 0.0, types: list[str] | None = None,
+               conversation_id: str | None = None) -> Found:
+        """Exact top ``k`` for distinct ``terms``; ``mode`` any | all | collect.
+
+        ``now`` is epoch seconds: documents with ``0 < exp <= now`` count neither in the
+        statistics nor as matches, and are listed in ``expired``. ``types`` keeps documents
+        of those types; ``conversation_id`` keeps documents of that conversation, of none,
+        and long-term ones (as the Lua search did). Filters never change the statistics.
+        """
+        live, expired = self.live, []
+        n_live, total = self.n_live, self.total_len
+        gone = [d for d in self.expiring if self.exp[d] <= now]
+        if gone:
+            live = live.copy()
+            live[gone] = False
+            n_live -= len(gone)
+            total -= int(self.dl[gone].sum())
+            expired = sorted(self.ids[d].decode() for d in gone)
+        clean = self.dead == 0 and not gone
+        found = Found(n_live, total, {}, expired=expired)
+        lists = []
+        for term in terms:
+            docs, tfs = self._postings(term, live, clean)
+            found.df[term] = 0 if docs is None else len(docs)
+            lists.append((docs, tfs))
+        if n_live == 0:
+            return found
+        present = [j for j, (docs, _) in enumerate(lists) if docs is not None and len(docs)]
+        if not present or (mode == "all" and len(present) < len(terms)):
+            return found
+        avgdl = total / n_live
+        contribs = {}
+        for j in present:
+            docs, tfs = lists[j]
+            df = len(docs)
+            idf = math.log(1.0 + (n_live - df + 0.5) / (df + 0.5))
+            tf = tfs.astype(np.float64)
+            # The operations of scoring.tf_part in its order, so the values are its own.
+            contribs[j] = idf * (tf / (tf + k1 * ((1.0 - b) + (b * self.dl[docs]) / avgdl)))
+        cat_docs = np.concatenate([lists[j][0] for j in present])
+        scores = np.bincount(cat_docs, weights=np.concatenate(list(contribs.values())),
+                             minlength=self.n)
+        if mode == "all":
+            counts = np.bincount(cat_docs, minlength=self.n)
+            cand = np.flatnonzero(counts == len(terms))
+        elif len(present) == 1:
+            cand = lists[present[0]][0]
+        else:
+            cand = np.flatnonzero(scores)
+        cand = self._filter(cand, types, conversation_id)
+        if len(cand) == 0:
+            return found
+        if mode != "collect":
+            cand = self._top(cand, scores, k, lists, contribs)
+        found.rows = self._rows(cand, terms, lists, contribs)
+        return found
+
+    def _filter(self, cand, types, conversation_id):
+        if types:
+            codes = [self.types[t] for t in types if t in self.types]
+            cand = cand[np.isin(self.type_code[cand], codes)]
+        if conversation_id:
+            conv = self.conv_code[cand]
+            ok = (conv == 0) | (conv == self.convs.get(conversation_id, -1))
+            if LONG_TERM in self.types:
+                ok |= self.type_code[cand] == self.types[LONG_TERM]
+            cand = cand[ok]
+        return cand
+
+    def _top(self, cand, scores, k, lists, contribs):
+        s = scores[cand]
+        if len(cand) > k:
+            kth = np.partition(s, len(s) - k)[len(s) - k]
+            # A band below the k-th score: the order is then settled with exact sums, so a
+            # last-bit difference between the two ways of summing never changes the top k.
+            band = kth - abs(kth) * 1e-12
+            cand, s = cand[s >= band], s[s >= band]
+        if len(cand) <= 4 * k + 64:
+            exact = self._exact(cand, lists, contribs)
+            order = sorted(range(len(cand)), key=lambda r: (-exact[r], self.ids[cand[r]]))
+            return cand[order[:k]]
+        # Many exact ties (equal tf and dl): they are equal under any summation order.
+        order = np.lexsort((self.ids[cand], -s))
+        return cand[order[:k]]
+
+    @staticmethod
+    def _locate(docs, cand):
+        """Positions of ``cand`` in the ascending ``docs``, and which are there."""
+        pos = np.searchsorted(docs, cand)
+        pos[pos >= len(docs)] = 0
+        return pos, docs[pos] == cand
+
+    def _exact(self, cand, lists, contribs) -> list[float]:
+        """Each candidate's BM25 summed as scoring.bm25 sums it (math.fsum, term order)."""
+        out = [[] for _ in cand]
+        for j, values in contribs.items():
+            pos, hit = self._locate(lists[j][0], cand)
+            for r in np.flatnonzero(hit):
+                out[r].append(values[pos[r]])
+        return [math.fsum(row) for row in out]
+
+    def _rows(self, cand, terms, lists, contribs):
+        tfs = [{} for _ in cand]
+        for j in contribs:
+            docs, tf = lists[j]
+            pos, hit = self._locate(docs, cand)
+            term = terms[j]
+            for r in np.flatnonzero(hit):
+                tfs[r][term] = int(tf[pos[r]])
+        return [(self.ids[d].decode(), int(self.dl[d]), tfs[r]) for r, d in enumerate(cand)]

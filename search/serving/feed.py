@@ -1,0 +1,252 @@
+"""Keep each process's serving indexes (``engine.FieldIndex``) in line with Redis.
+
+Redis stays the shared source: the postings, document vectors (``<field>:d:<id>``) and
+statistics that ``put.lua`` maintains. A serving index of one field of one namespace is
+
+- **built** from the document vectors of the live generation, in bounded chunks (SSCAN of
+  the namespace's ``ids`` set, ``BUILD_CHUNK`` HGETALLs per pipeline: no long command), after
+  noting the write stream's position, then caught up from that position;
+- **caught up** before every search by ``feed.lua``: the stream entries after the last one
+  applied (``FEED_COUNT`` at a time) and, atomically with them, the current document of each
+  memory they name. ``put.lua`` appends the entry in the same script as the write, so a
+  recall in any process sees every write that has returned (read-your-writes);
+- **rebuilt** when it cannot be caught up: the live generation changed (a reindex swapped),
+  the format stamp changed, the stream was trimmed past our position or recreated (a Redis
+  flush), or, once caught up, its N / total length differ from the field's statistics in
+  Redis (a check that holds exactly, since both describe the same documents).
+
+Indexes live in an LRU within ``MEMORY_SERVING_BUDGET_MB`` per process; an evicted
+namespace is rebuilt on its next recall. Thread-safe: one lock per index.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+
+from memories import store
+from search.serving.engine import Doc, FieldIndex
+
+log = logging.getLogger(__name__)
+
+FEED_COUNT = 256
+BUILD_CHUNK = 1000
+# Index formats this code serves; the stamp is ``<base>format`` (absent = 1).
+FORMATS = {"1"}
+
+
+class Unsupported(Exception):
+    """The namespace's index is in a format this process does not serve."""
+
+
+@functools.cache
+def _script():
+    return store.get_client().register_script(
+        Path(__file__).with_name("feed.lua").read_text())
+
+
+def _stream_id(value: str) -> tuple[int, int]:
+    ms, _, seq = value.partition("-")
+    return int(ms), int(seq or 0)
+
+
+@dataclass
+class Served:
+    """A serving index and where it stands in the namespace's stream."""
+
+    index: FieldIndex | None = None
+    gen: str = ""
+    format: str = ""
+    last_id: str = "0-0"
+    added: int = 0  # stream entries applied: the ordinal of last_id
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    used: float = 0.0
+    builds: int = 0
+
+
+@dataclass
+class Counters:
+    builds: int = 0
+    build_ms: float = 0.0
+    applied: int = 0
+    evictions: int = 0
+
+
+_registry: OrderedDict[tuple[str, str], Served] = OrderedDict()
+_registry_lock = threading.Lock()
+counters = Counters()
+
+
+def clear() -> None:
+    """Drop every serving index of this process (tests; a later search rebuilds)."""
+    with _registry_lock:
+        _registry.clear()
+
+
+def _doc(memory_id: str, raw) -> Doc | None:
+    items = raw.items() if isinstance(raw, dict) else zip(raw[::2], raw[1::2], strict=True)
+    tf, meta = {}, {}
+    for k, v in items:
+        k, v = store.text(k), store.text(v)
+        if k.startswith("#"):
+            meta[k] = v
+        else:
+            tf[k] = int(v)
+    if "#dl" not in meta:
+        return None
+    return Doc(memory_id, int(meta["#dl"]), tf, type=meta.get("#type", ""),
+               conv=meta.get("#conv", ""), exp=float(meta.get("#exp") or 0.0))
+
+
+def _feed(client, user_id: str, field_name: str, last_id: str, count: int):
+    args = [store.namespace_base(user_id), field_name, last_id, count]
+    reply = _script()(keys=[store.key(user_id, "stream")], args=args, client=client)
+    gen, fmt, n, total, length, top, added, read, ids, docs = reply
+    text = store.text
+    return {"gen": text(gen), "format": text(fmt), "N": int(n), "total_len": int(total),
+            "length": int(length), "top": text(top), "added": int(added),
+            "read": [text(i) for i in read], "ids": [text(i) for i in ids], "docs": docs}
+
+
+def _fname(field_name: str, gen: str) -> str:
+    return field_name if gen in ("", "0") else f"{field_name}@{gen}"
+
+
+def _build(client, user_id: str, field_name: str, served: Served) -> None:
+    """Fill ``served`` from Redis in bounded chunks, noting the stream position first."""
+    started = time.perf_counter()
+    head = _feed(client, user_id, field_name, "0-0", 0)
+    if head["format"] not in FORMATS:
+        raise Unsupported(head["format"])
+    prefix = store.namespace_base(user_id) + _fname(field_name, head["gen"]) + ":d:"
+    docs, cursor = [], 0
+    while True:
+        cursor, chunk = client.sscan(store.key(user_id, "ids"), cursor, count=BUILD_CHUNK)
+        chunk = [store.text(m) for m in chunk]
+        pipe = client.pipeline(transaction=False)
+        for memory_id in chunk:
+            pipe.hgetall(prefix + memory_id)
+        for memory_id, raw in zip(chunk, pipe.execute(), strict=True):
+            doc = _doc(memory_id, raw) if raw else None
+            if doc is not None:
+                docs.append(doc)
+        if int(cursor) == 0:
+            break
+    served.index = FieldIndex(docs)
+    served.gen, served.format = head["gen"], head["format"]
+    served.last_id, served.added = head["top"], head["added"]
+    served.builds += 1
+    counters.builds += 1
+    counters.build_ms += (time.perf_counter() - started) * 1000
+
+
+def _catch_up(client, user_id: str, field_name: str, served: Served) -> str:
+    """Apply the stream to ``served``: ``"ok"``; ``"rebuild"`` when it cannot be caught up;
+    ``"mismatch"`` when caught up but its N / total length differ from Redis's."""
+    while True:
+        got = _feed(client, user_id, field_name, served.last_id, FEED_COUNT)
+        if got["format"] not in FORMATS:
+            raise Unsupported(got["format"])
+        # ``served.added`` counts the entries applied (the ordinal of ``last_id``); trimming
+        # removed the oldest ``added - length``: any of ours not yet applied is a gap. A
+        # stream recreated after a flush counts from zero again.
+        if (got["gen"] != served.gen or got["format"] != served.format
+                or got["added"] - got["length"] > served.added or got["added"] < served.added
+                or _stream_id(got["top"]) < _stream_id(served.last_id)):
+            return "rebuild"
+        index = served.index
+        for memory_id, raw in zip(got["ids"], got["docs"], strict=True):
+            doc = _doc(memory_id, raw) if raw else None
+            if doc is None:
+                index.remove(memory_id)
+            else:
+                index.upsert(doc)
+        counters.applied += len(got["ids"])
+        if got["read"]:
+            served.last_id = got["read"][-1]
+            served.added += len(got["read"])
+        elif served.added < got["added"]:
+            return "rebuild"  # entries deleted one by one (XDEL): cannot tell which
+        if served.added >= got["added"]:
+            same = got["N"] == index.n_live and got["total_len"] == index.total_len
+            return "ok" if same else "mismatch"
+
+
+def serving_index(client, user_id: str, field_name: str) -> tuple[Served, FieldIndex]:
+    """The caught-up serving index of one field of one namespace, its lock HELD: the caller
+    searches it and then releases ``served.lock``. Raises Unsupported, ``redis.RedisError``.
+    """
+    key = (store.namespace_base(user_id), field_name)
+    with _registry_lock:
+        served = _registry.get(key)
+        if served is None:
+            served = _registry[key] = Served()
+        _registry.move_to_end(key)
+    served.lock.acquire()
+    try:
+        served.used = time.monotonic()
+        for attempt in range(3):
+            fresh = served.index is None
+            if fresh:
+                _build(client, user_id, field_name, served)
+            state = _catch_up(client, user_id, field_name, served)
+            if state == "ok":
+                break
+            if state == "mismatch" and fresh:
+                # Built just now from the same data: the statistics hash itself is off
+                # (drift; reconcile repairs it). Serve the documents as they are.
+                log.warning("statistics of %s/%s differ from its documents", user_id, field_name)
+                break
+            log.info("serving index of %s/%s: %s, rebuilding", user_id, field_name, state)
+            if attempt < 2:
+                served.index = None
+    except BaseException:
+        served.lock.release()
+        raise
+    _evict(key)
+    return served, served.index
+
+
+def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k1: float,
+           b: float, mode: str, now: float, conversation_id: str | None = None,
+           types: list[str] | None = None):
+    """``engine.Found`` of the caught-up serving index (see ``FieldIndex.search``)."""
+    served, index = serving_index(client, user_id, field_name)
+    try:
+        return index.search(terms, k=k, k1=k1, b=b, mode=mode, now=now, types=types,
+                            conversation_id=conversation_id)
+    finally:
+        served.lock.release()
+
+
+def budget_bytes() -> int:
+    return int(getattr(settings, "MEMORY_SERVING_BUDGET_MB", 512)) * 1024 * 1024
+
+
+def _evict(keep: tuple[str, str]) -> None:
+    """Drop least recently used indexes until the process is within its budget."""
+    limit = budget_bytes()
+    with _registry_lock:
+        total = sum(s.index.nbytes() for s in _registry.values() if s.index is not None)
+        for key in list(_registry):
+            if total <= limit:
+                break
+            served = _registry[key]
+            if key == keep or served.index is None or served.lock.locked():
+                continue
+            total -= served.index.nbytes()
+            del _registry[key]
+            counters.evictions += 1
+
+
+def held_bytes() -> int:
+    """Bytes held by this process's serving indexes (approximate)."""
+    with _registry_lock:
+        return sum(s.index.nbytes() for s in _registry.values() if s.index is not None)

@@ -1,0 +1,214 @@
+"""The serving index against the real Redis and database: read-your-writes from a second OS
+process, incremental == rebuild, no stale df after deletes, expiry before scoring (issue 13),
+rebuilds after a reindex swap, a trimmed stream or a flush, the format stamp, the budget."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from memories import services, store
+from memories.models import Memory
+from operations.reindex import reindex_namespace
+from search import scoring
+from search.index import fields as index_fields
+from search.memory_search import memory_search
+from search.serving import feed as serving
+from tests.helpers import create, oracle_scores
+
+pytestmark = pytest.mark.django_db(transaction=True)
+ROOT = Path(__file__).resolve().parent.parent
+
+# A second process: Django on the same database and Redis prefix, answering one JSON line
+# per command from stdin ("search QUERY" -> ids and scores; "create TEXT" -> the new id).
+CHILD = r"""
+import json, sys
+import django
+django.setup()
+from memories import services
+from search.models import RankingProfile
+from search.memory_search import memory_search
+bm25 = RankingProfile(name="bm25")  # unsaved: the child never needs the profile table
+for line in sys.stdin:
+    cmd, _, arg = line.rstrip("\n").partition(" ")
+    if cmd == "search":
+        found = memory_search(user_id="u-a", query=arg, limit=50, profile=bm25)
+        print(json.dumps({h.memory_id: h.score for h in found.results}), flush=True)
+    elif cmd == "create":
+        print(json.dumps(services.memory_create(user_id="u-a", content=arg)[0].memory_id),
+              flush=True)
+"""
+
+
+def _database_url() -> str:
+    s = connection.settings_dict
+    if s["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{s['NAME']}"
+    return (f"postgres://{s['USER']}:{s.get('PASSWORD') or ''}@{s['HOST'] or '127.0.0.1'}:"
+            f"{s['PORT'] or 5432}/{s['NAME']}")
+
+
+@pytest.fixture
+def child():
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memory_console.settings", "DEBUG": "1",
+           "DATABASE_URL": _database_url(), "REDIS_URL": settings.REDIS_URL,
+           "MEMORY_KEY_PREFIX": settings.MEMORY_KEY_PREFIX}
+    proc = subprocess.Popen([sys.executable, "-c", CHILD], cwd=ROOT, env=env, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def ask(line: str):
+        proc.stdin.write(line + "\n")
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline())
+
+    yield ask
+    proc.stdin.close()
+    proc.wait(timeout=30)
+
+
+def scores(query, user_id="u-a", **kw):
+    found = memory_search(user_id=user_id, query=query, limit=100, profile="bm25", **kw)
+    return {h.memory_id: h.score for h in found.results}, found
+
+
+def assert_oracle(query, user_id="u-a"):
+    got, _ = scores(query, user_id)
+    want = oracle_scores(user_id, query)
+    assert got.keys() == want.keys(), query
+    for memory_id, value in want.items():
+        assert got[memory_id] == pytest.approx(value, abs=1e-9)
+
+
+def test_a_process_with_a_warm_index_finds_another_process_write_at_once(builtins, child):
+    for n in range(30):
+        create(f"kestrel note {n}")
+    assert len(child("search kestrel")) == 30  # the child's index is built and warm
+    mine = create("kestrel osprey sighting").memory_id
+    got = child("search osprey")  # no wait: the write returned, so the child must see it
+    assert list(got) == [mine]
+    services.memory_forget(memory_id=mine)
+    assert child("search osprey") == {}
+    assert len(child("search kestrel")) == 30
+
+
+def test_this_process_finds_a_write_made_by_another_process(builtins, child):
+    for n in range(20):
+        create(f"heron note {n}")
+    assert len(scores("heron")[0]) == 20  # warm here
+    theirs = child("create heron egret nest")
+    got, found = scores("egret")
+    assert list(got) == [theirs] and found.n_docs == 21
+    assert_oracle("heron egret")
+
+
+def test_no_stale_df_or_n_after_deletes(builtins):
+    ids = [create(f"redis cache {n}").memory_id for n in range(10)]
+    create("redis cluster")
+    assert scores("redis")[1].df == {"redis": 11}
+    for memory_id in ids[:6]:
+        services.memory_forget(memory_id=memory_id)
+    _, found = scores("redis cache")
+    assert found.df == {"redis": 5, "cache": 4} and found.n_docs == 5
+    assert_oracle("redis cache")
+
+
+def test_incremental_equals_a_rebuild_to_1e9(builtins):
+    live = [create(f"alpha beta {n} " + "gamma " * (n % 4)).memory_id for n in range(40)]
+    scores("alpha")  # warm, then change under it
+    for n, memory_id in enumerate(live[:25]):
+        if n % 3 == 0:
+            services.memory_forget(memory_id=memory_id)
+        else:
+            services.memory_update(memory_id=memory_id, content=f"gamma delta {n} alpha")
+    queries = ["alpha", "gamma delta", "beta gamma alpha"]
+    incremental = [scores(q)[0] for q in queries]
+    serving.clear()
+    rebuilt = [scores(q)[0] for q in queries]
+    for a, b in zip(incremental, rebuilt, strict=True):
+        assert a.keys() == b.keys()
+        for memory_id, value in b.items():
+            assert a[memory_id] == pytest.approx(value, abs=1e-9)
+    for q in queries:
+        assert_oracle(q)
+
+
+@pytest.mark.parametrize("serving_on", [True, False], ids=["serving", "lua"])
+def test_expired_memories_leave_the_statistics_before_scoring(builtins, settings, serving_on):
+    """Issue 13: the first recall after an expiry scores with N, df and avgdl that no longer
+    count the expired memories (what a rebuild gives), and the second recall agrees."""
+    settings.MEMORY_SERVING_INDEX = serving_on
+    for n in range(6):
+        create(f"deploy checklist step {n}")
+    create("deploy deploy deploy rollback plan")
+    for n in range(4):
+        create(f"deploy freeze {n}", type="short_term", ttl_seconds=60)
+    later = time.time() + 120
+    first = scores("deploy rollback", now=later)
+    second = scores("deploy rollback", now=later)
+    live = Memory.objects.filter(user_id="u-a", expire_at__isnull=True)
+    assert first[1].n_docs == live.count() and first[1].df["deploy"] == live.count()
+    # What a rebuild gives: BM25 over the memories that have not expired.
+    analyzer = index_fields.ANALYZERS[index_fields.CONTENT]
+    docs = {m.memory_id: analyzer.term_frequencies(m.content) for m in live}
+    total = sum(sum(tf.values()) for tf in docs.values())
+    terms = analyzer.tokens("deploy rollback")
+    df = {t: sum(1 for tf in docs.values() if t in tf) for t in terms}
+    want = {m: scoring.bm25(terms, tf, sum(tf.values()), len(docs), df, total / len(docs))
+            for m, tf in docs.items()}
+    for got in (first[0], second[0]):
+        assert got.keys() == want.keys()
+        for memory_id, value in want.items():
+            assert got[memory_id] == pytest.approx(value, abs=1e-9)
+
+
+def test_a_reindex_swap_rebuilds_the_serving_index(builtins):
+    for n in range(15):
+        create(f"lighthouse keeper {n}")
+    scores("lighthouse")
+    builds = serving.counters.builds
+    reindex_namespace("u-a")
+    create("lighthouse lamp")
+    assert_oracle("lighthouse lamp")
+    assert serving.counters.builds == builds + 1
+
+
+def test_a_trimmed_stream_or_a_flush_forces_a_rebuild(builtins, redis_client):
+    for n in range(12):
+        create(f"glacier survey {n}")
+    scores("glacier")
+    builds = serving.counters.builds
+    later = create("glacier crevasse").memory_id
+    redis_client.xtrim(store.key("u-a", "stream"), maxlen=0)  # our position is gone
+    assert "glacier" and later in scores("crevasse")[0]
+    assert serving.counters.builds == builds + 1
+    assert_oracle("glacier crevasse")
+    for key in redis_client.scan_iter(match=f"{settings.MEMORY_KEY_PREFIX}:*"):
+        redis_client.delete(key)
+    reindex_namespace("u-a")
+    assert_oracle("glacier crevasse")
+
+
+def test_an_unknown_format_stamp_is_served_by_the_lua_search(builtins, redis_client):
+    for n in range(8):
+        create(f"orchard apple {n}")
+    redis_client.set(store.key("u-a", "format"), "99")
+    assert_oracle("orchard apple")
+    redis_client.delete(store.key("u-a", "format"))
+    assert_oracle("orchard apple")
+
+
+def test_a_tiny_budget_evicts_other_namespaces_and_answers_stay_exact(builtins, settings):
+    settings.MEMORY_SERVING_BUDGET_MB = 0
+    for ns in ("n-1", "n-2", "n-3"):
+        for n in range(5):
+            create(f"{ns} walrus {n}", user_id=ns)
+    for _ in range(2):
+        for ns in ("n-1", "n-2", "n-3"):
+            assert_oracle("walrus", user_id=ns)
+    assert serving.counters.evictions > 0
