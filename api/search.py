@@ -89,7 +89,8 @@ def recall(request, payload: RecallIn):
              "explain": {"bm25": h.explain.bm25, "relevance": h.explain.relevance,
                          "recency": h.explain.recency, "importance": h.explain.importance,
                          "terms": h.explain.terms, "weights": h.explain.weights,
-                         "context_terms": h.explain.context_terms, "time": h.explain.time}}
+                         "context_terms": h.explain.context_terms, "time": h.explain.time,
+                         "semantic": h.explain.semantic}}
             for h in found.results
         ],
         "match_mode_used": found.match_mode_used,

@@ -51,6 +51,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--window", type=int, default=100)
+    parser.add_argument("--kinds", default="content,content+context",
+                        help="which memory texts to embed (comma separated)")
     args = parser.parse_args()
     import os
 
@@ -69,11 +71,13 @@ def main():
     ids = [m["memory_id"] for m in memories]
     row = {m: i for i, m in enumerate(ids)}
     t = time.perf_counter()
-    emb = {
-        "content": cached_encode([m["content"] for m in memories], "content"),
-        "content+context": cached_encode(
-            [f"{m['content']}\n{m['context']}" for m in memories], "ctx"),
-    }
+    kinds = args.kinds.split(",")
+    emb = {}
+    if "content" in kinds:
+        emb["content"] = cached_encode([m["content"] for m in memories], "content")
+    if "content+context" in kinds:
+        emb["content+context"] = cached_encode(
+            [f"{m['content']}\n{m['context']}" for m in memories], "ctx")
     encode_s = time.perf_counter() - t
     q_ms, q_vecs = [], []
     for q in questions:

@@ -27,6 +27,7 @@ first.
 
 import json
 import math
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -55,6 +56,9 @@ class Explain:
     context_terms: list[str] = field(default_factory=list)
     # The time boost multiplied into ``final`` (1 = none), see search.temporal.
     time: float = 1.0
+    # Cosine of query and memory embeddings when the profile rescores semantically (None:
+    # not rescored, or the memory's embedding is not computed yet).
+    semantic: float | None = None
 
 
 @dataclass
@@ -160,7 +164,8 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
     plan = plan or TimePlan(text="")
     window = plan.window
     boost = window is not None and plan.mode == "boost"
-    wide = _hybrid(prof) or boost or filters.active or (window is not None)
+    semantic = prof.w_semantic > 0 and _semantic_ready()
+    wide = _hybrid(prof) or boost or filters.active or (window is not None) or semantic
     k = max(limit, settings.MEMORY_RERANK_WINDOW) if wide else limit
     lua_mode = "collect" if prof.ranker == "keyword" else mode
 
@@ -253,8 +258,38 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
                             weights={"relevance": prof.w_relevance, "recency": prof.w_recency,
                                      "importance": prof.w_importance}),
         ))
+    if semantic:
+        _rescore(hits_out, plan.text, prof.w_semantic)
     hits_out.sort(key=lambda h: (-h.score, h.memory_id))
     result.results = hits_out[:limit]
+
+
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def _semantic_ready() -> bool:
+    from search.semantic import encoder
+
+    return encoder.model_available()
+
+
+def _rescore(hits: list[Hit], text: str, w: float) -> None:
+    """Semantic rescoring of the window (search.semantic.rescore): the final score becomes
+    ``(1 - w) * final / max(final) + w * cos``; embeddings were computed by the worker."""
+    from search import embeddings
+    from search.semantic.rescore import mix
+
+    if not hits or not text.strip() or _CJK.search(text):
+        # The shipped encoder is English-only: Chinese (Japanese, Korean) stays with BM25.
+        return
+    vectors = embeddings.vectors_for([h.memory_id for h in hits])
+    query = embeddings.query_vector(text)
+    cosines = [float(vectors[h.memory_id] @ query) if h.memory_id in vectors else None
+               for h in hits]
+    for h, score, cos in zip(hits, mix([h.score for h in hits], cosines, w), cosines,
+                             strict=True):
+        h.score = h.explain.final = score
+        h.explain.semantic = cos
 
 
 def _by_time(result: SearchResult, *, user_id, plan: TimePlan, filters: RecallFilters, limit,

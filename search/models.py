@@ -73,3 +73,21 @@ class SynonymSet(models.Model):
     def __str__(self) -> str:
         return ", ".join(self.terms)
 
+
+
+class MemoryEmbedding(models.Model):
+    """A memory's sentence embedding for semantic rescoring (``search.semantic``), computed
+    by the worker after the memory's write commits (``search.embeddings``), never in a
+    request. ``vector``: ``DIM`` float32 values, little-endian, a unit vector. Deleted with its
+    memory (a purge leaves none behind); a stale one (``content_hash`` differs from the
+    memory's) is recomputed and, until then, not used."""
+
+    memory = models.OneToOneField("memories.Memory", on_delete=models.CASCADE, primary_key=True,
+                                  related_name="embedding")
+    content_hash = models.CharField(max_length=64)
+    model = models.CharField(max_length=64)
+    vector = models.BinaryField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"embedding of {self.memory_id}"

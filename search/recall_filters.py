@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from search.analysis.timeparse import parse_query_time
 from search.temporal import TimeWindow
+
+_YEAR = re.compile(r"(?:19|20)\d{2}年?")
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,8 @@ def time_plan(query: str, *, mode: str, now: float, tz: dt.tzinfo,
 
     ``now``: request time (epoch seconds); ``latest()``: the namespace's newest memory time,
     asked only when the query names a time (a month or day without a year means the latest
-    such date not after it). ``boost`` removes the time words from the searched text;
+    such date not after it). ``boost`` removes the time words from the searched text
+    (an explicit year stays: it is also a word of the memories that name it);
     ``filter`` keeps them (a filter that matches nothing is dropped, and the words then
     still count). ``off`` parses nothing.
     """
@@ -90,5 +94,9 @@ def time_plan(query: str, *, mode: str, now: float, tz: dt.tzinfo,
     r = parsed.range
     window = TimeWindow(since=r.since.timestamp(), until=r.until.timestamp(), source=r.source)
     text = query if mode == "filter" else parsed.text
+    if mode == "boost":
+        # An explicit year is also a content word ("2008年北京奥运会", "in 2023"): it stays.
+        years = _YEAR.findall(r.source)
+        text = " ".join([text, *years]).strip()
     return TimePlan(text=text, mode=mode, window=window, label=r.label,
                     applied=mode == "boost")

@@ -138,3 +138,11 @@ def test_a_month_without_a_year_means_the_latest_before_the_newest_memory(api):
     body = recall(api, "trip in May")
     assert body["time"]["range"] == "2023-05-01..2023-05-31"
     assert ids(body)[0] == old_may
+
+
+def test_an_explicit_year_stays_a_term_when_boosting(api):
+    olympics = write(api, "2008年北京奥运会开幕", "2026-11-01T10:00:00Z")
+    body = recall(api, "2008年奥运会在哪里举办")
+    assert "2008年" in body["results"][0]["explain"]["terms"]
+    assert ids(body) == [olympics]
+    assert body["time"]["range"] == "2008-01-01..2008-12-31"
