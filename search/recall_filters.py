@@ -84,13 +84,17 @@ def time_plan(query: str, *, mode: str, now: float, tz: dt.tzinfo,
     """
     if mode == "off" or not query.strip():
         return TimePlan(text=query, mode=mode)
-    moment = dt.datetime.fromtimestamp(now, tz=dt.UTC)
-    parsed = parse_query_time(query, now=moment, tz=tz)
-    if parsed.range is None:
+    try:
+        moment = dt.datetime.fromtimestamp(now, tz=dt.UTC)
+        parsed = parse_query_time(query, now=moment, tz=tz)
+        if parsed.range is None:
+            return TimePlan(text=query, mode=mode)
+        newest = latest()
+        if newest is not None and newest < moment:
+            parsed = parse_query_time(query, now=moment, tz=tz, latest=newest)
+    except (ValueError, OverflowError, OSError):
+        # A range past the calendar's ends (a "now" in year 1 or 9999): no time, not a 500.
         return TimePlan(text=query, mode=mode)
-    newest = latest()
-    if newest is not None and newest < moment:
-        parsed = parse_query_time(query, now=moment, tz=tz, latest=newest)
     r = parsed.range
     window = TimeWindow(since=r.since.timestamp(), until=r.until.timestamp(), source=r.source)
     text = query if mode == "filter" else parsed.text

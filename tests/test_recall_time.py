@@ -146,3 +146,11 @@ def test_an_explicit_year_stays_a_term_when_boosting(api):
     assert "2008年" in body["results"][0]["explain"]["terms"]
     assert ids(body) == [olympics]
     assert body["time"]["range"] == "2008-01-01..2008-12-31"
+
+
+@pytest.mark.parametrize("now", ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z"])
+def test_a_now_at_the_ends_of_the_calendar_is_no_time_not_a_500(api, now):
+    write(api, "standup notes", "2026-11-30T09:00:00Z")
+    for query in ("yesterday standup", "next month", "上上周", "三天前"):
+        resp = api.post("/recall", {"user_id": "u-a", "query": query, "now": now})
+        assert resp.status_code == 200, (query, resp.content)
