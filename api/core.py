@@ -10,6 +10,7 @@ from ninja.security import HttpBearer
 from pydantic import ConfigDict, Field
 
 from accounts.tokens import token_lookup
+from integrations.metrics.registry import count_redis_error
 from memories import store
 from memories.errors import PermissionDenied, ServiceError
 
@@ -47,6 +48,7 @@ def _service_error(request, exc: ServiceError):
 def _redis_error(request, exc):
     # Reads that need Redis (recall, readiness, health, hot windows) cannot answer without it;
     # writes never get here: they land in the database and are marked for resync.
+    count_redis_error("api")
     return _error(request, 503, "unavailable", "Redis is unreachable; try again shortly")
 
 

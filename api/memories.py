@@ -6,11 +6,13 @@ from pydantic import Field
 
 from accounts.roles import require_role
 from api.core import ReasonIn, Strict, _iso, allowed_namespace, require_namespace
-from memories import access, services, store
-from memories.errors import NotFound
-from memories.models import Memory
+from integrations.metrics.registry import count_redis_error
+from memories import access, listing, services, store
+from memories.errors import InvalidInput, NotFound
+from memories.models import Memory, MemoryType
 from memories.validation import (
     MEMORY_ID_RE,
+    clean_identifier,
     parse_iso_datetime,
 )
 
@@ -75,6 +77,7 @@ def _with_warning(memory: Memory, **extra) -> dict:
     """A write that reached the database while Redis was down says so (``sync_memory`` set
     ``needs_resync`` on the instance after the commit)."""
     if memory.needs_resync:
+        count_redis_error("mirror")
         extra["warning"] = "index_pending"
     return memory_out(memory, **extra)
 
@@ -126,6 +129,48 @@ def bulk(request, payload: BulkIn):
     done = services.memory_bulk(actor=request.user, **payload.model_dump())
     return {"memories": [memory_out(m) for m in done]}
 
+
+
+@router.get("/memories", response=dict, tags=["memories"])
+def list_memories(request, user_id: str, conversation_id: str | None = None,
+                  type: str | None = None, include_forgotten: int = 0,
+                  cursor: str | None = None, limit: int = 100):
+    """One namespace's memories, newest first: ``{"memories": [...], "next_cursor"}``.
+
+    ``conversation_id=`` (empty) selects the user-wide memories; ``metadata.<path>=value``
+    query parameters keep memories whose metadata holds that string at that dotted path.
+    ``access_count`` here may lag the last recalls by one fold (``GET /memories/{id}``
+    folds first).
+    """
+    require_role(request.user, "viewer")
+    user_id = clean_identifier(user_id, "user_id")
+    require_namespace(request, user_id)
+    if conversation_id:
+        conversation_id = clean_identifier(conversation_id, "conversation_id")
+    if type is not None and type not in MemoryType.values:
+        raise InvalidInput("type must be long_term, short_term or working", field="type")
+    metadata = {k.removeprefix("metadata."): v for k, v in request.GET.items()
+                if k.startswith("metadata.")}
+    rows, next_cursor = listing.memory_page(
+        user_id=user_id, conversation_id=conversation_id, type=type, metadata=metadata,
+        include_forgotten=bool(include_forgotten), cursor=cursor, limit=limit)
+    return {"memories": [memory_out(m) for m in rows], "next_cursor": next_cursor}
+
+
+@router.get("/namespaces", response=dict, tags=["memories"])
+def list_namespaces(request, user_id: str | None = None, cursor: str | None = None,
+                    limit: int = 100):
+    """Every (user_id, conversation_id) pair holding live memories, ordered by both
+    (user-wide first): ``{"namespaces": [{"user_id", "conversation_id", "memories"}],
+    "next_cursor"}``. A restricted token sees only its namespaces."""
+    require_role(request.user, "viewer")
+    allowed = getattr(request, "token_namespaces", None) or None
+    if user_id is not None:
+        user_id = clean_identifier(user_id, "user_id")
+        require_namespace(request, user_id)
+        allowed = [user_id]
+    rows, next_cursor = listing.namespace_page(user_ids=allowed, cursor=cursor, limit=limit)
+    return {"namespaces": rows, "next_cursor": next_cursor}
 
 
 @router.get("/memories/{memory_id}", response=dict, tags=["memories"])

@@ -2,7 +2,7 @@
 
 import json
 
-from ninja import Router, Status
+from ninja import Field, Router, Status
 
 from accounts.roles import require_role
 from api.core import Strict, require_namespace
@@ -13,6 +13,8 @@ from memories.validation import (
     clean_identifier,
 )
 from operations import backup, health, jobs, policy
+from operations import cleanup_undo as undo
+from operations import consolidate as consolidation
 
 router = Router()
 
@@ -106,23 +108,66 @@ def cleanup(request, payload: PolicyIn):
     require_namespace(request, user_id)
     if payload.dry_run:
         return Status(200, policy.cleanup_plan(user_id=user_id).as_dict())
-    job_id = job_queue.enqueue(jobs.cleanup_job, user_id, queue="default")
+    job_id = job_queue.enqueue(jobs.cleanup_job, user_id, request.user.get_username(),
+                               queue="default")
     services.audit_record(actor=request.user, action="cleanup", target=user_id,
                           data={"job_id": job_id})
     return Status(202, {"job_id": job_id})
 
 
 
+class CleanupUndoIn(Strict):
+    run_id: str = Field(max_length=128)
+    reason: str = Field(default="", max_length=1000)
+
+
+
+@router.post("/cleanup/undo", response=dict, tags=["jobs"])
+def cleanup_undo(request, payload: CleanupUndoIn):
+    """Undo a forgetting-policy run (``run_id``: the job id of ``POST /cleanup``): every
+    memory it forgot or archived comes back, in one audited action (reason required).
+    200 ``{"run_id", "user_id", "restored", "skipped"}``; 404 unknown run; 409 undone already."""
+    require_role(request.user, "admin")
+    run = undo.cleanup_run(payload.run_id)
+    require_namespace(request, run.target)
+    return undo.cleanup_undo(run_id=payload.run_id, actor=request.user, reason=payload.reason)
+
+
+
+class ConsolidateIn(Strict):
+    user_id: str
+    dry_run: bool = False
+    threshold: float | None = None
+    max_members: int | None = None
+    group_ids: list[str] | None = None
+    groups: list[list[str]] | None = None
+    reason: str = Field(default="", max_length=1000)
+
+
+
 @router.post("/consolidate", response={200: dict, 202: dict}, tags=["jobs"])
-def consolidate(request, payload: PolicyIn):
-    """Consolidation: the groups (dry run, 200) or a job merging them (202)."""
+def consolidate(request, payload: ConsolidateIn):
+    """Consolidation of near-duplicates. Dry run: 200 ``{"user_id", "threshold",
+    "max_members", "groups": [{"group_id", "memory_ids", "merged_text", "similarity"}]}``.
+    Else 202 ``{"job_id"}``: a job merging the groups named by ``group_ids`` (from a dry run
+    with the same ``threshold``; 409 when one is no longer in the plan), or the explicit
+    ``groups`` (lists of memory ids; 400 naming ``groups`` when one may not merge), or every
+    group of the plan; its result is ``{"groups", "merged": [memory_id], "skipped"}``."""
     require_role(request.user, "admin")
     user_id = clean_identifier(payload.user_id, "user_id")
     require_namespace(request, user_id)
+    threshold, max_members = consolidation.bounds(payload.threshold, payload.max_members)
     if payload.dry_run:
-        return Status(200, {"groups": policy.consolidation_plan(user_id=user_id)})
-    job_id = job_queue.enqueue(jobs.consolidate_job, user_id, queue="default")
+        plan = consolidation.consolidation_plan(user_id=user_id, threshold=threshold,
+                                                max_members=max_members)
+        return Status(200, plan.as_dict())
+    groups = consolidation.resolve_groups(user_id=user_id, group_ids=payload.group_ids,
+                                          groups=payload.groups, threshold=threshold,
+                                          max_members=max_members)
+    reason = payload.reason.strip() or "consolidation"
+    job_id = job_queue.enqueue(jobs.consolidate_job, user_id, groups, request.user.get_username(),
+                               reason, queue="default")
     services.audit_record(actor=request.user, action="consolidate", target=user_id,
-                          data={"job_id": job_id})
+                          reason=reason, data={"job_id": job_id, "groups": len(groups)})
     return Status(202, {"job_id": job_id})
 

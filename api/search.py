@@ -8,6 +8,7 @@ from pydantic import Field
 
 from accounts.roles import require_role
 from api.core import Strict, _error, api, require_namespace
+from integrations.metrics.registry import count_redis_error, observe_recall
 from memories import access, store
 from memories.errors import InvalidInput
 from memories.validation import (
@@ -75,10 +76,13 @@ def recall(request, payload: RecallIn):
                               since=when.get("since"), until=when.get("until"),
                               now=when.get("now"), author=payload.author, tags=tags)
     except store.RedisError:
+        count_redis_error("api")
         return _error(request, 503, "unavailable", "the search index (Redis) is unreachable")
+    observe_recall(profile=found.profile, took_ms=found.took_ms, results=len(found.results))
     try:
         access.access_record(user_id=user_id, memory_ids=[h.memory_id for h in found.results])
     except store.RedisError as exc:  # the results stand; only these hits go uncounted
+        count_redis_error("recall_hits")
         log.warning("recall hits not counted: %s", type(exc).__name__)
     return {
         "results": [

@@ -5,10 +5,11 @@ Imported by memory_console/urls.py; every router is added here, before ``api.url
 
 from api import audit, memories, operations, search, sessions
 from api.core import api
+from integrations.webhooks.api import router as webhooks_router
 from lab.api import router as lab_router
 
 for router in (memories.router, search.router, operations.router, audit.router,
-               sessions.router, lab_router):
+               sessions.router, lab_router, webhooks_router):
     api.add_router("/", router)
 
 __all__ = ["api"]

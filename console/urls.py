@@ -6,11 +6,13 @@ from django.urls import path
 
 from accounts import views as token_views
 from console.views import activity, overview
+from memories.views import consolidation_undo as memory_undo_views
 from memories.views import detail as memory_views
 from memories.views import diff as memory_diff_views
 from memories.views import list as memory_list_views
 from memories.views import purge as memory_purge_views
 from operations.views import backup
+from operations.views import consolidation as consolidation_views
 from operations.views import index as index_views
 from operations.views import jobs as job_views
 from operations.views import policy as policy_views
@@ -32,6 +34,7 @@ urlpatterns = [
     path("memories/<str:memory_id>/forget/", memory_views.memory_forget, name="memories-forget"),
     path("memories/<str:memory_id>/restore/", memory_views.memory_restore, name="memories-restore"),
     path("memories/<str:memory_id>/rollback/", memory_views.memory_rollback, name="memories-rollback"),
+    path("memories/<str:memory_id>/undo-consolidation/", memory_undo_views.memory_consolidation_undo, name="memories-consolidation-undo"),
     path("memories/<str:memory_id>/promote/", memory_views.memory_promote, name="memories-promote"),
     path("memories/<str:memory_id>/purge/", memory_purge_views.memory_purge, name="memories-purge"),
     path("sessions/", session_views.session_list, name="memories-sessions"),
@@ -54,7 +57,9 @@ urlpatterns = [
     path("index/jobs/<str:job_id>/retry/", job_views.job_retry, name="memories-job-retry"),
     path("index/policy/", policy_views.policy_page, name="memories-policy"),
     path("index/policy/cleanup/", policy_views.policy_cleanup, name="memories-policy-cleanup"),
-    path("index/policy/consolidate/", policy_views.policy_consolidate, name="memories-policy-consolidate"),
+    path("index/policy/consolidate/", consolidation_views.policy_consolidate, name="memories-policy-consolidate"),
+    path("index/policy/consolidate/group/", consolidation_views.policy_group_apply, name="memories-policy-group"),
+    path("index/policy/runs/<str:run_id>/undo/", policy_views.policy_run_undo, name="memories-policy-run-undo"),
     path("index/backup/", backup.backup_page, name="memories-backup"),
     path("index/backup/export/", backup.backup_export, name="memories-backup-export"),
     path("index/backup/export-all/", backup.backup_export_all,

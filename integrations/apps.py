@@ -6,3 +6,8 @@ class IntegrationsConfig(AppConfig):
 
     name = "integrations"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from integrations.metrics import receivers
+
+        receivers.connect()

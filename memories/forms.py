@@ -87,6 +87,21 @@ class ReasonForm(forms.Form):
 
 
 
+class ConsolidationUndoForm(forms.Form):
+    """Undo a consolidation: restore every source, forget the merged memory."""
+
+    reason = forms.CharField(
+        max_length=REASON_MAX,
+        error_messages={"required": "A reason is required to undo a consolidation."},
+        widget=forms.TextInput(attrs={"placeholder": "why (required)"}),
+    )
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "undo_%s")
+        super().__init__(*args, **kwargs)
+
+
+
 class RollbackForm(forms.Form):
     version = forms.TypedChoiceField(coerce=int, choices=())
     reason = forms.CharField(

@@ -7,7 +7,12 @@ path without importing the jobs (which import the writers).
 import uuid
 
 import django_rq
-from rq import Retry
+from rq import Callback, Retry
+
+# job.finished webhook events (integrations/webhooks/job_events.py), by dotted path so this
+# layer imports nothing above it.
+ON_SUCCESS = Callback("integrations.webhooks.job_events.job_succeeded")
+ON_FAILURE = Callback("integrations.webhooks.job_events.job_failed")
 
 
 def enqueue(func, *args, queue: str = "index", **kwargs) -> str:
@@ -18,6 +23,6 @@ def enqueue(func, *args, queue: str = "index", **kwargs) -> str:
     job_id = f"job_{uuid.uuid4().hex[:16]}"
     # A job whose worker died is retried once, then shows as failed: never silently lost.
     django_rq.get_queue(queue).enqueue(func, *args, job_id=job_id, retry=Retry(max=1),
-                                       **kwargs)
+                                       on_success=ON_SUCCESS, on_failure=ON_FAILURE, **kwargs)
     return job_id
 

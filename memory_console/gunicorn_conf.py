@@ -6,9 +6,20 @@ gave 3 processes of 3 threads (2 x cores - 1) a lower recall p99 than 2 x 4 (mor
 queue behind one GIL) or 6 x 2 (more processes queue for SQLite's write lock).
 ``WEB_CONCURRENCY`` (processes), ``WEB_THREADS`` and ``WEB_KEEPALIVE`` (seconds) override the
 defaults.
+
+Metrics: every process writes its values to prometheus-client's multiprocess files in
+``PROMETHEUS_MULTIPROC_DIR`` (default ``var/metrics/web``; this server's own: emptied when
+gunicorn starts), and ``/metrics`` adds them up (``integrations/metrics/exposition.py``).
 """
 
 import os
+from pathlib import Path
+
+from integrations.metrics import multiproc
+
+# Set here, in the master, so every worker's prometheus-client sees it when first imported.
+METRICS_DIR = multiproc.use_dir(str(Path(__file__).resolve().parent.parent / "var" / "metrics"
+                                    / "web"))
 
 workers = int(os.environ.get("WEB_CONCURRENCY") or 2 * (os.cpu_count() or 1) - 1)
 threads = int(os.environ.get("WEB_THREADS") or 3)
@@ -18,3 +29,11 @@ worker_class = "gthread"
 # that reuses one just as the server closes it gets a dropped request; a proxy in front
 # should time out first (nginx's upstream keepalive_timeout is 60 s).
 keepalive = int(os.environ.get("WEB_KEEPALIVE") or 75)
+
+
+def on_starting(server):
+    multiproc.prepare_dir(METRICS_DIR)
+
+
+def child_exit(server, worker):
+    multiproc.process_ended(worker.pid)

@@ -82,6 +82,8 @@ MIDDLEWARE = [
     "memory_console.middleware.ApiJsonErrorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Times every request that reaches a view (static files, answered above, are not).
+    "integrations.metrics.middleware.RequestMetricsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -202,12 +204,23 @@ MEMORY_SUMMARISER = os.environ.get("MEMORY_SUMMARISER", "sessions.summarise.Extr
 MEMORY_POLICY_IDLE_DAYS = env_int("MEMORY_POLICY_IDLE_DAYS", 90)
 MEMORY_POLICY_IMPORTANCE_BELOW = float(os.environ.get("MEMORY_POLICY_IMPORTANCE_BELOW", "0.3"))
 MEMORY_POLICY_MAX_LONG_TERM = env_int("MEMORY_POLICY_MAX_LONG_TERM", 10000)
+# Consolidation (operations/consolidate.py): a group's least similar pair scores at least the
+# threshold (0..1), and a group holds at most this many memories (2..50).
+MEMORY_CONSOLIDATION_THRESHOLD = float(os.environ.get("MEMORY_CONSOLIDATION_THRESHOLD", "0.65"))
+MEMORY_CONSOLIDATION_MAX_MEMBERS = env_int("MEMORY_CONSOLIDATION_MAX_MEMBERS", 8)
 # The scheduler repairs drift (e.g. writes made while Redis was down) this often.
 MEMORY_RECONCILE_EVERY_SECONDS = env_int("MEMORY_RECONCILE_EVERY_SECONDS", 300)
 # Per-process cache of tokens and profiles, invalidated at once through Redis; a backstop TTL.
 MEMORY_ROW_CACHE_SECONDS = env_int("MEMORY_ROW_CACHE_SECONDS", 60)
 # Recall hits are counted in Redis and folded into the database this often (memories.access).
 MEMORY_ACCESS_FOLD_SECONDS = env_int("MEMORY_ACCESS_FOLD_SECONDS", 30)
+# Webhooks (integrations/webhooks): endpoints on loopback, private or link-local addresses are
+# refused unless this is set; attempts per delivery; the first retry's delay in seconds (each
+# next one waits 4 times longer, at most 6 h); seconds one attempt may take.
+WEBHOOKS_ALLOW_PRIVATE = env_bool("WEBHOOKS_ALLOW_PRIVATE", False)
+WEBHOOKS_MAX_ATTEMPTS = env_int("WEBHOOKS_MAX_ATTEMPTS", 8)
+WEBHOOKS_RETRY_BASE_SECONDS = env_int("WEBHOOKS_RETRY_BASE_SECONDS", 10)
+WEBHOOKS_TIMEOUT_SECONDS = env_int("WEBHOOKS_TIMEOUT_SECONDS", 10)
 if not 1 <= MEMORY_MAX_CONTENT_CHARS <= 131071:
     # Postings encode document lengths in 17 bits (search/index/lua/put.lua).
     raise ImproperlyConfigured("MEMORY_MAX_CONTENT_CHARS must be 1..131071")
@@ -216,6 +229,20 @@ RQ_QUEUES = {
     "default": {"URL": RQ_REDIS_URL, "DEFAULT_TIMEOUT": 3600},
     "index": {"URL": RQ_REDIS_URL, "DEFAULT_TIMEOUT": 3600},
 }
+# The worker times every job for /metrics (integrations/metrics/worker.py).
+RQ = {"WORKER_CLASS": "integrations.metrics.worker.MeteredWorker"}
+
+# /metrics: readable with any viewer-or-above API token, or from these addresses or networks
+# (comma-separated; none by default: behind a local reverse proxy everything is loopback).
+METRICS_ALLOWED_IPS = env_list("METRICS_ALLOWED_IPS", "")
+# Multiprocess metric directories merged into /metrics besides PROMETHEUS_MULTIPROC_DIR
+# (gunicorn's, see memory_console/gunicorn_conf.py): the worker's, as scripts/run sets it.
+METRICS_EXTRA_DIRS = env_list("METRICS_EXTRA_DIRS", str(BASE_DIR / "var" / "metrics" / "worker"))
+# prometheus-client fails on a multiprocess directory that does not exist, and any process
+# started with the variable writes there (compose runs migrate with the web's before gunicorn
+# makes it); settings load before any metric is created (django-rq makes one at import).
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).mkdir(parents=True, exist_ok=True)
 
 LOGGING = {
     "version": 1,

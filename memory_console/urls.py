@@ -4,6 +4,8 @@ from django.http import JsonResponse
 from django.urls import include, path
 
 from api.v1 import api
+from integrations.mcp.views import mcp_endpoint
+from integrations.metrics.views import metrics_view
 
 
 @login_not_required
@@ -18,6 +20,9 @@ urlpatterns = [
     path("api/v1/", api.urls),
     path("django-rq/", include("django_rq.urls")),
     path("healthz", healthz, name="healthz"),
+    path("integrations/", include(("integrations.webhooks.urls", "integrations"))),
+    path("mcp", mcp_endpoint, name="mcp"),
+    path("metrics", metrics_view, name="metrics"),
     path("", include("lab.urls")),
     path("", include("console.urls")),
 ]

@@ -128,6 +128,10 @@ def _replace(items: list[dict], actor) -> dict:
         restored.append(built)
     old = Memory.objects.filter(user_id__in=namespaces)
     removed = old.count()
+    # The replaced memories are hard-deleted: their content leaves the webhook outbox too.
+    from integrations.webhooks.outbox import outbox_purge_memories
+
+    outbox_purge_memories(memory_ids=old.values_list("memory_id", flat=True))
     Memory.history.filter(user_id__in=namespaces).delete()
     old.delete()
     Memory.history.filter(user_id__in=namespaces).delete()  # the "-" rows delete() added

@@ -9,7 +9,7 @@ import re
 import django_rq
 from rq import get_current_job
 
-from operations import drift, policy, reindex
+from operations import consolidate, drift, policy, reindex
 
 _JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -77,9 +77,12 @@ PERIODIC_EMBED_ID = "periodic-embed"
 
 
 def periodic_reconcile_job() -> dict:
-    """Reconcile, then schedule the next run (the worker's ``--with-scheduler`` runs it)."""
+    """Reconcile, enqueue again webhook deliveries a dead worker or a lost enqueue left
+    pending, then schedule the next run (the worker's ``--with-scheduler`` runs it)."""
+    from integrations.webhooks.outbox import outbox_sweep
+
     try:
-        return reconcile_job()
+        return {**reconcile_job(), "webhooks_requeued": outbox_sweep()}
     finally:
         _schedule_next(periodic_reconcile_job)
 
@@ -145,20 +148,25 @@ def schedule_periodic() -> None:
 
 
 
-def cleanup_job(user_id: str) -> dict:
-    """Apply the forgetting policy to one namespace."""
-
+def cleanup_job(user_id: str, actor: str | None = None) -> dict:
+    """Apply the forgetting policy to one namespace; the job id names the run (its undo:
+    ``operations.cleanup_undo``)."""
+    job = get_current_job()
     plan = policy.cleanup_plan(user_id=user_id)
-    return {**policy.cleanup_apply(plan), "plan": plan.as_dict()}
+    result = policy.cleanup_apply(plan, actor=actor, run_id=job.id if job else "")
+    return {**result, "plan": plan.as_dict()}
 
 
 
-def consolidate_job(user_id: str) -> dict:
-    """Merge every group of related long-term memories of one namespace."""
-
-    groups = policy.consolidation_plan(user_id=user_id)
-    merged = [policy.consolidate_group(memory_ids=g).memory_id for g in groups]
-    return {"groups": len(groups), "merged": merged}
+def consolidate_job(user_id: str, groups: list[list[str]] | None = None,
+                    actor: str | None = None, reason: str = "consolidation",
+                    threshold: float | None = None, max_members: int | None = None) -> dict:
+    """Merge ``groups`` (lists of memory ids; default: every group of the current plan at
+    ``threshold``), each alone: ``{"groups", "merged": [memory_id], "skipped"}``."""
+    if groups is None:
+        groups = consolidate.resolve_groups(user_id=user_id, threshold=threshold,
+                                            max_members=max_members)
+    return consolidate.consolidate_groups(groups=groups, actor=actor, reason=reason)
 
 
 

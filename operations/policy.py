@@ -7,16 +7,13 @@ with reason ``policy``; idle ones at or above the bound are offered for consolid
 archived. A plan is computed without writing (the dry run), and applying a plan applies
 exactly that plan.
 
-Consolidation merges related memories of a namespace (sharing at least ``min_shared``
-distinctive terms, transitively) into one new memory whose content a summariser writes,
-with importance above its sources' and links to them (``metadata.consolidated_from``); the
-sources are forgotten with reason ``consolidated``. :func:`consolidation_undo` brings them
-back and forgets the merged memory (what a rollback of it means).
+A run's audit event (``cleanup``) names the run (``run_id``: the job id) and every memory it
+forgot and archived, so :func:`operations.cleanup_undo.cleanup_undo` can bring them all back
+in one action. Consolidation lives in :mod:`operations.consolidate`.
 """
 
 import datetime as dt
-from bisect import bisect_right
-from collections import Counter
+import uuid
 from dataclasses import asdict, dataclass, field
 
 from django.conf import settings
@@ -25,10 +22,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memories import access, services
-from memories.errors import InvalidInput
 from memories.models import ChangeKind, Memory, MemoryType
-from search.index.fields import ANALYZERS, CONTENT_STEMMED
-from sessions.summarise import get_summariser
 
 
 @dataclass
@@ -73,94 +67,19 @@ def cleanup_plan(*, user_id: str, idle_days: float | None = None,
 
 
 @transaction.atomic
-def cleanup_apply(plan: CleanupPlan, *, actor=None) -> dict:
-    """Apply a plan: forget (reason ``policy``) and archive (kind ``archive``)."""
+def cleanup_apply(plan: CleanupPlan, *, actor=None, run_id: str = "") -> dict:
+    """Apply a plan: forget (reason ``policy``) and archive (kind ``archive``). The audit
+    event keeps ``run_id`` (the job id; a fresh ``run_`` id when none is given) and the ids,
+    what an undo of the run restores. Returns the counts and ``run_id``."""
+    run_id = run_id or f"run_{uuid.uuid4().hex[:12]}"
     for memory_id in plan.forget:
         services.memory_forget(memory_id=memory_id, actor=actor, reason="policy")
     for memory_id in plan.archive:
         services.memory_forget(memory_id=memory_id, actor=actor, reason="archived",
                                kind=ChangeKind.ARCHIVE)
     services.audit_record(actor=actor, action="cleanup", target=plan.user_id,
-                          data={"forgotten": len(plan.forget), "archived": len(plan.archive)})
-    return {"forgotten": len(plan.forget), "archived": len(plan.archive),
+                          data={"run_id": run_id, "forgotten": len(plan.forget),
+                                "archived": len(plan.archive), "forgotten_ids": plan.forget,
+                                "archived_ids": plan.archive})
+    return {"run_id": run_id, "forgotten": len(plan.forget), "archived": len(plan.archive),
             "offered_for_consolidation": len(plan.consolidate)}
-
-
-
-def _distinctive_terms(rows: list[Memory]) -> dict[str, set[str]]:
-    analyzer = ANALYZERS[CONTENT_STEMMED]
-    terms = {m.memory_id: set(analyzer.tokens(m.content)) for m in rows}
-    df = Counter(t for ts in terms.values() for t in ts)
-    # Terms in more than half of the namespace say nothing about a topic.
-    common = {t for t, d in df.items() if d > max(2, len(rows) // 2)}
-    return {k: v - common for k, v in terms.items()}
-
-
-
-def _pairs_sharing(ids: list[str], terms: dict[str, set[str]], min_shared: int):
-    """Pairs ``(a, b)``, a before b in ``ids``, with ``min_shared`` or more terms in common.
-
-    Counted through postings (term -> positions in ``ids``): a memory meets only those that
-    share a term with it, so the cost is the sum of each term's squared document frequency,
-    not every pair of the namespace.
-    """
-    postings: dict[str, list[int]] = {}
-    for i, memory_id in enumerate(ids):
-        for term in terms[memory_id]:
-            postings.setdefault(term, []).append(i)
-    for i, a in enumerate(ids):
-        shared: Counter = Counter()
-        for term in terms[a]:
-            positions = postings[term]
-            shared.update(positions[bisect_right(positions, i):])
-        for j, n in shared.items():
-            if n >= min_shared:
-                yield a, ids[j]
-
-
-
-def consolidation_plan(*, user_id: str, min_shared: int = 3,
-                       memory_ids: list[str] | None = None) -> list[list[str]]:
-    """Groups (2+ ids, oldest first) of related live long-term memories. No writes."""
-    rows = list(_live_long_term(user_id).order_by("created_at", "memory_id"))
-    if memory_ids is not None:
-        rows = [m for m in rows if m.memory_id in set(memory_ids)]
-    terms = _distinctive_terms(rows)
-    parent = {m.memory_id: m.memory_id for m in rows}
-
-    def find(x):
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    ids = [m.memory_id for m in rows]
-    for a, b in _pairs_sharing(ids, terms, min_shared):
-        parent[find(b)] = find(a)
-    groups: dict[str, list[str]] = {}
-    for memory_id in ids:
-        groups.setdefault(find(memory_id), []).append(memory_id)
-    return [g for g in groups.values() if len(g) >= 2]
-
-
-
-@transaction.atomic
-def consolidate_group(*, memory_ids: list[str], actor=None) -> Memory:
-    """Merge one group into a new memory; the sources are forgotten (``consolidated``)."""
-    rows = list(Memory.objects.select_for_update().filter(
-        memory_id__in=memory_ids, deleted_at__isnull=True).order_by("created_at", "memory_id"))
-    if len(rows) < 2 or len({m.user_id for m in rows}) != 1:
-        raise InvalidInput("a group needs two or more live memories of one namespace",
-                           field="memory_ids")
-    content = get_summariser().summarise([m.content for m in rows],
-                                         max_chars=settings.MEMORY_MAX_CONTENT_CHARS)
-    merged, _ = services.memory_create(
-        actor=actor, kind=ChangeKind.CONSOLIDATE, reason="consolidation",
-        user_id=rows[0].user_id, content=content, type=MemoryType.LONG_TERM,
-        importance=min(1.0, round(max(m.importance for m in rows) + 0.1, 2)),
-        tags=sorted({t for m in rows for t in m.tags})[:50], source="consolidation",
-        metadata={"consolidated_from": [m.memory_id for m in rows]})
-    for m in rows:
-        services.memory_forget(memory_id=m.memory_id, actor=actor, reason="consolidated")
-    return merged
-

@@ -96,6 +96,7 @@ def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | No
         swap = store.NamespacePipelines(client, transaction=True)
         pipe = swap.for_namespace(user_id)
         pipe.set(gen_key, new)
+        pipe.set(store.key(user_id, "format"), postings.INDEX_FORMAT)
         pipe.delete(building_key)
         swap.execute()
     except Exception:

@@ -176,7 +176,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
                     client, user_id=user_id, field_name=field_name, terms=terms, k=k,
                     k1=prof.k1, b=prof.b, mode=m, now=now, conversation_id=conversation_id,
                     types=types)
-            except serving.Unsupported:
+            except (serving.Unsupported, serving.NotReady):
                 pass
         return postings.search_field(
             client, user_id=user_id, field=field_name, terms=terms, k=k, k1=prof.k1, b=prof.b,

@@ -13,6 +13,7 @@ from django.db.models import Sum
 from django.db.models.functions import Length
 from django.utils import timezone
 
+from integrations.webhooks import outbox
 from memories import queue as job_queue
 from memories import store
 from memories.errors import InvalidInput, NotFound
@@ -152,6 +153,10 @@ def session_fold(*, session_id: str, keep: int | None = None) -> dict:
     session.unfolded_chars = session.messages.filter(seq__gt=upto).aggregate(
         n=Sum(Length("content")))["n"] or 0
     session.save(update_fields=["summary", "summary_upto_seq", "unfolded_chars"])
+    outbox.outbox_record(type="session.folded", namespace=session.user_id, data={"session": {
+        "session_id": session.session_id, "user_id": session.user_id,
+        "agent_id": session.agent_id, "summary": session.summary, "folded": upto - start,
+        "summary_upto_seq": upto}})
 
     def trim():
         try:

@@ -260,3 +260,18 @@ def test_paginate_follows_next_cursor_and_refuses_a_loop(scripted):
     client = MemoryConsole(looping.url, "t", retry=FAST)
     with pytest.raises(Exception, match="twice"):
         list(client.paginate(client.list_sessions, user_id="u"))
+
+
+def test_paginate_walks_every_memory_of_a_namespace(client):
+    made = [client.remember("pia", f"Pia's note number {n}") for n in range(7)]
+    first = client.list_memories("pia", limit=3)
+    assert len(first.items) == 3 and first.next_cursor
+    walked = [m.memory_id for m in client.paginate(client.list_memories, user_id="pia",
+                                                   limit=3)]
+    assert sorted(walked) == sorted(m.memory_id for m in made) and len(set(walked)) == 7
+    namespaces = list(client.paginate(client.list_namespaces, limit=1))
+    assert [(n.user_id, n.conversation_id, n.memories) for n in namespaces] == [
+        ("pia", None, 7)]
+    with pytest.raises(BadRequest) as bad:
+        client.list_memories("pia", cursor="not-a-cursor")
+    assert bad.value.field == "cursor"

@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import django_rq
 import pytest
 from django.conf import settings
 from django.db import connection
@@ -18,8 +19,10 @@ from memories.models import Memory
 from operations.reindex import reindex_namespace
 from search import scoring
 from search.index import fields as index_fields
+from search.index import postings
 from search.memory_search import memory_search
 from search.serving import feed as serving
+from tests.conftest import work
 from tests.helpers import create, oracle_scores
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -212,3 +215,37 @@ def test_a_tiny_budget_evicts_other_namespaces_and_answers_stay_exact(builtins, 
         for ns in ("n-1", "n-2", "n-3"):
             assert_oracle("walrus", user_id=ns)
     assert serving.counters.evictions > 0
+
+
+def test_a_large_index_is_built_in_the_background_while_redis_answers(builtins, monkeypatch):
+    monkeypatch.setattr(serving, "SYNC_BUILD_DOCS", 5)
+    for n in range(12):
+        create(f"meadow lark {n}")
+    builds = serving.counters.builds
+    assert_oracle("meadow lark")  # answered by search.lua while the build runs
+    served = serving._registry[(store.namespace_base("u-a"), "c")]
+    deadline = time.monotonic() + 30
+    while served.index is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert serving.counters.builds == builds + 1
+    create("meadow pipit")  # after the build: reached through the stream
+    assert_oracle("meadow lark pipit")
+    assert served.index is not None and served.index.n_live == 13
+
+
+def test_a_new_namespace_is_stamped_with_the_current_format(builtins, redis_client):
+    create("first memory")
+    assert store.text(redis_client.get(store.key("u-a", "format"))) == postings.INDEX_FORMAT
+
+
+def test_an_index_of_an_older_format_upgrades_itself(builtins, redis_client, empty_queues):
+    for n in range(10):
+        create(f"harbour pilot {n}")
+    redis_client.delete(store.key("u-a", "format"))  # as an index built before the stamp
+    assert_oracle("harbour pilot")  # still served meanwhile
+    assert_oracle("harbour")  # noticed once: one job, not one per recall
+    assert django_rq.get_queue("index").count == 1
+    work()
+    assert store.text(redis_client.get(store.key("u-a", "format"))) == postings.INDEX_FORMAT
+    assert store.text(redis_client.get(store.key("u-a", "gen"))) == "1"
+    assert_oracle("harbour pilot")

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from integrations.webhooks import outbox
 from memories.errors import Conflict, InvalidInput, NotFound
 from memories.mirror import _sync_after_commit, sync_memory
 from memories.models import ChangeKind, Memory, MemoryType
@@ -52,6 +53,7 @@ def _save_version(memory: Memory, *, kind: str, actor, reason: str) -> Memory:
     memory.updated_at = timezone.now()
     _stamp(memory, kind, actor, reason)
     memory.save()
+    outbox.outbox_memory_event(memory, kind=kind, actor=actor, reason=reason)
     _sync_after_commit(memory)
     return memory
 
@@ -224,6 +226,9 @@ def memory_purge(*, memory_id: str, actor=None, reason: str = "") -> None:
     event without content records who purged what and why. Raises NotFound."""
     memory = _get_for_update(memory_id)
     user_id = memory.user_id
+    outbox.outbox_memory_purged(memory_id=memory_id, user_id=user_id,
+                                conversation_id=memory.conversation_id, actor=actor,
+                                reason=reason)
     memory.delete()
     # After the delete: simple_history adds a "-" row holding the content, which goes too.
     Memory.history.filter(memory_id=memory_id).delete()
@@ -234,16 +239,32 @@ def memory_purge(*, memory_id: str, actor=None, reason: str = "") -> None:
 
 @transaction.atomic
 def consolidation_undo(*, memory_id: str, actor=None, reason: str) -> list[str]:
-    """Roll back a consolidation: restore its sources, forget the merged memory."""
-    merged = Memory.objects.filter(memory_id=memory_id).first()
-    sources = (merged.metadata or {}).get("consolidated_from") if merged else None
+    """Undo a consolidation in one audited action: forget the merged memory (kind
+    ``rollback``), then bring back every source (``restore``), and record one audit event
+    ``consolidation_undo``. The merged memory goes first: its text often equals a source's,
+    and two live copies must never exist, even inside the transaction. A source purged
+    since is skipped (and named in the event). Returns the restored ids. Raises InvalidInput
+    (no reason, not a consolidated memory), Conflict (undone already), NotFound.
+    """
+    if not isinstance(reason, str) or not reason.strip():
+        raise InvalidInput("a reason is required to undo a consolidation", field="reason")
+    merged = _get_for_update(memory_id)
+    sources = (merged.metadata or {}).get("consolidated_from")
     if not sources:
         raise InvalidInput("not a consolidated memory", field="memory_id")
-    for source in sources:
+    if merged.deleted_at is not None:
+        raise Conflict(f"{memory_id} is forgotten: its consolidation was undone already",
+                       field="memory_id")
+    memory_forget(memory_id=memory_id, actor=actor, reason=reason, kind=ChangeKind.ROLLBACK)
+    present = set(Memory.objects.filter(memory_id__in=sources).values_list("memory_id",
+                                                                              flat=True))
+    restored = [s for s in sources if s in present]
+    for source in restored:
         memory_restore(memory_id=source, actor=actor, reason=reason)
-    memory_forget(memory_id=memory_id, actor=actor, reason=reason,
-                  kind=ChangeKind.ROLLBACK)
-    return sources
+    audit_record(actor=actor, action="consolidation_undo", target=memory_id, reason=reason,
+                 data={"user_id": merged.user_id, "restored": restored,
+                       "skipped": [s for s in sources if s not in present]})
+    return restored
 
 
 @transaction.atomic

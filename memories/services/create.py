@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
+from integrations.webhooks import outbox
 from memories import importance as importance_estimate
 from memories.errors import InvalidInput, TooLarge
 from memories.mirror import _sync_after_commit, sync_memories
@@ -107,14 +108,15 @@ def _clean_context(context) -> str:
 
 
 def _live_duplicate(*, user_id, conversation_id, type, chash) -> Memory | None:
-    return (
-        Memory.objects.filter(
-            user_id=user_id, conversation_id=conversation_id, type=type, content_hash=chash,
-            deleted_at__isnull=True,
-        )
-        .order_by("created_at", "memory_id")
-        .first()
-    )
+    # No ORDER BY in SQL: with one, a planner without statistics (SQLite before ANALYZE)
+    # walked the namespace's (user_id, created_at) index to avoid a sort (84 ms at 110k
+    # memories). With equalities only, it searches the dedup key's index; the few rows
+    # found (at most a handful) are ordered here.
+    rows = Memory.objects.filter(
+        user_id=user_id, conversation_id=conversation_id, type=type, content_hash=chash,
+        deleted_at__isnull=True,
+    ).order_by()
+    return min(rows, key=lambda m: (m.created_at, m.memory_id), default=None)
 
 
 
@@ -189,6 +191,7 @@ def memory_create(*, actor=None, kind: str = ChangeKind.CREATE, reason: str = ""
             memory.context = context_service.conversation_context(memory)
         _stamp(memory, kind, actor, reason)
         memory.save(force_insert=True)
+        outbox.outbox_memory_event(memory, kind=kind, actor=actor, reason=reason)
         _sync_after_commit(memory)
         context_service.conversation_arrived(memory)
     return memory, False
@@ -237,6 +240,7 @@ def memory_create_many(*, items: list[dict], actor=None, reason: str = "") -> li
         custom_historical_attrs={"kind": ChangeKind.CREATE, "changed_by": _actor_name(actor)},
         default_user=None if actor is None or isinstance(actor, str) else actor,
     )
+    outbox.outbox_memories_created(new, actor=actor, reason=reason)
     ids = [m.memory_id for m in new]
     transaction.on_commit(lambda: sync_memories(ids))
     return out

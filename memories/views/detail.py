@@ -19,6 +19,7 @@ from memories import access, services
 from memories.errors import Conflict, NotFound, ServiceError
 from memories.errors import PermissionDenied as ServicePermissionDenied
 from memories.forms import (
+    ConsolidationUndoForm,
     DiffForm,
     ImportanceForm,
     PromoteForm,
@@ -119,6 +120,7 @@ def _render_detail(request, memory: Memory, *, status: int = 200, **forms):
         or ImportanceForm(initial={"importance": memory.importance, "version": memory.version}),
         "reason_form": forms.get("reason_form") or ReasonForm(),
         "rollback_form": forms.get("rollback_form") or RollbackForm(current_version=memory.version),
+        "undo_form": forms.get("undo_form") or ConsolidationUndoForm(),
     }
     return render_page(request, DETAIL, context, partial="panel", status=status)
 

@@ -2,10 +2,12 @@
 
 
 import logging
+from urllib.parse import urlencode
 
 import django_rq
 from django.http import Http404
 from django.shortcuts import redirect
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
@@ -80,7 +82,17 @@ def job_progress(job_id: str) -> dict | None:
         # reindex_job of every namespace reports done/total of the namespace it is on.
         "per_namespace": status["func"] == "reindex_job" and not any(args),
         "result_items": _result_items(status["result"]),
+        "undo_url": _undo_url(status, args),
     }
+
+
+
+def _undo_url(status: dict, args) -> str:
+    """Where a finished policy run or consolidation is undone: the Policy page's runs."""
+    if status["status"] != "finished" or status["func"] not in ("cleanup_job",
+                                                                 "consolidate_job") or not args:
+        return ""
+    return reverse("memories:memories-policy") + "?" + urlencode({"user_id": args[0]}) + "#runs"
 
 
 

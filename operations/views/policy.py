@@ -1,22 +1,31 @@
-"""The forgetting policy page: plans (cleanup, consolidation) and their buttons."""
+"""The forgetting policy page: the cleanup plan, the consolidation groups (each with its
+merged text and similarity, applied or skipped alone), and the latest runs with their undo.
 
+Nothing is written by a GET. Applying the cleanup is a job; each consolidation group is
+applied by its own POST (:mod:`operations.views.consolidation`); a policy run is undone here
+in one audited action.
+"""
 
 from django.conf import settings
+from django.contrib import messages
+from django.shortcuts import redirect
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from console.pages import bad_request, render_page, role_required
-from memories.models import Memory
-from operations import jobs, policy
-from operations.forms import NamespaceForm
+from console.forms import add_service_error
+from console.pages import bad_request, forbidden, render_page, role_required
+from memories.errors import PermissionDenied as ServicePermissionDenied
+from memories.errors import ServiceError
+from memories.models import AuditEvent, Memory
+from operations import cleanup_undo, consolidate, jobs, policy
+from operations.forms import ApplyAllForm, ApplyGroupForm, NamespaceForm, PolicyForm, UndoForm
 from operations.views.index import NAMESPACE_HINTS, _errors
 from operations.views.jobs import _enqueue_or_503
 
 PLAN_SHOWN = 200  # ids listed per plan section; the count above says how many in all
-
-
-
-# --- the policy page --------------------------------------------------------------------------
+GROUPS_SHOWN = 50  # consolidation groups listed; the count above says how many in all
+TEMPLATE = "memories/policy.html"
 
 
 def _previews(ids: set[str]) -> dict[str, Memory]:
@@ -28,72 +37,116 @@ def _previews(ids: set[str]) -> dict[str, Memory]:
     }
 
 
+def policy_url(user_id: str, threshold=None, max_members=None, skip=()) -> str:
+    """The policy page of a namespace with the same dry-run settings (and skipped groups)."""
+    from urllib.parse import urlencode
 
-@require_GET
-@vary_on_headers("HX-Request")
-@role_required("admin")
-def policy_page(request):
-    """``/index/policy/?user_id=``: what the forgetting policy and consolidation would do
-    to one namespace now (dry runs: nothing is written), with buttons that apply them as
-    jobs. htmx gets ``#policy``."""
-    submitted = "user_id" in request.GET
-    form = NamespaceForm(request.GET if submitted else None)
-    context = {"form": form}
-    status = 200
-    if submitted and form.is_valid():
-        user_id = form.cleaned_data["user_id"]
-        plan = policy.cleanup_plan(user_id=user_id)
-        groups = policy.consolidation_plan(user_id=user_id)
-        shown = {
-            "forget": plan.forget[:PLAN_SHOWN],
-            "consolidate": plan.consolidate[:PLAN_SHOWN],
-            "archive": plan.archive[:PLAN_SHOWN],
-        }
-        grouped = groups[:PLAN_SHOWN]
-        memories = _previews(
-            {i for ids in shown.values() for i in ids} | {i for g in grouped for i in g}
-        )
-        context.update(
-            user_id=user_id,
-            plan=plan,
-            sections=[
-                (
-                    "forget",
-                    "Forget (idle, below the importance bound)",
-                    len(plan.forget),
-                    [memories[i] for i in shown["forget"] if i in memories],
-                ),
-                (
-                    "archive",
-                    "Archive (over the per-namespace cap)",
-                    len(plan.archive),
-                    [memories[i] for i in shown["archive"] if i in memories],
-                ),
-                (
-                    "consolidate",
-                    "Offered for consolidation (idle, important enough to keep)",
-                    len(plan.consolidate),
-                    [memories[i] for i in shown["consolidate"] if i in memories],
-                ),
-            ],
-            groups=[[memories[i] for i in g if i in memories] for g in grouped],
-            n_groups=len(groups),
-            plan_shown=PLAN_SHOWN,
-            rule={
-                "idle_days": settings.MEMORY_POLICY_IDLE_DAYS,
-                "importance_below": settings.MEMORY_POLICY_IMPORTANCE_BELOW,
-                "max_long_term": settings.MEMORY_POLICY_MAX_LONG_TERM,
-            },
-        )
-    elif submitted:
-        status = 400
+    query = [("user_id", user_id)]
+    query += [("threshold", threshold)] if threshold is not None else []
+    query += [("max_members", max_members)] if max_members is not None else []
+    query += [("skip", g) for g in skip]
+    return reverse("memories:memories-policy") + "?" + urlencode(query)
+
+
+def _recent_consolidations(user_id: str, limit: int = 10) -> list[dict]:
+    events = list(AuditEvent.objects.filter(action="consolidate", data__user_id=user_id,
+                                            target__startswith="mem_")
+                  .order_by("-at", "-id")[:limit])
+    live = set(Memory.objects.filter(memory_id__in=[e.target for e in events],
+                                     deleted_at__isnull=True)
+               .values_list("memory_id", flat=True))
+    return [{"event": e, "memory_id": e.target, "live": e.target in live,
+             "sources": len(e.data.get("consolidated_from", []))} for e in events]
+
+
+def policy_context(user_id: str, *, threshold=None, max_members=None, skip=(),
+                   group_forms=None) -> dict:
+    """Everything the ``#policy`` partial shows for one namespace. ``group_forms``: bound
+    forms with errors, by group id, shown in place of that group's fresh form."""
+    plan = policy.cleanup_plan(user_id=user_id)
+    cplan = consolidate.consolidation_plan(user_id=user_id, threshold=threshold,
+                                           max_members=max_members)
+    skip = [g for g in dict.fromkeys(skip) if g]
+    shown_groups = [g for g in cplan.groups if g.group_id not in skip][:GROUPS_SHOWN]
+    shown = {
+        "forget": plan.forget[:PLAN_SHOWN],
+        "consolidate": plan.consolidate[:PLAN_SHOWN],
+        "archive": plan.archive[:PLAN_SHOWN],
+    }
+    previews = _previews({i for ids in shown.values() for i in ids}
+                         | {i for g in shown_groups for i in g.memory_ids})
+    group_forms = group_forms or {}
+    groups = [{
+        "g": g,
+        "members": [previews[i] for i in g.memory_ids if i in previews],
+        "form": group_forms.get(g.group_id) or ApplyGroupForm(
+            initial={"user_id": user_id, "group_id": g.group_id,
+                     "memory_ids": ",".join(g.memory_ids)},
+            auto_id=f"{g.group_id}_%s"),
+        "skip_url": policy_url(user_id, threshold, max_members, [*skip, g.group_id]),
+    } for g in shown_groups]
+    sections = [
+        ("forget", "Forget (idle, below the importance bound)", plan.forget),
+        ("archive", "Archive (over the per-namespace cap)", plan.archive),
+        ("consolidate", "Offered for consolidation (idle, important enough to keep)",
+         plan.consolidate),
+    ]
+    return {
+        "user_id": user_id,
+        "plan": plan,
+        "sections": [(key, title, len(ids), [previews[i] for i in shown[key] if i in previews])
+                     for key, title, ids in sections],
+        "cplan": cplan,
+        "groups": groups,
+        "n_groups": len(cplan.groups),
+        "skipped": (skipped := [g for g in skip if g in {x.group_id for x in cplan.groups}]),
+        "more_groups": len(cplan.groups) - len(skipped) - len(shown_groups),
+        "unskip_url": policy_url(user_id, threshold, max_members),
+        "apply_all_form": ApplyAllForm(initial={"user_id": user_id, "threshold": threshold,
+                                                "max_members": max_members},
+                                       auto_id="all_%s"),
+        "runs": cleanup_undo.cleanup_runs(user_id=user_id),
+        "consolidations": _recent_consolidations(user_id),
+        "undo_form": UndoForm(auto_id=False),
+        "plan_shown": PLAN_SHOWN,
+        "rule": {
+            "idle_days": settings.MEMORY_POLICY_IDLE_DAYS,
+            "importance_below": settings.MEMORY_POLICY_IMPORTANCE_BELOW,
+            "max_long_term": settings.MEMORY_POLICY_MAX_LONG_TERM,
+        },
+    }
+
+
+def render_policy(request, form, context: dict, *, status: int = 200):
+    threshold, max_members = consolidate.bounds()
+    # Blank fields mean the settings: say which values those are.
+    form.fields["threshold"].widget.attrs["placeholder"] = f"{threshold:g} (default)"
+    form.fields["max_members"].widget.attrs["placeholder"] = f"{max_members} (default)"
+    context = {"form": form, **context}
     context["namespaces"] = (
         Memory.objects.values_list("user_id", flat=True)
         .distinct()
         .order_by("user_id")[:NAMESPACE_HINTS]
     )
-    return render_page(request, "memories/policy.html", context, partial="policy", status=status)
+    return render_page(request, TEMPLATE, context, partial="policy", status=status)
 
+
+@require_GET
+@vary_on_headers("HX-Request")
+@role_required("admin")
+def policy_page(request):
+    """``/index/policy/?user_id=&threshold=&max_members=&skip=``: what the forgetting policy
+    and consolidation would do to one namespace now (dry runs: nothing is written), with
+    the buttons that apply them and undo earlier runs. htmx gets ``#policy``."""
+    submitted = "user_id" in request.GET
+    form = PolicyForm(request.GET if submitted else None)
+    if submitted and form.is_valid():
+        data = form.cleaned_data
+        context = policy_context(data["user_id"], threshold=data["threshold"],
+                                 max_members=data["max_members"],
+                                 skip=request.GET.getlist("skip"))
+        return render_policy(request, form, context)
+    return render_policy(request, form, {}, status=400 if submitted else 200)
 
 
 def _policy_apply(request, func, action: str):
@@ -101,8 +154,8 @@ def _policy_apply(request, func, action: str):
     if not form.is_valid():
         return bad_request(request, _errors(form))
     user_id = form.cleaned_data["user_id"]
-    return _enqueue_or_503(request, func, user_id, queue="default", action=action, target=user_id)
-
+    return _enqueue_or_503(request, func, user_id, request.user.get_username(),
+                           queue="default", action=action, target=user_id)
 
 
 @require_POST
@@ -112,10 +165,35 @@ def policy_cleanup(request):
     return _policy_apply(request, jobs.cleanup_job, "cleanup")
 
 
-
 @require_POST
 @role_required("admin")
-def policy_consolidate(request):
-    """Merge the related groups of one namespace (``jobs.consolidate_job``, queue default)."""
-    return _policy_apply(request, jobs.consolidate_job, "consolidate")
-
+def policy_run_undo(request, run_id: str):
+    """Undo one forgetting-policy run: everything it forgot or archived comes back, in one
+    audited action (reason required). Answers the policy page of its namespace."""
+    try:
+        run = cleanup_undo.cleanup_run(run_id)
+    except ServiceError as exc:
+        return bad_request(request, exc.message)
+    user_id = run.target
+    form = UndoForm(request.POST, auto_id=False)
+    error = None
+    if form.is_valid():
+        try:
+            result = cleanup_undo.cleanup_undo(run_id=run_id, actor=request.user,
+                                               reason=form.cleaned_data["reason"])
+        except ServicePermissionDenied as exc:
+            return forbidden(request, exc.message)
+        except ServiceError as exc:
+            add_service_error(form, exc)
+            error = exc.status
+        else:
+            skipped = f"; {len(result['skipped'])} left as they are" if result["skipped"] else ""
+            messages.success(request, f"Policy run {run_id} undone: "
+                                      f"{len(result['restored'])} memories restored{skipped}.")
+            if not request.htmx:
+                return redirect(policy_url(user_id) + "#runs")
+    context = policy_context(user_id)
+    context["run_error"] = " ".join(e for errs in form.errors.values() for e in errs)
+    status = error or (400 if form.errors else 200)
+    return render_policy(request, PolicyForm(initial={"user_id": user_id}), context,
+                         status=status)

@@ -27,6 +27,12 @@ REF_K1 = 1.2
 REF_B = 0.75
 # avgdl_ref for a namespace's first document; a reindex replaces it with the real average.
 DEFAULT_AVGDL_REF = 12.0
+# The index format stamp (``<base>format``; absent = "1"), written by a namespace's first
+# put and by every reindex. "1": terms of the analysis before Chinese dates, numbers and
+# function-character bigrams were kept as words; "2": today's. A serving process that finds
+# an older stamp asks for one reindex of the namespace (search.serving.feed), which rebuilds
+# it from the database and stamps it: existing indexes upgrade by themselves.
+INDEX_FORMAT = "2"
 
 
 @functools.cache
@@ -73,6 +79,7 @@ def put_memory(
         args += [f.field, f.dl, len(f.tf)]
         for term, tf in f.tf.items():
             args += [term, tf]
+    args.append(INDEX_FORMAT)
     keys = [store.key(user_id, "m", memory_id)]
     return store.text(_script("put.lua")(keys=keys, args=args, client=client))
 

@@ -26,6 +26,8 @@ bit), the top k found with ``np.argpartition``, and the boundary of the top k se
 
 from __future__ import annotations
 
+import collections
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -68,6 +70,36 @@ class Found:
     @property
     def avgdl(self) -> float:
         return self.total_len / self.n_docs if self.n_docs else 0.0
+
+
+class Builder:
+    """Fills an empty :class:`FieldIndex` with many documents at once (a rebuild): the
+    postings are collected with C-level ``extend``/``map`` calls and sorted once."""
+
+    def __init__(self, index: FieldIndex | None = None):
+        self.index = index if index is not None else FieldIndex()
+        self.tids: list[int] = []
+        self.dids: list[int] = []
+        self.tfs: list[int] = []
+        # Unknown terms get the next id on first sight.
+        self._vocab = collections.defaultdict(itertools.count(len(self.index.vocab)).__next__,
+                                              self.index.vocab)
+
+    def add(self, memory_id: str, dl: int, type_: str, conv: str, exp: float, terms,
+            tfs) -> None:
+        """One document: ``terms`` and ``tfs`` are iterables of equal length (tf may be str)."""
+        d = self.index._new_doc(Doc(memory_id, dl, {}, type_, conv, exp))
+        start = len(self.tids)
+        self.tids.extend(map(self._vocab.__getitem__, terms))
+        self.dids.extend(itertools.repeat(d, len(self.tids) - start))
+        self.tfs.extend(map(int, tfs))
+
+    def finish(self) -> FieldIndex:
+        index = self.index
+        index.vocab = dict(self._vocab)
+        index._set_base(np.array(self.tids, np.int32), np.array(self.dids, np.int32),
+                        np.array(self.tfs, np.int32))
+        return index
 
 
 class FieldIndex:
@@ -129,18 +161,11 @@ class FieldIndex:
         return d
 
     def _load(self, docs: list[Doc]) -> None:
-        tids: list[int] = []
-        dids: list[int] = []
-        tfs: list[int] = []
-        vocab = self.vocab
+        builder = Builder(self)
         for doc in {doc.memory_id: doc for doc in docs}.values():
-            d = self._new_doc(doc)
-            for term, tf in doc.tf.items():
-                tids.append(vocab.setdefault(term, len(vocab)))
-                dids.append(d)
-                tfs.append(tf)
-        self._set_base(np.array(tids, np.int32), np.array(dids, np.int32),
-                       np.array(tfs, np.int32))
+            builder.add(doc.memory_id, doc.dl, doc.type, doc.conv, doc.exp, doc.tf.keys(),
+                        doc.tf.values())
+        builder.finish()
 
     def _set_base(self, tids: np.ndarray, dids: np.ndarray, tfs: np.ndarray) -> None:
         # Stable by term: doc ids stay ascending within each term's slice.

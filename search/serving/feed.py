@@ -32,18 +32,28 @@ from pathlib import Path
 from django.conf import settings
 
 from memories import store
-from search.serving.engine import Doc, FieldIndex
+from search.index import postings
+from search.serving.engine import Builder, Doc, FieldIndex
 
 log = logging.getLogger(__name__)
 
 FEED_COUNT = 256
 BUILD_CHUNK = 1000
-# Index formats this code serves; the stamp is ``<base>format`` (absent = 1).
-FORMATS = {"1"}
+# A field with more documents than this is built on a background thread (seconds per 100k
+# documents) while recalls are answered by search.lua; a smaller one is built inline.
+SYNC_BUILD_DOCS = 5000
+# Index formats this code serves (search.index.postings.INDEX_FORMAT); the stamp is
+# ``<base>format`` (absent = "1"). An older one is served and upgraded by a reindex.
+FORMATS = {"1", "2"}
+UPGRADE_CLAIM_SECONDS = 3600
 
 
 class Unsupported(Exception):
     """The namespace's index is in a format this process does not serve."""
+
+
+class NotReady(Exception):
+    """The serving index is being built in the background; answer from Redis meanwhile."""
 
 
 @functools.cache
@@ -69,6 +79,8 @@ class Served:
     lock: threading.Lock = field(default_factory=threading.Lock)
     used: float = 0.0
     builds: int = 0
+    thread: threading.Thread | None = None
+    unverified: bool = False  # built, not yet checked against the statistics
 
 
 @dataclass
@@ -126,7 +138,7 @@ def _build(client, user_id: str, field_name: str, served: Served) -> None:
     if head["format"] not in FORMATS:
         raise Unsupported(head["format"])
     prefix = store.namespace_base(user_id) + _fname(field_name, head["gen"]) + ":d:"
-    docs, cursor = [], 0
+    builder, cursor = Builder(), 0
     while True:
         cursor, chunk = client.sscan(store.key(user_id, "ids"), cursor, count=BUILD_CHUNK)
         chunk = [store.text(m) for m in chunk]
@@ -134,15 +146,22 @@ def _build(client, user_id: str, field_name: str, served: Served) -> None:
         for memory_id in chunk:
             pipe.hgetall(prefix + memory_id)
         for memory_id, raw in zip(chunk, pipe.execute(), strict=True):
-            doc = _doc(memory_id, raw) if raw else None
-            if doc is not None:
-                docs.append(doc)
+            if not raw:
+                continue
+            if not isinstance(next(iter(raw)), str):
+                raw = {store.text(k): store.text(v) for k, v in raw.items()}
+            dl = raw.pop("#dl", None)
+            if dl is None:
+                continue
+            meta = (raw.pop("#type", ""), raw.pop("#conv", ""), float(raw.pop("#exp", "") or 0))
+            builder.add(memory_id, int(dl), *meta, raw.keys(), raw.values())
         if int(cursor) == 0:
             break
-    served.index = FieldIndex(docs)
+    served.index = builder.finish()
     served.gen, served.format = head["gen"], head["format"]
     served.last_id, served.added = head["top"], head["added"]
     served.builds += 1
+    served.unverified = True
     counters.builds += 1
     counters.build_ms += (time.perf_counter() - started) * 1000
 
@@ -179,9 +198,30 @@ def _catch_up(client, user_id: str, field_name: str, served: Served) -> str:
             return "ok" if same else "mismatch"
 
 
+def _build_behind(client, user_id: str, field_name: str, served: Served) -> None:
+    """Build on a thread of its own, then install (the next search catches it up)."""
+    def run():
+        try:
+            fresh = Served()
+            _build(client, user_id, field_name, fresh)
+            with served.lock:
+                served.index, served.gen, served.format = fresh.index, fresh.gen, fresh.format
+                served.last_id, served.added = fresh.last_id, fresh.added
+                served.builds += 1
+                served.unverified = True
+        except Exception:
+            log.exception("background build of %s/%s failed", user_id, field_name)
+        finally:
+            served.thread = None
+
+    served.thread = threading.Thread(target=run, daemon=True, name=f"serving-{field_name}")
+    served.thread.start()
+
+
 def serving_index(client, user_id: str, field_name: str) -> tuple[Served, FieldIndex]:
     """The caught-up serving index of one field of one namespace, its lock HELD: the caller
-    searches it and then releases ``served.lock``. Raises Unsupported, ``redis.RedisError``.
+    searches it and then releases ``served.lock``. Raises Unsupported, NotReady (a large
+    index is being built in the background), ``redis.RedisError``.
     """
     key = (store.namespace_base(user_id), field_name)
     with _registry_lock:
@@ -193,25 +233,43 @@ def serving_index(client, user_id: str, field_name: str) -> tuple[Served, FieldI
     try:
         served.used = time.monotonic()
         for attempt in range(3):
-            fresh = served.index is None
-            if fresh:
+            if served.index is None:
+                if served.thread is not None:
+                    raise NotReady(user_id)
+                if _feed(client, user_id, field_name, "0-0", 0)["N"] > SYNC_BUILD_DOCS:
+                    _build_behind(client, user_id, field_name, served)
+                    raise NotReady(user_id)
                 _build(client, user_id, field_name, served)
             state = _catch_up(client, user_id, field_name, served)
+            unverified, served.unverified = served.unverified, False
             if state == "ok":
                 break
-            if state == "mismatch" and fresh:
-                # Built just now from the same data: the statistics hash itself is off
-                # (drift; reconcile repairs it). Serve the documents as they are.
+            if state == "mismatch" and unverified:
+                # Built from the same data it is compared with: the statistics hash itself
+                # is off (drift; reconcile repairs it). Serve the documents as they are.
                 log.warning("statistics of %s/%s differ from its documents", user_id, field_name)
                 break
             log.info("serving index of %s/%s: %s, rebuilding", user_id, field_name, state)
             if attempt < 2:
                 served.index = None
+        if served.format != postings.INDEX_FORMAT:
+            _request_upgrade(client, user_id)
     except BaseException:
         served.lock.release()
         raise
     _evict(key)
     return served, served.index
+
+
+def _request_upgrade(client, user_id: str) -> None:
+    """One reindex job per namespace whose index predates this format (claimed in Redis so
+    the processes that notice it ask once an hour at most)."""
+    claim = store.key(user_id, "format", "upgrade")
+    if client.set(claim, postings.INDEX_FORMAT, nx=True, ex=UPGRADE_CLAIM_SECONDS):
+        from memories import queue
+
+        queue.enqueue("operations.jobs.reindex_job", user_id)
+        log.info("index of %s is in an older format: reindex queued", user_id)
 
 
 def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k1: float,

@@ -111,18 +111,18 @@ def test_apply_cleanup_runs_the_job(admin_role_client, namespace):
 
 
 def test_apply_consolidation_runs_the_job(admin_role_client, namespace):
-    resp = admin_role_client.post("/index/policy/consolidate/", {"user_id": "u-a"})
+    resp = admin_role_client.post("/index/policy/consolidate/", {"user_id": "u-a"}, headers=HX)
+    assert resp.status_code == 400 and "reason" in text(resp)  # a reason is required
+    resp = admin_role_client.post("/index/policy/consolidate/", {"user_id": "u-a",
+                                                                 "reason": "duplicates"})
     assert resp.status_code == 302 and resp["Location"].startswith("/index/jobs/")
     work()
     merged = {
         tuple(sorted(m.metadata["consolidated_from"]))
         for m in Memory.objects.filter(source="consolidation")
     }
-    # The two trivial notes are related too (they share "idle trivial note").
-    assert merged == {
-        tuple(sorted(m.memory_id for m in namespace["group"])),
-        tuple(sorted(m.memory_id for m in namespace["stale"])),
-    }
+    # The two trivial notes name different numbers (0, 1): they are not merged.
+    assert merged == {tuple(sorted(m.memory_id for m in namespace["group"]))}
     assert AuditEvent.objects.filter(action="consolidate", target="u-a").exists()
 
 

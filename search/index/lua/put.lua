@@ -2,7 +2,8 @@
 -- KEYS[1]: the namespace's memory hash key (routes the script to the namespace's slot).
 -- ARGV: base, memory_id, version, mode ('write' | 'build'), avgdl_ref_default, k1_ref, b_ref,
 --       ttl_seconds (0 = none), stream_maxlen, n_hash_pairs, hash pairs..., n_meta_pairs,
---       meta pairs..., n_fields, then per field: name, dl, n_terms, term/tf pairs...
+--       meta pairs..., n_fields, then per field: name, dl, n_terms, term/tf pairs...,
+--       format (the caller's index format stamp, last)
 -- No hash pairs and no fields remove the memory (forget, purge, expiry).
 --
 -- Generations: the live index of a namespace is generation `gen` (field keys `c:…` for 0,
@@ -17,6 +18,11 @@ local i = 10
 
 local current = tonumber(redis.call('HGET', base .. 'ver', id))
 if current and current > version then return 'stale' end
+-- A namespace's first put stamps it with the caller's format; an older index keeps its own
+-- stamp (or none) until a reindex rebuilds it.
+if redis.call('EXISTS', base .. 'ver') == 0 then
+  redis.call('SET', base .. 'format', ARGV[#ARGV], 'NX')
+end
 redis.call('HSET', base .. 'ver', id, version)
 
 local function suffix(gen)

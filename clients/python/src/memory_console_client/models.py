@@ -255,6 +255,39 @@ class NamespaceRow(Model):
     memories: int = 0
 
 
+class Webhook(Model):
+    """A webhook endpoint; ``secret`` (``whsec_...``) only in the answers of create, get
+    and rotate-secret. ``namespaces`` empty = every namespace."""
+
+    id: int
+    url: str
+    description: str = ""
+    events: list[str]
+    namespaces: list[str] = Field(default_factory=list)
+    active: bool = True
+    secret: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
+class Delivery(Model):
+    """One event for one endpoint in its delivery log: ``status`` pending / delivered /
+    failed / cancelled, ``attempts`` so far, the last HTTP status and error."""
+
+    id: int
+    event_id: str
+    type: str
+    namespace: str | None = None
+    status: str
+    attempts: int = 0
+    last_status_code: int | None = None
+    last_error: str = ""
+    last_attempt_at: datetime | None = None
+    next_attempt_at: datetime | None = None
+    delivered_at: datetime | None = None
+    created_at: datetime | None = None
+
+
 T = TypeVar("T")
 
 

@@ -1,0 +1,180 @@
+"""The sync bodies of the MCP tools and resources: ``body(caller, **arguments) -> dict``.
+
+Each does what its REST view does, with the API's own helpers: ``require_role`` for the
+role, ``require_namespace`` / the memory and session lookups that answer 404 outside the
+token's namespaces, the API's request schemas (``MemoryIn``, ``RecallIn`` ...) for
+validation, then one service (writes) or selector (reads), and the API's output shapes.
+Errors are the services' own (``memories.errors``); ``runner`` maps them to MCP.
+"""
+
+import datetime as dt
+import logging
+
+from accounts.roles import require_role
+from api.core import ReasonIn, _iso, require_namespace
+from api.memories import MemoryIn, MemoryPatch, _memory_or_404, memory_out
+from api.search import RecallIn
+from api.sessions import MessagesIn, SessionIn, _session_or_404, session_out
+from integrations.metrics.registry import count_redis_error, observe_recall
+from memories import access, services, store
+from memories.errors import InvalidInput
+from memories.models import Memory
+from memories.validation import clean_identifier, parse_iso_datetime
+from search.memory_search import memory_search
+from sessions import services as sessions
+from sessions.promote import message_promote
+
+log = logging.getLogger(__name__)
+
+
+def _written(memory: Memory, **extra) -> dict:
+    """A write's answer; one that reached the database while Redis was down says so (as the
+    REST API's ``_with_warning``)."""
+    if memory.needs_resync:
+        count_redis_error("mirror")
+        extra.setdefault("warning", "index_pending")
+    return memory_out(memory, **extra)
+
+
+def add_memory(caller, **args) -> dict:
+    require_role(caller.user, "editor")
+    require_namespace(caller, args.get("user_id"))
+    fields = MemoryIn.model_validate(args).model_dump()
+    created_at = fields.pop("created_at")
+    if created_at is not None:
+        fields["created_at"] = parse_iso_datetime(created_at, "created_at")
+    memory, dup = services.memory_create(actor=caller.user, **fields)
+    return _written(memory, deduplicated=dup)
+
+
+def _explain_summary(explain) -> dict:
+    top = sorted(explain.terms.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+    return {"bm25": explain.bm25, "relevance": explain.relevance, "recency": explain.recency,
+            "importance": explain.importance, "top_terms": dict(top)}
+
+
+def search_memories(caller, **args) -> dict:
+    require_role(caller.user, "viewer")
+    payload = RecallIn.model_validate(args)
+    user_id = clean_identifier(payload.user_id, "user_id")
+    require_namespace(caller, user_id)
+    conversation_id = clean_identifier(payload.conversation_id, "conversation_id",
+                                       required=False)
+    found = memory_search(user_id=user_id, query=payload.query, limit=payload.limit,
+                          conversation_id=conversation_id, types=payload.types,
+                          profile=payload.profile, match_mode=payload.match_mode)
+    observe_recall(profile=found.profile, took_ms=found.took_ms, results=len(found.results))
+    try:
+        access.access_record(user_id=user_id, memory_ids=[h.memory_id for h in found.results])
+    except store.RedisError as exc:  # the results stand; only these hits go uncounted
+        count_redis_error("recall_hits")
+        log.warning("recall hits not counted: %s", type(exc).__name__)
+    return {
+        "results": [
+            {"memory_id": h.memory_id, "content": h.content, "type": h.type,
+             "version": h.version, "score": h.score, "metadata": h.metadata,
+             "created_at": dt.datetime.fromtimestamp(h.created_at, dt.UTC).isoformat(),
+             "importance": h.importance, "conversation_id": h.conversation_id,
+             "explain": _explain_summary(h.explain)}
+            for h in found.results
+        ],
+        "match_mode_used": found.match_mode_used, "profile": found.profile,
+        "took_ms": found.took_ms,
+    }
+
+
+def get_memory(caller, *, memory_id: str) -> dict:
+    require_role(caller.user, "viewer")
+    return memory_out(access.with_hits_folded(_memory_or_404(caller, memory_id)))
+
+
+def update_memory(caller, *, memory_id: str, **args) -> dict:
+    require_role(caller.user, "editor")
+    _memory_or_404(caller, memory_id)
+    data = MemoryPatch.model_validate(args).model_dump(exclude_unset=True)
+    memory = services.memory_update(
+        memory_id=memory_id, actor=caller.user, reason=data.pop("reason", ""),
+        expected_version=data.pop("version", None), **data)
+    return _written(memory)
+
+
+def delete_memory(caller, *, memory_id: str, reason: str = "") -> dict:
+    require_role(caller.user, "editor")
+    _memory_or_404(caller, memory_id)
+    ReasonIn.model_validate({"reason": reason})
+    services.memory_forget(memory_id=memory_id, actor=caller.user, reason=reason)
+    memory = Memory.objects.get(memory_id=memory_id)
+    return {"memory_id": memory_id, "forgotten": memory.deleted_at is not None,
+            "deleted_at": _iso(memory.deleted_at)}
+
+
+def promote(caller, *, memory_id=None, session_id=None, seq=None, reason: str = "") -> dict:
+    require_role(caller.user, "editor")
+    ReasonIn.model_validate({"reason": reason})
+    if memory_id is not None:
+        if session_id is not None or seq is not None:
+            raise InvalidInput("give either memory_id or session_id + seq", field="memory_id")
+        _memory_or_404(caller, memory_id)
+        memory, dup = services.memory_promote(memory_id=memory_id, actor=caller.user,
+                                              reason=reason)
+    elif session_id is not None and seq is not None:
+        _session_or_404(caller, session_id)
+        memory, dup = message_promote(session_id=session_id, seq=seq,
+                                               actor=caller.user, reason=reason)
+    else:
+        raise InvalidInput("memory_id, or session_id and seq, is required", field="memory_id")
+    return _written(memory, deduplicated=dup)
+
+
+def list_memories(caller, *, user_id, conversation_id=None, types=None, cursor=None,
+                  limit: int = 20) -> dict:
+    from integrations.mcp.selectors import memory_page
+
+    require_role(caller.user, "viewer")
+    user_id = clean_identifier(user_id, "user_id")
+    require_namespace(caller, user_id)
+    conversation_id = clean_identifier(conversation_id, "conversation_id", required=False)
+    if not 1 <= limit <= 100:
+        raise InvalidInput("limit must be 1..100", field="limit")
+    rows, next_cursor = memory_page(user_id=user_id, conversation_id=conversation_id,
+                                    types=types, cursor=cursor, limit=limit)
+    return {"memories": [memory_out(m) for m in rows], "next_cursor": next_cursor}
+
+
+def create_session(caller, **args) -> dict:
+    require_role(caller.user, "editor")
+    require_namespace(caller, args.get("user_id"))
+    payload = SessionIn.model_validate(args)
+    return session_out(sessions.session_create(**payload.model_dump()))
+
+
+def append_messages(caller, *, session_id: str, **args) -> dict:
+    require_role(caller.user, "editor")
+    _session_or_404(caller, session_id)
+    payload = MessagesIn.model_validate(args)
+    if payload.messages is not None:
+        if payload.role is not None or payload.content is not None:
+            raise InvalidInput("send either role + content or messages", field="messages")
+        items = [m.model_dump() for m in payload.messages]
+    elif payload.role is not None and payload.content is not None:
+        items = [{"role": payload.role, "content": payload.content}]
+    else:
+        raise InvalidInput("role and content are required", field="content")
+    if not items:
+        raise InvalidInput("messages must not be empty", field="messages")
+    return {"length": sessions.session_append(session_id=session_id, messages=items)}
+
+
+def get_context(caller, *, session_id: str, last: int = 20, max_tokens=None,
+                at=None) -> dict:
+    require_role(caller.user, "viewer")
+    _session_or_404(caller, session_id)
+    if not 1 <= last <= 1000:
+        raise InvalidInput("last must be 1..1000", field="last")
+    if max_tokens is not None and max_tokens < 1:
+        raise InvalidInput("max_tokens must be at least 1", field="max_tokens")
+    when = parse_iso_datetime(at, "at") if at is not None else None
+    context = sessions.session_context(session_id=session_id, last=last,
+                                       max_tokens=max_tokens, at=when)
+    return {"summary": context["summary"], "messages": context["messages"],
+            "total": context["total"]}

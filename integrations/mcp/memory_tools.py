@@ -1,0 +1,124 @@
+"""Memory tools: remember, recall, read, change, forget, list, promote.
+
+Each tool is a thin async wrapper (its signature is the tool's input schema; arguments are
+named as the REST fields) over a sync body that does what the REST view does: the same
+role and namespace checks, the API's own request schema for validation, then one service
+(writes) or selector (reads).
+"""
+
+from typing import Annotated, Literal
+
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from integrations.mcp import bodies
+from integrations.mcp.runner import call_tool_body
+from integrations.mcp.shapes import Forgotten, MemoryOut, MemoryPage, SearchOut
+
+MemoryType = Literal["long_term", "short_term", "working"]
+UserId = Annotated[str, Field(description="the namespace (1-128 characters)")]
+MemoryId = Annotated[str, Field(description="mem_ + 16 hex digits")]
+ConversationId = Annotated[str | None, Field(
+    description="the conversation it belongs to; null = user-wide")]
+Reason = Annotated[str, Field(description="why, kept in the memory's history")]
+
+
+async def add_memory(
+    user_id: UserId,
+    content: Annotated[str, Field(description="the text to remember (not blank)")],
+    conversation_id: ConversationId = None,
+    type: MemoryType = "long_term",
+    importance: Annotated[float | None, Field(description="0..1; estimated when absent")] = None,
+    tags: list[str] | None = None,
+    metadata: dict | None = None,
+    source: Annotated[str, Field(description="the system it came from")] = "",
+    author: str = "",
+    keywords: list[str] | None = None,
+    ttl_seconds: Annotated[int | None, Field(description="short_term only; default 24 h")] = None,
+    created_at: Annotated[str | None, Field(description="ISO 8601, for imports")] = None,
+    context: Annotated[str, Field(description="text indexed beside the content")] = "",
+) -> MemoryOut:
+    """Remember one memory. The same content in the same scope (user_id, conversation_id,
+    type) returns the existing memory with deduplicated true."""
+    return await call_tool_body(bodies.add_memory, **locals())
+
+
+async def search_memories(
+    user_id: UserId,
+    query: Annotated[str, Field(description="what to look for; no usable words = no results")],
+    conversation_id: ConversationId = None,
+    limit: Annotated[int, Field(description="1..100")] = 5,
+    types: list[MemoryType] | None = None,
+    profile: Annotated[str | None, Field(description="ranking profile name; default profile "
+                                                     "when absent")] = None,
+    match_mode: Literal["any", "all", "all_then_any"] | None = None,
+) -> SearchOut:
+    """Recall: the memories of one namespace that match the query, best first, each with
+    the parts of its score (BM25, recency, importance) and its strongest terms."""
+    return await call_tool_body(bodies.search_memories, **locals())
+
+
+async def get_memory(memory_id: MemoryId) -> MemoryOut:
+    """One memory with every field (also a forgotten one: deleted_at is set)."""
+    return await call_tool_body(bodies.get_memory, memory_id=memory_id)
+
+
+async def update_memory(
+    memory_id: MemoryId,
+    content: str | None = None,
+    importance: Annotated[float | None, Field(description="0..1")] = None,
+    tags: list[str] | None = None,
+    type: MemoryType | None = None,
+    metadata: dict | None = None,
+    reason: Reason = "",
+    version: Annotated[int | None, Field(description="the version you read; a newer one "
+                                                     "refuses the change (conflict)")] = None,
+) -> MemoryOut:
+    """Change a memory: a new version; the old one stays in its history."""
+    args = {k: v for k, v in locals().items() if v is not None}
+    return await call_tool_body(bodies.update_memory, **args)
+
+
+async def delete_memory(memory_id: MemoryId, reason: Reason = "") -> Forgotten:
+    """Forget a memory (soft delete: it leaves recall; an editor can restore it)."""
+    return await call_tool_body(bodies.delete_memory, memory_id=memory_id, reason=reason)
+
+
+async def list_memories(
+    user_id: UserId,
+    conversation_id: ConversationId = None,
+    types: list[MemoryType] | None = None,
+    cursor: Annotated[str | None, Field(description="next_cursor of the previous page")] = None,
+    limit: Annotated[int, Field(description="1..100")] = 20,
+) -> MemoryPage:
+    """The live memories of a namespace, newest first, a page at a time."""
+    return await call_tool_body(bodies.list_memories, **locals())
+
+
+async def promote(
+    memory_id: Annotated[str | None, Field(description="a working or short-term memory")] = None,
+    session_id: Annotated[str | None, Field(description="with seq: a session message")] = None,
+    seq: Annotated[int | None, Field(description="the message's number in the session")] = None,
+    reason: Reason = "",
+) -> MemoryOut:
+    """Make a working or short-term memory, or a session message, a user-wide long-term
+    memory (deduplicated against the user's long-term memories)."""
+    return await call_tool_body(bodies.promote, **locals())
+
+
+def _hints(*, read_only: bool, destructive: bool = False, idempotent: bool = False,
+           title: str) -> ToolAnnotations:
+    return ToolAnnotations(title=title, read_only_hint=read_only, destructive_hint=destructive,
+                           idempotent_hint=idempotent, open_world_hint=False)
+
+
+TOOLS = [
+    (add_memory, _hints(read_only=False, idempotent=True, title="Remember")),
+    (search_memories, _hints(read_only=True, idempotent=True, title="Recall")),
+    (get_memory, _hints(read_only=True, idempotent=True, title="Read a memory")),
+    (update_memory, _hints(read_only=False, destructive=True, title="Change a memory")),
+    (delete_memory, _hints(read_only=False, destructive=True, idempotent=True,
+                           title="Forget a memory")),
+    (list_memories, _hints(read_only=True, idempotent=True, title="List memories")),
+    (promote, _hints(read_only=False, idempotent=True, title="Promote to long-term")),
+]

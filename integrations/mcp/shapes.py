@@ -1,0 +1,105 @@
+"""Output schemas of the MCP tools: the REST API's shapes, as pydantic models.
+
+Field names are the API's own (``memory_id``, ``user_id``, ``version`` ...). Models accept
+fields they do not name (``extra="allow"``), so a field the API adds later reaches MCP
+clients too instead of being dropped. Datetimes are ISO 8601 strings, as in the API.
+"""
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class MemoryOut(_Open):
+    """A memory, as ``GET /api/v1/memories/{id}`` answers it."""
+
+    memory_id: str
+    user_id: str
+    conversation_id: str | None = None
+    type: str
+    content: str
+    tags: list[str] = Field(default_factory=list)
+    importance: float = Field(description="0..1")
+    metadata: dict = Field(default_factory=dict)
+    version: int
+    created_at: str | None = None
+    updated_at: str | None = None
+    expire_at: str | None = None
+    deleted_at: str | None = None
+    deduplicated: bool | None = Field(
+        default=None, description="true when an identical live memory was returned instead")
+    warning: str | None = Field(
+        default=None, description="'index_pending': stored, searchable after the next repair")
+
+
+class ExplainSummary(_Open):
+    """Why a memory ranked where it did: the score's parts and its strongest terms."""
+
+    bm25: float
+    relevance: float = Field(description="BM25 / best BM25 among the candidates, 0..1")
+    recency: float = Field(description="0.5 ** (age_hours / half_life_hours), 0..1")
+    importance: float = Field(description="0..1")
+    top_terms: dict[str, float] = Field(
+        description="the (at most 5) query terms contributing most BM25, term -> contribution")
+
+
+class RecallHit(_Open):
+    memory_id: str
+    content: str
+    type: str
+    version: int
+    score: float
+    importance: float
+    conversation_id: str | None = None
+    created_at: str
+    metadata: dict = Field(default_factory=dict)
+    explain: ExplainSummary
+
+
+class SearchOut(_Open):
+    """``POST /api/v1/recall``'s answer, each explanation summarised."""
+
+    results: list[RecallHit]
+    match_mode_used: str
+    profile: str
+    took_ms: float
+
+
+class MemoryPage(_Open):
+    memories: list[MemoryOut]
+    next_cursor: str | None = Field(description="pass it as cursor for the next page; null "
+                                                "on the last page")
+
+
+class Forgotten(_Open):
+    memory_id: str
+    forgotten: bool
+    deleted_at: str | None
+
+
+class SessionOut(_Open):
+    session_id: str
+    user_id: str
+    agent_id: str = ""
+    total: int = Field(description="messages in the session")
+    summary: str = ""
+
+
+class Appended(_Open):
+    length: int = Field(description="messages in the session after the append")
+
+
+class ContextMessage(_Open):
+    role: str
+    content: str
+    at: str
+
+
+class ContextOut(_Open):
+    """``GET /api/v1/sessions/{id}/context``: the rolling summary and the newest messages."""
+
+    summary: str
+    messages: list[ContextMessage] = Field(description="oldest first")
+    total: int = Field(description="every message of the session")

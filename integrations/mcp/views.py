@@ -1,0 +1,44 @@
+"""``/mcp``: the MCP server over Streamable HTTP, in the web process (stateless).
+
+Authenticated like ``/api/v1/``: ``Authorization: Bearer <API token>``; a missing or dead
+token is a 401 before any MCP message is read. Every request is served on its own (no
+``Mcp-Session-Id``, JSON responses), so any gunicorn process or thread answers any request.
+"""
+
+from django.contrib.auth.decorators import login_not_required
+from django.http import HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from integrations.mcp.bridge import serve_http
+from integrations.mcp.caller import caller_for_token, forget_token, use_token
+from integrations.mcp.server import server
+
+# Set by Django from the body it sends; the SDK's own would be a second copy.
+_SKIPPED_HEADERS = {"content-length"}
+
+
+def _bearer(request) -> str:
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+@csrf_exempt  # bearer tokens only: no cookie, so nothing a foreign page could forge
+@login_not_required
+def mcp_endpoint(request):
+    token = _bearer(request)
+    if caller_for_token(token) is None:
+        response = JsonResponse({"error": {"code": "unauthorized", "field": None,
+                                           "message": "missing or invalid bearer token"}},
+                                status=401)
+        response["WWW-Authenticate"] = 'Bearer realm="memory-console"'
+        return response
+    marker = use_token(token)
+    try:
+        reply = serve_http(server, request)
+    finally:
+        forget_token(marker)
+    response = HttpResponse(reply.body, status=reply.status)
+    for name, value in reply.headers:
+        if name.lower() not in _SKIPPED_HEADERS:
+            response[name] = value
+    return response

@@ -1,0 +1,25 @@
+"""Count committed memory changes: ``memory_console_memory_writes_total{kind}``.
+
+Every versioned change of a memory goes through simple_history, whose
+``post_create_historical_record`` names the kind the service stamped (create, edit,
+forget, restore, rollback, promote ...); the hard delete of a purge is its ``-`` row. The
+count is taken when the transaction commits, so a write that rolls back is not counted.
+Connected by ``connect()`` (the integrations app's ``ready``).
+"""
+
+from django.db import transaction
+from simple_history.signals import post_create_historical_record
+
+from integrations.metrics.registry import count_write
+from memories.models import Memory
+
+
+def _count(sender, instance, history_instance, **kwargs) -> None:
+    if not isinstance(instance, Memory):
+        return
+    kind = "purge" if history_instance.history_type == "-" else history_instance.kind
+    transaction.on_commit(lambda: count_write(kind))
+
+
+def connect() -> None:
+    post_create_historical_record.connect(_count, dispatch_uid="metrics-memory-writes")

@@ -1,0 +1,92 @@
+"""Every Prometheus metric of Memory Console, named in one place (prometheus-client).
+
+Labels are bounded on purpose: views are URL patterns, profiles are ranking-profile names,
+kinds and outcomes are fixed vocabularies. No label ever carries a namespace (``user_id``),
+a memory id or free text: there may be 10,000 namespaces.
+
+Under gunicorn and the RQ worker the values live in prometheus-client's multiprocess files
+(``PROMETHEUS_MULTIPROC_DIR``, set by the gunicorn config and ``scripts/run``); ``/metrics``
+merges every process's files (``integrations.metrics.exposition``). Without that variable
+(runserver, tests, management commands) they are ordinary in-process values.
+
+Use the helpers below rather than the objects where one exists: they keep label values in
+their vocabulary.
+"""
+
+from prometheus_client import Counter, Gauge, Histogram
+
+NAMESPACE = "memory_console"
+
+# Seconds: 1 ms .. 10 s, dense where recall and API calls live.
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+JOB_BUCKETS = (0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
+RESULT_BUCKETS = (0, 1, 2, 3, 5, 10, 20, 50, 100)
+
+REQUEST_SECONDS = Histogram(
+    "http_request_duration_seconds", "Time to answer an HTTP request, by view (URL pattern).",
+    ["view", "method", "status"], namespace=NAMESPACE, buckets=LATENCY_BUCKETS)
+
+RECALL_SECONDS = Histogram(
+    "recall_duration_seconds", "Time of one recall (search) in the engine, by ranking profile.",
+    ["profile"], namespace=NAMESPACE, buckets=LATENCY_BUCKETS)
+
+RECALL_RESULTS = Histogram(
+    "recall_results", "Results returned by one recall, by ranking profile.",
+    ["profile"], namespace=NAMESPACE, buckets=RESULT_BUCKETS)
+
+MEMORY_WRITES = Counter(
+    "memory_writes", "Committed memory changes, by kind (create, edit, forget, purge ...).",
+    ["kind"], namespace=NAMESPACE)
+
+REDIS_ERRORS = Counter(
+    "redis_errors", "Redis errors met while serving, by where they were met.",
+    ["where"], namespace=NAMESPACE)
+
+JOB_SECONDS = Histogram(
+    "job_duration_seconds", "Wall time of one background job, by job and outcome.",
+    ["job", "status"], namespace=NAMESPACE, buckets=JOB_BUCKETS)
+
+# The most recent reconcile's findings; "mostrecent": the value of whichever process set
+# it last, also after that process ended.
+INDEX_DRIFT = Gauge(
+    "index_drift", "Memories whose Redis state differed from the database at the last "
+    "reconcile (found), and after its repair (after_repair).",
+    ["when"], namespace=NAMESPACE, multiprocess_mode="mostrecent")
+
+WEBHOOK_DELIVERIES = Counter(
+    "webhook_deliveries", "Webhook delivery attempts, by event and outcome "
+    "(delivered, failed: a retry is due, gave_up: no retry left).",
+    ["event", "outcome"], namespace=NAMESPACE)
+
+WEBHOOK_SECONDS = Histogram(
+    "webhook_delivery_duration_seconds", "Time of one webhook delivery attempt, by outcome.",
+    ["outcome"], namespace=NAMESPACE, buckets=LATENCY_BUCKETS)
+
+WEBHOOK_OUTCOMES = ("delivered", "failed", "gave_up")
+
+
+def observe_recall(*, profile: str, took_ms: float, results: int) -> None:
+    """One recall: its engine time in milliseconds and how many results it returned."""
+    RECALL_SECONDS.labels(profile=profile).observe(took_ms / 1000.0)
+    RECALL_RESULTS.labels(profile=profile).observe(results)
+
+
+def count_write(kind: str, n: int = 1) -> None:
+    """``n`` committed memory changes of ``kind`` (a ``ChangeKind`` value)."""
+    MEMORY_WRITES.labels(kind=kind).inc(n)
+
+
+def count_redis_error(where: str) -> None:
+    """A Redis error at ``where`` (a short fixed name: ``api``, ``mirror``, ``recall_hits``)."""
+    REDIS_ERRORS.labels(where=where).inc()
+
+
+def count_webhook_delivery(*, event: str, outcome: str, seconds: float | None = None) -> None:
+    """One delivery attempt of a webhook ``event`` (``memory.created`` ...): ``outcome`` is
+    ``delivered`` (2xx), ``failed`` (a retry is due) or ``gave_up`` (no retry left);
+    ``seconds`` the attempt's duration when known. Raises ValueError for another outcome."""
+    if outcome not in WEBHOOK_OUTCOMES:
+        raise ValueError(f"outcome must be one of {WEBHOOK_OUTCOMES}, not {outcome!r}")
+    WEBHOOK_DELIVERIES.labels(event=event, outcome=outcome).inc()
+    if seconds is not None:
+        WEBHOOK_SECONDS.labels(outcome=outcome).observe(seconds)

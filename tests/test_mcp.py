@@ -1,0 +1,295 @@
+"""The MCP server, driven by the ``mcp`` SDK's own client over both transports: Streamable
+HTTP against the live server (``/mcp``) and stdio against ``manage.py mcp_stdio`` spawned as
+a subprocess. Both reach the real database and Redis of the test run."""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from django.conf import settings
+from django.db import connection
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from accounts.tokens import token_create
+from memories.models import Memory
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOLS = {"add_memory", "search_memories", "get_memory", "update_memory", "delete_memory",
+         "list_memories", "append_messages", "get_context", "promote", "create_session"}
+
+
+def _database_url() -> str:
+    """The URL of the database this test uses (the test database), for a subprocess."""
+    s = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{s['NAME']}"
+    auth = s["USER"] + (f":{s['PASSWORD']}" if s["PASSWORD"] else "")
+    return f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+
+
+def http_client(live_server, token: str) -> Client:
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
+                              timeout=httpx2.Timeout(30.0))
+    return Client(streamable_http_client(f"{live_server.url}/mcp", http_client=http))
+
+
+def stdio_client(token: str, **env) -> Client:
+    # The subprocess runs this run's settings on this test's database, Redis and prefix.
+    env = {"DJANGO_SETTINGS_MODULE": os.environ["DJANGO_SETTINGS_MODULE"],
+           "DATABASE_URL": _database_url(), "REDIS_URL": settings.REDIS_URL,
+           "MEMORY_KEY_PREFIX": settings.MEMORY_KEY_PREFIX, "MEMORY_CONSOLE_TOKEN": token,
+           "PYTHONPATH": os.environ.get("PYTHONPATH", ""), **env}
+    return Client(StdioServerParameters(command=sys.executable, args=["manage.py", "mcp_stdio"],
+                                        env=env, cwd=str(ROOT)))
+
+
+@pytest.fixture(params=["http", "stdio"])
+def connect(request, live_server):
+    """``connect(token)`` → an SDK client over this test's transport."""
+    if request.param == "http":
+        return lambda token: http_client(live_server, token)
+    return stdio_client
+
+
+def run(client: Client, steps):
+    """Open ``client``, run ``await steps(client)``, return what it returns."""
+    async def main():
+        async with client:
+            return await steps(client)
+    return anyio.run(main)
+
+
+def error_of(result) -> dict:
+    assert result.is_error, result
+    return result.structured_content
+
+
+@pytest.mark.django_db(transaction=True)
+def test_remember_recall_forget_round_trip(connect, editor):
+    token = token_create(user=editor)
+
+    async def steps(client):
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        added = await client.call_tool("add_memory", {
+            "user_id": "alice", "content": "Alice prefers green tea over coffee"})
+        memory_id = added.structured_content["memory_id"]
+        found = await client.call_tool("search_memories",
+                                       {"user_id": "alice", "query": "which tea does she drink?"})
+        read = await client.read_resource(f"memory://{memory_id}")
+        forgot = await client.call_tool("delete_memory", {"memory_id": memory_id,
+                                                          "reason": "asked to forget"})
+        after = await client.call_tool("search_memories",
+                                       {"user_id": "alice", "query": "green tea"})
+        got = await client.call_tool("get_memory", {"memory_id": memory_id})
+        return tools, added, found, read, forgot, after, got
+
+    tools, added, found, read, forgot, after, got = run(connect(token), steps)
+    assert set(tools) >= TOOLS
+    for tool in tools.values():
+        assert tool.input_schema["type"] == "object" and tool.output_schema
+    assert tools["search_memories"].annotations.read_only_hint is True
+    assert tools["delete_memory"].annotations.destructive_hint is True
+    assert tools["add_memory"].annotations.read_only_hint is False
+
+    assert not added.is_error and added.structured_content["deduplicated"] is False
+    memory_id = added.structured_content["memory_id"]
+    hits = found.structured_content["results"]
+    assert [h["memory_id"] for h in hits] == [memory_id]
+    assert set(hits[0]["explain"]["top_terms"]) == {"tea"}
+    assert json.loads(read.contents[0].text)["content"] == "Alice prefers green tea over coffee"
+    assert forgot.structured_content["forgotten"] is True
+    assert after.structured_content["results"] == []
+    assert got.structured_content["deleted_at"] is not None
+    memory = Memory.objects.get(memory_id=memory_id)
+    assert memory.deleted_at is not None and memory.deleted_by == editor.username
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_viewer_reads_but_cannot_write(connect, viewer):
+    token = token_create(user=viewer)
+
+    async def steps(client):
+        refused = await client.call_tool("add_memory", {"user_id": "alice", "content": "x y"})
+        listed = await client.call_tool("list_memories", {"user_id": "alice"})
+        return refused, listed
+
+    refused, listed = run(connect(token), steps)
+    assert error_of(refused)["status"] == 403
+    assert error_of(refused)["error"]["code"] == "forbidden"
+    assert not listed.is_error and listed.structured_content["memories"] == []
+    assert not Memory.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_restricted_token_sees_only_its_namespaces(connect, editor):
+    from tests.helpers import create
+
+    other = create("bob keeps bees in the garden", user_id="bob")
+    token = token_create(user=editor, namespaces=["alice"])
+
+    async def steps(client):
+        write = await client.call_tool("add_memory", {"user_id": "bob", "content": "hello"})
+        search = await client.call_tool("search_memories", {"user_id": "bob", "query": "bees"})
+        get = await client.call_tool("get_memory", {"memory_id": other.memory_id})
+        try:
+            await client.read_resource(f"memory://{other.memory_id}")
+        except MCPError as exc:
+            resource = exc
+        else:
+            resource = None
+        own = await client.call_tool("add_memory", {"user_id": "alice", "content": "hello"})
+        return write, search, get, resource, own
+
+    write, search, get, resource, own = run(connect(token), steps)
+    assert error_of(write)["error"] == {"code": "forbidden", "field": "user_id",
+                                        "message": "this token may not access namespace 'bob'"}
+    assert error_of(search)["status"] == 403
+    # Outside its namespaces a memory does not even exist for the token, as in the REST API.
+    assert error_of(get)["status"] == 404 and error_of(get)["error"]["field"] == "memory_id"
+    assert resource is not None and resource.code == -32002
+    assert resource.data["error"]["code"] == "not_found"
+    assert not own.is_error
+    assert set(Memory.objects.values_list("user_id", flat=True)) == {"alice", "bob"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sessions_context_and_promotion(connect, editor):
+    token = token_create(user=editor)
+
+    async def steps(client):
+        made = await client.call_tool("create_session", {"user_id": "alice",
+                                                         "session_id": "s-1"})
+        one = await client.call_tool("append_messages", {
+            "session_id": "s-1", "role": "user", "content": "I moved to Lisbon in May"})
+        two = await client.call_tool("append_messages", {"session_id": "s-1", "messages": [
+            {"role": "assistant", "content": "Noted: Lisbon since May"},
+            {"role": "user", "content": "And I keep bees"}]})
+        context = await client.call_tool("get_context", {"session_id": "s-1", "last": 2})
+        resource = await client.read_resource("session://s-1/context")
+        promoted = await client.call_tool("promote", {"session_id": "s-1", "seq": 1})
+        again = await client.call_tool("promote", {"session_id": "s-1", "seq": 1})
+        both = await client.call_tool("append_messages", {
+            "session_id": "s-1", "role": "user", "content": "x", "messages": []})
+        return made, one, two, context, resource, promoted, again, both
+
+    made, one, two, context, resource, promoted, again, both = run(connect(token), steps)
+    assert made.structured_content["session_id"] == "s-1"
+    assert one.structured_content == {"length": 1}
+    assert two.structured_content == {"length": 3}
+    ctx = context.structured_content
+    assert ctx["total"] == 3
+    assert [m["content"] for m in ctx["messages"]] == ["Noted: Lisbon since May",
+                                                        "And I keep bees"]
+    assert len(json.loads(resource.contents[0].text)["messages"]) == 3
+    memory = promoted.structured_content
+    assert memory["type"] == "long_term" and memory["conversation_id"] is None
+    assert memory["content"] == "I moved to Lisbon in May" and memory["deduplicated"] is False
+    assert again.structured_content["memory_id"] == memory["memory_id"]
+    assert again.structured_content["deduplicated"] is True
+    assert error_of(both)["error"]["field"] == "messages"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_errors_name_the_field_as_the_rest_api_does(connect, editor):
+    token = token_create(user=editor)
+
+    async def steps(client):
+        added = await client.call_tool("add_memory", {"user_id": "alice", "content": "v1 text"})
+        memory_id = added.structured_content["memory_id"]
+        edited = await client.call_tool("update_memory", {
+            "memory_id": memory_id, "content": "v2 text", "version": 1, "reason": "fix"})
+        stale = await client.call_tool("update_memory", {
+            "memory_id": memory_id, "content": "v3 text", "version": 1})
+        unknown = await client.call_tool("add_memory", {"user_id": "alice", "content": "x",
+                                                        "colour": "red"})
+        blank = await client.call_tool("add_memory", {"user_id": "alice", "content": "  "})
+        bad_type = await client.call_tool("add_memory", {"user_id": "alice", "content": "y",
+                                                         "type": "forever"})
+        limit = await client.call_tool("search_memories", {"user_id": "alice", "query": "v2",
+                                                           "limit": 101})
+        missing = await client.call_tool("get_memory", {"memory_id": "mem_0000000000000000"})
+        nul = await client.call_tool("add_memory", {"user_id": "alice", "content": "a\x00b",
+                                                    "metadata": {"k": ["ok", "x\x00"]}})
+        return edited, stale, unknown, blank, bad_type, limit, missing, nul
+
+    edited, stale, unknown, blank, bad_type, limit, missing, nul = run(connect(token), steps)
+    assert edited.structured_content["version"] == 2
+    assert error_of(stale)["status"] == 409
+    assert error_of(stale)["error"]["current_version"] == 2
+    assert error_of(unknown)["error"] == {"code": "invalid", "field": "colour",
+                                          "message": "unknown field 'colour'"}
+    assert error_of(blank)["status"] == 400 and error_of(blank)["error"]["field"] == "content"
+    assert error_of(bad_type)["error"]["field"] == "type"
+    assert error_of(limit)["error"]["field"] == "limit"
+    assert error_of(missing)["status"] == 404
+    assert error_of(nul)["error"]["field"] == "content"
+    assert Memory.objects.get().content == "v2 text"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_list_memories_pages_newest_first(connect, editor):
+    import datetime as dt
+
+    from memories import services
+
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    ids = [services.memory_create(user_id="alice", content=f"note number {n}",
+                                  created_at=start + dt.timedelta(hours=n))[0].memory_id
+           for n in range(5)]
+    services.memory_forget(memory_id=ids[0])
+    token = token_create(user=editor)
+
+    async def steps(client):
+        pages, cursor = [], None
+        while True:
+            args = {"user_id": "alice", "limit": 2} | ({"cursor": cursor} if cursor else {})
+            page = (await client.call_tool("list_memories", args)).structured_content
+            pages.append([m["memory_id"] for m in page["memories"]])
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        bad = await client.call_tool("list_memories", {"user_id": "alice", "cursor": "%%"})
+        return pages, bad
+
+    pages, bad = run(connect(token), steps)
+    assert pages == [[ids[4], ids[3]], [ids[2], ids[1]]]
+    assert error_of(bad)["error"]["field"] == "cursor"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_http_refuses_a_missing_or_revoked_token(live_server, editor):
+    import httpx
+
+    from accounts.tokens import token_revoke
+
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Accept": "application/json, text/event-stream"}
+    anonymous = httpx.post(f"{live_server.url}/mcp", json=body, headers=headers)
+    assert anonymous.status_code == 401
+    assert anonymous.json()["error"]["code"] == "unauthorized"
+    token = token_create(user=editor)
+    token_revoke(prefix=token[:10])
+    revoked = httpx.post(f"{live_server.url}/mcp", json=body,
+                         headers={**headers, "Authorization": f"Bearer {token}"})
+    assert revoked.status_code == 401
+
+
+@pytest.mark.django_db(transaction=True)
+def test_stdio_refuses_to_start_without_a_live_token(editor):
+    import subprocess
+
+    env = {**os.environ, "DATABASE_URL": _database_url(), "REDIS_URL": settings.REDIS_URL,
+           "MEMORY_KEY_PREFIX": settings.MEMORY_KEY_PREFIX}
+    env.pop("MEMORY_CONSOLE_TOKEN", None)
+    for extra in ([], ["--token", "mc_not-a-token"]):
+        done = subprocess.run([sys.executable, "manage.py", "mcp_stdio", *extra], cwd=ROOT,
+                              env=env, capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL)
+        assert done.returncode != 0
+        assert "token" in done.stderr

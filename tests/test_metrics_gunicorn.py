@@ -1,0 +1,127 @@
+"""Under gunicorn as shipped (several processes, multiprocess metric files): ``/metrics``
+adds up what every process counted, a previous run's files are gone at start, and the MCP
+endpoint answers the SDK's client from any process."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from django.conf import settings
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from prometheus_client.parser import text_string_to_metric_families
+
+from accounts.tokens import token_create
+from memories.models import Memory
+from tests.test_mcp import _database_url
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def gunicorn(tmp_path):
+    """A gunicorn (the shipped config, 2 processes of 1 thread) on this test's database."""
+    web_dir, worker_dir = tmp_path / "web", tmp_path / "worker"
+    web_dir.mkdir()
+    (web_dir / "counter_999999.db").write_bytes(b"left by an earlier run")
+    port = _free_port()
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ["DJANGO_SETTINGS_MODULE"],
+           "DATABASE_URL": _database_url(), "REDIS_URL": settings.REDIS_URL,
+           "MEMORY_KEY_PREFIX": settings.MEMORY_KEY_PREFIX, "WEB_CONCURRENCY": "2",
+           "WEB_THREADS": "1", "PROMETHEUS_MULTIPROC_DIR": str(web_dir),
+           "METRICS_EXTRA_DIRS": str(worker_dir)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", "python:memory_console.gunicorn_conf",
+         "--bind", f"127.0.0.1:{port}", "memory_console.wsgi:application"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        # Up when both processes have served a request (each then has its metric files).
+        # One request at a time, with a long read timeout: a request that timed out would
+        # still be served later and counted among the test's own.
+        for _ in range(600):
+            try:
+                httpx.get(f"{url}/healthz", timeout=60)
+            except httpx.ConnectError:
+                time.sleep(0.1)
+            if len(_pids(web_dir)) == 2:
+                break
+        else:
+            raise AssertionError(proc.stderr.read1().decode() if proc.stderr else "no start")
+        yield url, web_dir
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def _pids(web_dir: Path) -> set[str]:
+    return {p.stem.rsplit("_", 1)[-1] for p in web_dir.glob("histogram_*.db")}
+
+
+def _samples(text: str, name: str) -> list:
+    return [s for f in text_string_to_metric_families(text) for s in f.samples if s.name == name]
+
+
+def test_every_process_counts_and_mcp_answers(gunicorn, editor, viewer):
+    url, web_dir = gunicorn
+    assert not (web_dir / "counter_999999.db").exists()
+    token = token_create(user=viewer)
+
+    def healthz_count() -> float:
+        text = httpx.get(f"{url}/metrics", headers={"Authorization": f"Bearer {token}"}).text
+        served = _samples(text, "memory_console_http_request_duration_seconds_count")
+        return sum(s.value for s in served if s.labels["view"] == "healthz")
+
+    before = healthz_count()
+
+    def ping(_):
+        with httpx.Client(timeout=60) as client:  # a new connection each time
+            return client.get(f"{url}/healthz").status_code
+
+    with ThreadPoolExecutor(4) as pool:
+        assert set(pool.map(ping, range(40))) == {200}
+    assert len(_pids(web_dir)) == 2  # one set of files per process
+
+    assert healthz_count() - before == 40  # the sum over both processes, each request once
+
+    editor_token = token_create(user=editor)
+
+    async def remember():
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {editor_token}"})
+        async with Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client:
+            added = await client.call_tool("add_memory", {"user_id": "alice",
+                                                          "content": "served by gunicorn"})
+            found = await client.call_tool("search_memories", {"user_id": "alice",
+                                                               "query": "gunicorn"})
+            return added.structured_content, found.structured_content
+
+    added, found = anyio.run(remember)
+    assert [r["memory_id"] for r in found["results"]] == [added["memory_id"]]
+    assert Memory.objects.get().content == "served by gunicorn"
+
+
+def test_a_command_run_with_a_metrics_dir_not_made_yet_works(tmp_path):
+    """compose runs ``migrate`` with the web's PROMETHEUS_MULTIPROC_DIR before gunicorn
+    has made it: the command makes it instead of failing."""
+    missing = tmp_path / "not" / "yet"
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(missing),
+           "DATABASE_URL": _database_url()}
+    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert missing.is_dir()

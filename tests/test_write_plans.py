@@ -1,0 +1,59 @@
+"""Writes cost the same in a large namespace as in a small one: the duplicate checks of
+``memory_create`` and ``memory_create_many`` look rows up by the full dedup key in its index,
+so no query plan walks a namespace (or the whole table), whatever statistics SQLite has."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from memories import services
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _dedup_selects(run):
+    with CaptureQueriesContext(connection) as ctx:
+        run()
+    out = [q["sql"] for q in ctx.captured_queries
+           if q["sql"].lstrip().upper().startswith("SELECT")
+           and "content_hash" in q["sql"].partition(" WHERE ")[2]]
+    assert out, "no duplicate check ran"
+    return out
+
+
+def _plan(sql: str) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN QUERY PLAN " + sql)
+        return " | ".join(str(row[-1]) for row in cursor.fetchall())
+
+
+@pytest.fixture
+def big_namespace(builtins):
+    if connection.vendor != "sqlite":
+        pytest.skip("query plans are checked on SQLite, whose planner has no statistics here")
+    services.memory_create_many(items=[
+        {"user_id": "u-big", "content": f"note {n}", "conversation_id": f"c{n % 7}"}
+        for n in range(400)])
+
+
+def test_the_create_duplicate_check_searches_the_dedup_key_index(big_namespace):
+    for sql in _dedup_selects(lambda: services.memory_create(user_id="u-big",
+                                                             content="a new note")):
+        plan = _plan(sql)
+        assert "content_hash=?" in plan and "SCAN" not in plan, plan
+        assert "created_at" not in plan, plan
+
+
+def test_the_bulk_duplicate_check_searches_the_dedup_key_index(big_namespace):
+    items = [{"user_id": "u-big", "content": f"fresh {n}", "conversation_id": f"c{n % 3}"}
+             for n in range(20)] + [{"user_id": "u-big", "content": "note 3",
+                                     "conversation_id": "c3"}]
+    result = {}
+
+    def run():
+        result["out"] = services.memory_create_many(items=items)
+
+    for sql in _dedup_selects(run):
+        plan = _plan(sql)
+        assert "content_hash=?" in plan and "SCAN" not in plan, plan
+    assert [dup for _, dup in result["out"]] == [False] * 20 + [True]

@@ -1,0 +1,112 @@
+"""The Webhooks pages (admin): endpoints, the form that adds one, each endpoint's delivery
+log with "Send test event", Retry, enable/disable, secret rotation and delete."""
+
+import pytest
+
+from integrations.webhooks.models import WebhookDelivery, WebhookEndpoint
+from memories.models import AuditEvent
+from tests.conftest import work
+from tests.test_webhooks import Receiver
+from tests.views.conftest import HX, ids, text
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("empty_queues")]
+
+
+@pytest.fixture(autouse=True)
+def _allow_loopback(settings):
+    settings.WEBHOOKS_ALLOW_PRIVATE = True
+    settings.WEBHOOKS_RETRY_BASE_SECONDS = 0
+    settings.WEBHOOKS_MAX_ATTEMPTS = 2
+
+
+@pytest.fixture
+def receiver():
+    r = Receiver((204,))
+    yield r
+    r.close()
+
+
+def add(client, url, events=("memory.created",), namespaces=""):
+    return client.post("/integrations/webhooks/new/",
+                       {"url": url, "events": list(events), "namespaces": namespaces})
+
+
+def test_only_admins_see_the_pages(editor_client, viewer_client, admin_role_client):
+    assert editor_client.get("/integrations/webhooks/").status_code == 403
+    assert viewer_client.post("/integrations/webhooks/new/", {}).status_code == 403
+    page = admin_role_client.get("/integrations/webhooks/")
+    assert page.status_code == 200 and "<html" in text(page)
+    assert {"webhook-table", "webhook-form"} <= ids(text(page))
+    assert 'href="/integrations/webhooks/"' in text(page)  # the nav link
+    assert admin_role_client.post("/integrations/webhooks/").status_code == 405
+
+
+def test_the_form_adds_an_endpoint_and_shows_its_secret(admin_role_client, receiver):
+    resp = add(admin_role_client, receiver.url, namespaces="alice, bob")
+    endpoint = WebhookEndpoint.objects.get()
+    assert resp.status_code == 302 and resp["Location"] == f"/integrations/webhooks/{endpoint.pk}/"
+    assert endpoint.namespaces == ["alice", "bob"] and endpoint.events == ["memory.created"]
+    detail = admin_role_client.get(resp["Location"])
+    assert endpoint.secret in text(detail) and "no-store" in detail["Cache-Control"]
+    assert AuditEvent.objects.filter(action="webhook.create").count() == 1
+    listing = text(admin_role_client.get("/integrations/webhooks/"))
+    assert receiver.url in listing and "alice" in listing
+
+
+def test_bad_input_is_a_form_error_and_nothing_is_saved(admin_role_client, settings):
+    settings.WEBHOOKS_ALLOW_PRIVATE = False
+    resp = add(admin_role_client, "http://127.0.0.1:9/hook")
+    assert resp.status_code == 400 and "private" in text(resp)
+    resp = add(admin_role_client, "https://example.com/", events=())
+    assert resp.status_code == 400 and "field-error" in text(resp)
+    assert not WebhookEndpoint.objects.exists()
+
+
+def test_send_test_event_fills_the_delivery_log(admin_role_client, receiver):
+    add(admin_role_client, receiver.url)
+    endpoint = WebhookEndpoint.objects.get()
+    fragment = admin_role_client.post(f"/integrations/webhooks/{endpoint.pk}/test/", headers=HX)
+    body = text(fragment)
+    assert fragment.status_code == 200 and "<html" not in body
+    assert 'id="delivery-rows"' in body and "pending" in body and "webhook.test" in body
+    work()
+    page = text(admin_role_client.get(f"/integrations/webhooks/{endpoint.pk}/"))
+    assert "delivered" in page and receiver.events()[0]["type"] == "webhook.test"
+    # Without JavaScript the button posts and redirects back.
+    plain = admin_role_client.post(f"/integrations/webhooks/{endpoint.pk}/test/")
+    assert plain.status_code == 302
+
+
+def test_a_failed_delivery_can_be_retried(admin_role_client):
+    failing = Receiver((500, 500, 204))
+    try:
+        add(admin_role_client, failing.url)
+        endpoint = WebhookEndpoint.objects.get()
+        admin_role_client.post(f"/integrations/webhooks/{endpoint.pk}/test/")
+        work()
+        delivery = WebhookDelivery.objects.get()
+        assert (delivery.status, delivery.attempts) == ("failed", 2)
+        page = text(admin_role_client.get(f"/integrations/webhooks/{endpoint.pk}/"))
+        assert "HTTP 500" in page and "Retry</button>" in page
+        admin_role_client.post(
+            f"/integrations/webhooks/{endpoint.pk}/deliveries/{delivery.pk}/retry/")
+        work()
+        delivery.refresh_from_db()
+        assert (delivery.status, delivery.attempts) == ("delivered", 3)
+    finally:
+        failing.close()
+
+
+def test_disable_rotate_and_delete(admin_role_client, receiver):
+    add(admin_role_client, receiver.url)
+    endpoint = WebhookEndpoint.objects.get()
+    url = f"/integrations/webhooks/{endpoint.pk}/action/"
+    assert admin_role_client.post(url, {"action": "disable"}).status_code == 302
+    assert WebhookEndpoint.objects.get().active is False
+    old = endpoint.secret
+    admin_role_client.post(url, {"action": "rotate"})
+    assert WebhookEndpoint.objects.get().secret != old
+    assert admin_role_client.post(url, {"action": "explode"}).status_code == 400
+    assert admin_role_client.post(url, {"action": "delete"}).status_code == 302
+    assert not WebhookEndpoint.objects.exists()
+    assert admin_role_client.get(f"/integrations/webhooks/{endpoint.pk}/").status_code == 404
