@@ -3,8 +3,6 @@
 from django import forms
 from django.core.exceptions import ValidationError
 
-# --- tokens -----------------------------------------------------------------------------------
-
 
 class TokenCreateForm(forms.Form):
     username = forms.CharField(

@@ -25,17 +25,14 @@ class BearerAuth(HttpBearer):
         return request.user
 
 
-
 # Text no database can store is refused before any view runs, by
 # memory_console.middleware.ApiJsonErrorsMiddleware (validation.check_storable_text).
 api = NinjaAPI(title="Memory Console API", version="1", auth=BearerAuth(), urls_namespace="api")
 
 
-
-def _error(request, status: int, code: str, message: str, field=None, **extra):
+def error_response(request, status: int, code: str, message: str, field=None, **extra):
     body = {"error": {"code": code, "message": message, "field": field, **extra}}
     return api.create_response(request, body, status=status)
-
 
 
 @api.exception_handler(ServiceError)
@@ -43,13 +40,12 @@ def _service_error(request, exc: ServiceError):
     return api.create_response(request, exc.as_dict(), status=exc.status)
 
 
-
 @api.exception_handler(store.RedisError)
 def _redis_error(request, exc):
     # Reads that need Redis (recall, readiness, health, hot windows) cannot answer without it;
     # writes never get here: they land in the database and are marked for resync.
     count_redis_error("api")
-    return _error(request, 503, "unavailable", "Redis is unreachable; try again shortly")
+    return error_response(request, 503, "unavailable", "Redis is unreachable; try again shortly")
 
 
 
@@ -66,37 +62,31 @@ def _validation_error(request, exc: ValidationError):
     else:
         message = f"{field}: {first.get('msg', 'invalid value')}" if field else first.get(
             "msg", "invalid request")
-    return _error(request, 400, "invalid", message, field)
-
+    return error_response(request, 400, "invalid", message, field)
 
 
 @api.exception_handler(AuthenticationError)
 def _auth_error(request, exc):
-    return _error(request, 401, "unauthorized", "missing or invalid bearer token")
-
+    return error_response(request, 401, "unauthorized", "missing or invalid bearer token")
 
 
 @api.exception_handler(HttpError)
 def _http_error(request, exc: HttpError):
     code = {400: "invalid", 404: "not_found", 405: "method_not_allowed"}.get(exc.status_code,
                                                                               "error")
-    return _error(request, exc.status_code, code, str(exc))
-
+    return error_response(request, exc.status_code, code, str(exc))
 
 
 class Strict(Schema):
     model_config = ConfigDict(extra="forbid")
 
 
-
 class ReasonIn(Strict):
     reason: str = Field(default="", max_length=1000)
 
 
-
-def _iso(value: dt.datetime | None) -> str | None:
+def iso_or_none(value: dt.datetime | None) -> str | None:
     return value.isoformat() if value else None
-
 
 
 def allowed_namespace(request, user_id: str) -> bool:
@@ -104,7 +94,6 @@ def allowed_namespace(request, user_id: str) -> bool:
     list, or a console session, allows every namespace the role allows)."""
     restricted = getattr(request, "token_namespaces", None)
     return not restricted or user_id in restricted
-
 
 
 def require_namespace(request, user_id: str | None) -> None:

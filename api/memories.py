@@ -5,7 +5,7 @@ from ninja import Router, Status
 from pydantic import Field
 
 from accounts.roles import require_role
-from api.core import ReasonIn, Strict, _iso, allowed_namespace, require_namespace
+from api.core import ReasonIn, Strict, allowed_namespace, iso_or_none, require_namespace
 from integrations.metrics.registry import count_redis_error
 from memories import access, listing, services, store
 from memories.errors import InvalidInput, NotFound
@@ -36,7 +36,6 @@ class MemoryIn(Strict):
     context: str | None = None
 
 
-
 class MemoryPatch(Strict):
     content: str | None = None
     importance: float | None = None
@@ -48,11 +47,9 @@ class MemoryPatch(Strict):
     version: int | None = None
 
 
-
 class RollbackIn(Strict):
     version: int
     reason: str = Field(max_length=1000)
-
 
 
 def memory_out(memory: Memory, **extra) -> dict:
@@ -64,13 +61,12 @@ def memory_out(memory: Memory, **extra) -> dict:
         "context_from": memory.context_from, "keywords": memory.keywords,
         "tags": memory.tags,
         "importance": memory.importance, "access_count": memory.access_count,
-        "accessed_at": _iso(memory.accessed_at), "created_at": _iso(memory.created_at),
-        "updated_at": _iso(memory.updated_at), "expire_at": _iso(memory.expire_at),
+        "accessed_at": iso_or_none(memory.accessed_at), "created_at": iso_or_none(memory.created_at),
+        "updated_at": iso_or_none(memory.updated_at), "expire_at": iso_or_none(memory.expire_at),
         "source": memory.source, "author": memory.author, "metadata": memory.metadata,
         "content_hash": memory.content_hash, "version": memory.version,
-        "deleted_at": _iso(memory.deleted_at), "deleted_by": memory.deleted_by, **extra,
+        "deleted_at": iso_or_none(memory.deleted_at), "deleted_by": memory.deleted_by, **extra,
     }
-
 
 
 def _with_warning(memory: Memory, **extra) -> dict:
@@ -82,7 +78,6 @@ def _with_warning(memory: Memory, **extra) -> dict:
     return memory_out(memory, **extra)
 
 
-
 def _memory_or_404(request, memory_id: str) -> Memory:
     """The memory, or NotFound, also for one outside the token's namespaces (so a
     restricted token cannot even learn that it exists)."""
@@ -92,7 +87,6 @@ def _memory_or_404(request, memory_id: str) -> Memory:
     if memory is None or not allowed_namespace(request, memory.user_id):
         raise NotFound(f"memory {memory_id} not found", field="memory_id")
     return memory
-
 
 
 @router.post("/memories", response={200: dict, 201: dict}, tags=["memories"])
@@ -110,13 +104,11 @@ def create_memory(request: HttpRequest, payload: MemoryIn):
     return Status(201, _with_warning(memory, deduplicated=False))
 
 
-
 class BulkIn(Strict):
     memory_ids: list[str] = Field(max_length=500)
     action: str
     importance: float | None = None
     reason: str = Field(default="", max_length=1000)
-
 
 
 # Declared before /memories/{memory_id}: routes match in order.
@@ -128,7 +120,6 @@ def bulk(request, payload: BulkIn):
         _memory_or_404(request, memory_id)
     done = services.memory_bulk(actor=request.user, **payload.model_dump())
     return {"memories": [memory_out(m) for m in done]}
-
 
 
 @router.get("/memories", response=dict, tags=["memories"])
@@ -179,7 +170,6 @@ def get_memory(request, memory_id: str):
     return memory_out(access.with_hits_folded(_memory_or_404(request, memory_id)))
 
 
-
 @router.patch("/memories/{memory_id}", response=dict, tags=["memories"])
 def patch_memory(request, memory_id: str, payload: MemoryPatch):
     require_role(request.user, "editor")
@@ -189,7 +179,6 @@ def patch_memory(request, memory_id: str, payload: MemoryPatch):
         memory_id=memory_id, actor=request.user, reason=data.pop("reason", ""),
         expected_version=data.pop("version", None), **data)
     return _with_warning(memory)
-
 
 
 @router.delete("/memories/{memory_id}", response={204: None}, tags=["memories"])
@@ -206,7 +195,6 @@ def delete_memory(request, memory_id: str, reason: str = "", purge: int = 0):
     return Status(204, None)
 
 
-
 @router.post("/memories/{memory_id}/restore", response=dict, tags=["memories"])
 def restore_memory(request, memory_id: str, payload: ReasonIn | None = None):
     require_role(request.user, "editor")
@@ -214,7 +202,6 @@ def restore_memory(request, memory_id: str, payload: ReasonIn | None = None):
     memory = services.memory_restore(memory_id=memory_id, actor=request.user,
                                      reason=payload.reason if payload else "")
     return _with_warning(memory)
-
 
 
 @router.post("/memories/{memory_id}/rollback", response=dict, tags=["memories"])
@@ -226,7 +213,6 @@ def rollback_memory(request, memory_id: str, payload: RollbackIn):
     return _with_warning(memory)
 
 
-
 @router.post("/memories/{memory_id}/promote", response={200: dict, 201: dict}, tags=["memories"])
 def promote_memory(request, memory_id: str, payload: ReasonIn | None = None):
     """A working or short-term memory → user-wide long-term (201; 200 + deduplicated)."""
@@ -235,7 +221,6 @@ def promote_memory(request, memory_id: str, payload: ReasonIn | None = None):
     memory, dup = services.memory_promote(memory_id=memory_id, actor=request.user,
                                           reason=payload.reason if payload else "")
     return Status(200 if dup else 201, memory_out(memory, deduplicated=dup))
-
 
 
 @router.get("/memories/{memory_id}/history", response=dict, tags=["memories"])
@@ -251,7 +236,6 @@ def memory_history(request, memory_id: str):
         for h in memory.history.order_by("history_date", "history_id")
     ]
     return {"versions": versions}
-
 
 
 @router.get("/memories/{memory_id}/ready", response=dict, tags=["memories"])

@@ -23,7 +23,6 @@ class ReindexIn(Strict):
     user_id: str | None = None
 
 
-
 @router.post("/reindex", response={202: dict}, tags=["index"])
 def start_reindex(request, payload: ReindexIn | None = None):
     """Rebuild the index (one namespace or all) in the background: 202 ``{"job_id"}``."""
@@ -34,7 +33,6 @@ def start_reindex(request, payload: ReindexIn | None = None):
     services.audit_record(actor=request.user, action="reindex", target=user_id or "*",
                           data={"job_id": job_id})
     return Status(202, {"job_id": job_id})
-
 
 
 @router.post("/index/reconcile", response={202: dict}, tags=["index"])
@@ -48,7 +46,6 @@ def start_reconcile(request):
     return Status(202, {"job_id": job_id})
 
 
-
 @router.get("/jobs/{job_id}", response=dict, tags=["index"])
 def get_job(request, job_id: str):
     require_role(request.user, "viewer")
@@ -56,7 +53,6 @@ def get_job(request, job_id: str):
     if status is None:
         raise NotFound(f"job {job_id!r} not found", field="job_id")
     return status
-
 
 
 @router.get("/index/health", response=dict, tags=["index"])
@@ -67,7 +63,6 @@ def index_health(request):
     return health.index_health()
 
 
-
 @router.get("/export", response=dict, tags=["backup"])
 def export(request, user_id: str):
     """One namespace as a versioned JSON document (everything: the export job/command)."""
@@ -75,7 +70,6 @@ def export(request, user_id: str):
     user_id = clean_identifier(user_id, "user_id")
     require_namespace(request, user_id)
     return backup.export_memories(user_id=user_id)
-
 
 
 @router.post("/import", response=dict, tags=["backup"])
@@ -93,11 +87,9 @@ def import_(request, mode: str = "merge"):
     return backup.import_memories(doc=doc, mode=mode, actor=request.user)
 
 
-
 class PolicyIn(Strict):
     user_id: str
     dry_run: bool = False
-
 
 
 @router.post("/cleanup", response={200: dict, 202: dict}, tags=["jobs"])
@@ -115,11 +107,9 @@ def cleanup(request, payload: PolicyIn):
     return Status(202, {"job_id": job_id})
 
 
-
 class CleanupUndoIn(Strict):
     run_id: str = Field(max_length=128)
     reason: str = Field(default="", max_length=1000)
-
 
 
 @router.post("/cleanup/undo", response=dict, tags=["jobs"])
@@ -133,7 +123,6 @@ def cleanup_undo(request, payload: CleanupUndoIn):
     return undo.cleanup_undo(run_id=payload.run_id, actor=request.user, reason=payload.reason)
 
 
-
 class ConsolidateIn(Strict):
     user_id: str
     dry_run: bool = False
@@ -142,7 +131,6 @@ class ConsolidateIn(Strict):
     group_ids: list[str] | None = None
     groups: list[list[str]] | None = None
     reason: str = Field(default="", max_length=1000)
-
 
 
 @router.post("/consolidate", response={200: dict, 202: dict}, tags=["jobs"])

@@ -7,7 +7,7 @@ from ninja import Router
 from pydantic import Field
 
 from accounts.roles import require_role
-from api.core import Strict, _error, api, require_namespace
+from api.core import Strict, api, error_response, require_namespace
 from integrations.metrics.registry import count_redis_error, observe_recall
 from memories import access, store
 from memories.errors import InvalidInput
@@ -44,11 +44,9 @@ class RecallIn(Strict):
     now: str | None = None
 
 
-
 class AnalyzeIn(Strict):
     text: str = Field(max_length=65536)
     profile: str | None = None
-
 
 
 @router.post("/recall", response=dict, tags=["search"])
@@ -77,7 +75,7 @@ def recall(request, payload: RecallIn):
                               now=when.get("now"), author=payload.author, tags=tags)
     except store.RedisError:
         count_redis_error("api")
-        return _error(request, 503, "unavailable", "the search index (Redis) is unreachable")
+        return error_response(request, 503, "unavailable", "the search index (Redis) is unreachable")
     observe_recall(profile=found.profile, took_ms=found.took_ms, results=len(found.results))
     try:
         access.access_record(user_id=user_id, memory_ids=[h.memory_id for h in found.results])
@@ -104,7 +102,6 @@ def recall(request, payload: RecallIn):
     }
 
 
-
 @router.post("/analyze", response=dict, tags=["search"])
 def analyze(request, payload: AnalyzeIn):
     """The tokens a profile (default: the default profile) indexes for ``text``."""
@@ -115,14 +112,12 @@ def analyze(request, payload: AnalyzeIn):
     return {"tokens": analyzer.tokens(payload.text), "profile": prof.name}
 
 
-
 def profile_out(p: RankingProfile) -> dict:
     return {f: getattr(p, f) for f in (
         "name", "ranker", "k1", "b", "w_relevance", "w_recency", "w_importance",
         "half_life_hours", "recency_from", "stemming", "synonyms", "context", "match_mode",
         "temporal", "w_time", "w_semantic", "is_default",
         "builtin")}
-
 
 
 # On the API's own router, with the lab's ``POST /profiles`` (lab/api.py): Django

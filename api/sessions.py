@@ -22,7 +22,6 @@ from sessions.models import Session
 log = logging.getLogger(__name__)
 
 
-
 router = Router()
 
 
@@ -35,12 +34,10 @@ class SessionIn(Strict):
     metadata: dict | None = None
 
 
-
 class MessageIn(Strict):
     role: str
     content: str = Field(max_length=65536)
     at: str | None = None  # ISO 8601: when it was said (transcripts loaded after the fact)
-
 
 
 class MessagesIn(Strict):
@@ -49,13 +46,11 @@ class MessagesIn(Strict):
     messages: list[MessageIn] | None = Field(default=None, max_length=1000)
 
 
-
 def _session_or_404(request, session_id: str) -> Session:
     session = Session.objects.filter(session_id=session_id).first()
     if session is None or not allowed_namespace(request, session.user_id):
         raise NotFound(f"session {session_id!r} not found", field="session_id")
     return session
-
 
 
 def session_out(session: Session) -> dict:
@@ -71,14 +66,12 @@ def session_out(session: Session) -> dict:
             "updated_at": session.updated_at.isoformat()}
 
 
-
 @router.post("/sessions", response={201: dict}, tags=["sessions"])
 def create_session(request, payload: SessionIn):
     require_role(request.user, "editor")
     require_namespace(request, payload.user_id)
     session = sessions.session_create(**payload.model_dump())
     return Status(201, session_out(session))
-
 
 
 @router.get("/sessions", response=dict, tags=["sessions"])
@@ -91,12 +84,10 @@ def list_sessions(request, user_id: str):
                           "updated_at": s.updated_at.isoformat()} for s in rows]}
 
 
-
 @router.get("/sessions/{session_id}", response=dict, tags=["sessions"])
 def get_session(request, session_id: str):
     require_role(request.user, "viewer")
     return session_out(_session_or_404(request, session_id))
-
 
 
 @router.delete("/sessions/{session_id}", response={204: None}, tags=["sessions"])
@@ -105,7 +96,6 @@ def delete_session(request, session_id: str):
     _session_or_404(request, session_id)
     sessions.session_delete(session_id=session_id)
     return Status(204, None)
-
 
 
 @router.post("/sessions/{session_id}/messages", response={201: dict}, tags=["sessions"])
@@ -130,7 +120,6 @@ def append_messages(request, session_id: str, payload: MessagesIn):
     return Status(201, {"length": length})
 
 
-
 @router.post("/sessions/{session_id}/messages/{seq}/promote", response={200: dict, 201: dict},
           tags=["sessions"])
 def promote_message(request, session_id: str, seq: int, payload: ReasonIn | None = None):
@@ -140,7 +129,6 @@ def promote_message(request, session_id: str, seq: int, payload: ReasonIn | None
     memory, dup = session_promote.message_promote(session_id=session_id, seq=seq, actor=request.user,
                                            reason=payload.reason if payload else "")
     return Status(200 if dup else 201, memory_out(memory, deduplicated=dup))
-
 
 
 @router.get("/sessions/{session_id}/context", response=dict, tags=["sessions"])

@@ -48,8 +48,6 @@ ROOT = Path(__file__).resolve().parent.parent
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-dom", 4: "single-hop", 5: "adversarial"}
 
 
-
-
 # --- output -------------------------------------------------------------------------------------
 
 
@@ -72,7 +70,6 @@ def print_locomo(results: dict, took: dict, n_questions: int) -> None:
     print("\nLoCoMo nDCG@10 per category")
     for name, agg in results.items():
         print(f"{name:<38}" + "".join(f"{agg[c]['nDCG@10']:12.3f}" for c in cats))
-
 
 
 def main():
@@ -199,7 +196,6 @@ def main():
         headline["cmrc_recall@10"] = {n: round(m["R@10"], 4) for n, m in cmrc.items()}
         headline["cmrc_mrr@10"] = {n: round(m["MRR@10"], 4) for n, m in cmrc.items()}
     print(json.dumps(headline))
-
 
 
 if __name__ == "__main__":

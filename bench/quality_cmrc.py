@@ -9,8 +9,6 @@ from bench.quality_metrics import aggregate, query_metrics
 from bench.quality_ours import run_ours
 from bench.quality_peers import Bm25sIndex, rank_ids
 
-# --- CMRC ---------------------------------------------------------------------------------------
-
 
 def run_cmrc(data_dir: Path):
     from memories import services
@@ -65,7 +63,6 @@ def run_cmrc(data_dir: Path):
             ),
         }
     return results, took, len(set(para_mem)), len(questions), import_s
-
 
 
 def _mrr_at(ranked, relevant, k):

@@ -5,8 +5,6 @@ import time
 from io import StringIO
 from pathlib import Path
 
-# --- LoCoMo -------------------------------------------------------------------------------------
-
 
 def load_locomo(data_dir: Path):
     """Import the conversations through ``import_locomo``; return per-sample documents."""
@@ -55,12 +53,10 @@ def load_locomo(data_dir: Path):
     return corpus, import_s, out.getvalue().strip().splitlines()[-1]
 
 
-
 def _text_only(item: dict) -> str:
     """A turn's content without its ``speaker: `` prefix (text and photo caption)."""
     speaker = item["metadata"]["speaker"]
     return item["content"][len(speaker) + 2 :]
-
 
 
 def locomo_questions(data_dir: Path, corpus: dict) -> list[dict]:

@@ -9,10 +9,6 @@ KS = (1, 5, 10, 25, 50)
 DEPTH = 50
 
 
-
-# --- metrics --------------------------------------------------------------------------------
-
-
 def query_metrics(ranked: list[str], relevant_by_evidence: list[str | None]) -> dict:
     """Metrics of one question. ``relevant_by_evidence``: the memory id of each evidence id
     (None when an evidence id maps to no memory: it counts as never found)."""
@@ -31,7 +27,6 @@ def query_metrics(ranked: list[str], relevant_by_evidence: list[str | None]) -> 
     first = min((rank_of[m] for m in relevant if m in rank_of), default=None)
     out["MRR"] = 1 / first if first else 0.0
     return out
-
 
 
 def aggregate(rows: list[tuple[int, dict]]) -> dict:

@@ -14,7 +14,6 @@ def rank_ids(scores, memory_ids: list[str], depth: int) -> list[str]:
     return [memory_ids[i] for i in order[:depth]]
 
 
-
 # --- peers on our tokens ----------------------------------------------------------------------
 
 
@@ -45,7 +44,6 @@ class Bm25sIndex:
         return out
 
 
-
 class RankBm25Index:
     def __init__(self, docs: list[list[str]]):
         from rank_bm25 import BM25Okapi
@@ -62,7 +60,6 @@ class RankBm25Index:
         if q:
             out[self.rows] = self.bm.get_scores(q)
         return out
-
 
 
 def locomo_peer_runs(questions, corpus) -> dict[str, list[list[str]]]:

@@ -2,6 +2,7 @@
 and Redis prefix (shared by the in-process search and gunicorn), gunicorn as shipped
 (``memory_console/gunicorn_conf.py``), and the HTTP calls it times."""
 
+import atexit
 import contextlib
 import json
 import os
@@ -44,6 +45,7 @@ class Deployment:
         from django.core.management import call_command
 
         call_command("migrate", verbosity=0)
+        atexit.register(self.cleanup)  # also when the run fails half-way
 
     def cleanup(self) -> None:
         from memories import store

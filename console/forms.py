@@ -14,7 +14,6 @@ PER_PAGE_MIN, PER_PAGE_MAX = 10, 100
 REASON_MAX = 500
 
 
-
 def add_service_error(form: forms.Form, exc: ServiceError) -> None:
     """Show a service error on the field it names, or above the form when it names none."""
     field = exc.field if exc.field in form.fields else None
@@ -23,8 +22,7 @@ def add_service_error(form: forms.Form, exc: ServiceError) -> None:
     form.add_error(field, exc.message)
 
 
-
-def _identifier(value: str, field: str) -> str:
+def checked_identifier(value: str, field: str) -> str:
     """The shared id rule (DESIGN "Identifiers") as a form validation error."""
     try:
         return clean_identifier(value, field)
@@ -32,8 +30,7 @@ def _identifier(value: str, field: str) -> str:
         raise ValidationError(exc.message) from None
 
 
-
-class _IdentifierField(forms.CharField):
+class IdentifierField(forms.CharField):
     """An optional id filter: blank means "any"; anything else must be a valid id."""
 
     def __init__(self, *, name: str, **kwargs):
@@ -45,11 +42,10 @@ class _IdentifierField(forms.CharField):
 
     def clean(self, value):
         value = super().clean(value)
-        return _identifier(value, self.id_name) if value else ""
+        return checked_identifier(value, self.id_name) if value else ""
 
 
-
-def _per_page_field() -> forms.IntegerField:
+def per_page_field() -> forms.IntegerField:
     return forms.IntegerField(
         required=False,
         min_value=PER_PAGE_MIN,
@@ -59,8 +55,7 @@ def _per_page_field() -> forms.IntegerField:
     )
 
 
-
-class _PagedFilterForm(forms.Form):
+class PagedFilterForm(forms.Form):
     """A GET filter form whose ``per_page`` is 10..100 (25 when absent)."""
 
     def clean_per_page(self):
@@ -75,7 +70,6 @@ class _PagedFilterForm(forms.Form):
             if value not in ("", None):
                 out[name] = value
         return out
-
 
 
 # --- activity (audit feed) --------------------------------------------------------------------
@@ -102,8 +96,7 @@ AUDIT_ACTIONS = [
 ]
 
 
-
-class AuditFilterForm(_PagedFilterForm):
+class AuditFilterForm(PagedFilterForm):
     actor = forms.CharField(required=False, max_length=150, label="Actor")
     action = forms.CharField(
         required=False,
@@ -123,7 +116,7 @@ class AuditFilterForm(_PagedFilterForm):
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
     )
     page = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
-    per_page = _per_page_field()
+    per_page = per_page_field()
 
     MAX_ROWS = 5000  # the deepest row a page may reach (the feed merges two sources)
 

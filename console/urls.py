@@ -9,6 +9,7 @@ from console.views import activity, overview
 from memories.views import consolidation_undo as memory_undo_views
 from memories.views import detail as memory_views
 from memories.views import diff as memory_diff_views
+from memories.views import edit as memory_edit_views
 from memories.views import list as memory_list_views
 from memories.views import purge as memory_purge_views
 from operations.views import backup
@@ -31,6 +32,7 @@ urlpatterns = [
     path(
         "memories/<str:memory_id>/importance/", memory_views.memory_importance, name="memories-importance"
     ),
+    path("memories/<str:memory_id>/edit/", memory_edit_views.memory_edit, name="memories-edit"),
     path("memories/<str:memory_id>/forget/", memory_views.memory_forget, name="memories-forget"),
     path("memories/<str:memory_id>/restore/", memory_views.memory_restore, name="memories-restore"),
     path("memories/<str:memory_id>/rollback/", memory_views.memory_rollback, name="memories-rollback"),

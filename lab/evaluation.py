@@ -21,7 +21,6 @@ RBO_P = 0.9
 METRICS = ("ndcg", "precision", "recall", "mrr")
 
 
-
 def clean_query(value, field: str = "query") -> str:
     """A query as judgments key it: white space collapsed, 1-1000 characters."""
     if not isinstance(value, str):
@@ -34,15 +33,10 @@ def clean_query(value, field: str = "query") -> str:
     return value
 
 
-
 def clean_k(value, field: str = "k") -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= K_MAX:
         raise InvalidInput(f"{field} must be an integer 1..{K_MAX}", field=field)
     return value
-
-
-
-# --- evaluation -----------------------------------------------------------------------------
 
 
 def query_metrics(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> dict:
@@ -55,12 +49,10 @@ def query_metrics(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> 
     }
 
 
-
 def mean_metrics(rows: Sequence[Mapping]) -> dict:
     """The mean of each metric over ``rows`` (0.0 each when there are none)."""
     n = len(rows)
     return {m: (math.fsum(r[m] for r in rows) / n if n else 0.0) for m in METRICS}
-
 
 
 def _clean_relevant(value, field: str) -> dict[str, float]:
@@ -81,7 +73,6 @@ def _clean_relevant(value, field: str) -> dict[str, float]:
             out[str(memory_id)] = float(grade)
         return out
     raise InvalidInput(f"{field} must be a list of memory ids or {{memory_id: grade}}", field=field)
-
 
 
 def evaluate(*, profile, k: int, queries: Sequence[Mapping], now: float | None = None) -> dict:
@@ -132,7 +123,6 @@ def evaluate(*, profile, k: int, queries: Sequence[Mapping], now: float | None =
             }
         )
     return {"k": k, "metrics": mean_metrics(rows), "per_query": rows}
-
 
 
 def compare_lists(a: Sequence[str], b: Sequence[str], k: int) -> dict:

@@ -11,8 +11,6 @@ from search.memory_search import memory_search
 from search.models import Ranker
 from search.profiles import profile_resolve
 
-# --- explain ---------------------------------------------------------------------------------
-
 
 def explain_hit(
     *,
@@ -93,7 +91,6 @@ def explain_hit(
         "parts": parts,
         "hybrid": prof.ranker == Ranker.KEYWORD or prof.w_recency > 0 or prof.w_importance > 0,
     }
-
 
 
 def score_parts(hit) -> dict[str, float]:

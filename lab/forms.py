@@ -1,6 +1,5 @@
 """Forms of the ranking lab pages."""
 
-
 from django import forms
 from django.core.exceptions import ValidationError
 
@@ -30,10 +29,6 @@ TUNE_PARAMS = {
     "stemming": "stemming",
     "match_mode": "match_mode",
 }
-
-
-
-# --- forms ----------------------------------------------------------------------------------
 
 
 class CompareForm(RecallFilterFields):
@@ -140,7 +135,6 @@ class CompareForm(RecallFilterFields):
         return out
 
 
-
 def tune_params(profile: RankingProfile) -> dict[str, str]:
     """A profile's slider settings as URL parameters."""
     out = {}
@@ -155,14 +149,12 @@ def tune_params(profile: RankingProfile) -> dict[str, str]:
     return out
 
 
-
 def _number(label: str, initial: float, low: float, high: float) -> forms.FloatField:
     """A narrow numeric input in ``low..high`` stepping by 0.05."""
     return forms.FloatField(
         min_value=low, max_value=high, initial=initial, label=label,
         widget=forms.NumberInput(attrs={"step": "0.05", "class": "narrow"}),
     )
-
 
 
 class ProfileForm(forms.Form):
@@ -204,7 +196,6 @@ class ProfileForm(forms.Form):
         return out
 
 
-
 class QuerySetForm(forms.Form):
     name = forms.CharField(max_length=100)
     user_id = forms.CharField(
@@ -219,7 +210,6 @@ class QuerySetForm(forms.Form):
 
     def query_list(self) -> list[str]:
         return [line for line in self.cleaned_data["queries"].splitlines() if line.strip()]
-
 
 
 class RunForm(forms.Form):
@@ -243,7 +233,6 @@ class RunForm(forms.Form):
         ]
 
 
-
 class RunCompareForm(forms.Form):
     a = forms.ModelChoiceField(
         queryset=EvalRun.objects.defer("per_query", "unjudged"), label="Run A"
@@ -251,7 +240,6 @@ class RunCompareForm(forms.Form):
     b = forms.ModelChoiceField(
         queryset=EvalRun.objects.defer("per_query", "unjudged"), label="Run B"
     )
-
 
 
 # --- judgments ------------------------------------------------------------------------------

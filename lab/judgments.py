@@ -9,11 +9,9 @@ from accounts.roles import require_role
 from lab.evaluation import clean_query
 from lab.models import Judgment
 from memories.errors import InvalidInput, NotFound
+from memories.history import actor_name
 from memories.models import Memory
 from memories.validation import MEMORY_ID_RE, clean_identifier
-from search.profile_services import _actor_name
-
-# --- judgments ----------------------------------------------------------------------------
 
 
 @transaction.atomic
@@ -36,11 +34,10 @@ def judgment_set(*, actor, user_id, query, memory_id, grade) -> tuple[Judgment, 
         user_id=user_id,
         query=query,
         memory_id=memory_id,
-        reviewer=_actor_name(actor),
+        reviewer=actor_name(actor),
         defaults={"grade": grade},
     )
     return judgment, created
-
 
 
 def judgment_grades(
@@ -57,7 +54,6 @@ def judgment_grades(
         r["memory_id"]: float(r["grade"])
         for r in rows.values("memory_id").annotate(grade=Avg("grade")).order_by()
     }
-
 
 
 def judgment_table(

@@ -36,7 +36,6 @@ class Judgment(models.Model):
         return f"{self.query!r} {self.memory_id}={self.grade} ({self.reviewer})"
 
 
-
 class QuerySet(models.Model):
     """A named list of queries of one namespace, evaluated together by a run.
 
@@ -56,7 +55,6 @@ class QuerySet(models.Model):
 
     def __str__(self) -> str:
         return self.name
-
 
 
 class EvalRun(models.Model):

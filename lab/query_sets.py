@@ -6,11 +6,9 @@ from accounts.roles import has_role, require_role
 from lab.evaluation import QUERIES_MAX, clean_query
 from lab.models import QuerySet
 from memories.errors import InvalidInput, NotFound, PermissionDenied
+from memories.history import actor_name
 from memories.services.audit import audit_record
 from memories.validation import clean_identifier
-from search.profile_services import _actor_name
-
-# --- query sets ---------------------------------------------------------------------------
 
 
 def _clean_queries(value) -> list[str]:
@@ -21,12 +19,10 @@ def _clean_queries(value) -> list[str]:
     return list(dict.fromkeys(clean_query(q, "queries") for q in value))
 
 
-
 def _clean_set_name(value) -> str:
     if not isinstance(value, str) or not value.strip() or len(value.strip()) > 100:
         raise InvalidInput("name must be 1-100 characters", field="name")
     return value.strip()
-
 
 
 @transaction.atomic
@@ -38,7 +34,7 @@ def queryset_create(*, actor, name, user_id, queries) -> QuerySet:
         name=name,
         user_id=clean_identifier(user_id, "user_id"),
         queries=_clean_queries(queries),
-        created_by=_actor_name(actor),
+        created_by=actor_name(actor),
     )
     if QuerySet.objects.filter(name=name).exists():
         raise InvalidInput(f"a query set named {name!r} already exists", field="name")
@@ -47,13 +43,12 @@ def queryset_create(*, actor, name, user_id, queries) -> QuerySet:
     return qs
 
 
-
 @transaction.atomic
 def queryset_update(*, actor, pk: int, name=None, user_id=None, queries=None) -> QuerySet:
     """Change a query set (its creator or an admin). Runs made from it keep their copy."""
     require_role(actor, "editor")
     qs = queryset_get(pk)
-    if not (has_role(actor, "admin") or qs.created_by == _actor_name(actor)):
+    if not (has_role(actor, "admin") or qs.created_by == actor_name(actor)):
         raise PermissionDenied(f"only its creator or an admin may change query set {qs.name!r}")
     if name is not None:
         name = _clean_set_name(name)
@@ -67,7 +62,6 @@ def queryset_update(*, actor, pk: int, name=None, user_id=None, queries=None) ->
     qs.save()
     audit_record(actor=actor, action="queryset_update", target=f"queryset:{qs.pk}")
     return qs
-
 
 
 def queryset_get(pk) -> QuerySet:

@@ -12,19 +12,16 @@ from lab.models import EvalRun, QuerySet
 from lab.query_sets import queryset_get
 from memories import store
 from memories.errors import InvalidInput, NotFound
+from memories.history import actor_name
 from memories.models import Memory
 from memories.services.audit import audit_record
 from search.index import fields as index_fields
 from search.index import postings
 from search.memory_search import memory_search
 from search.models import RankingProfile
-from search.profile_services import _actor_name, profile_settings, profile_version
+from search.profile_services import profile_settings, profile_version
 
 RUN_PROFILES_MAX = 6
-
-
-
-# --- runs -------------------------------------------------------------------------------------
 
 
 def _live_ids(memory_ids: Iterable[str]) -> set[str]:
@@ -33,7 +30,6 @@ def _live_ids(memory_ids: Iterable[str]) -> set[str]:
             "memory_id", flat=True
         )
     )
-
 
 
 def run_create(
@@ -127,7 +123,7 @@ def run_create(
     with transaction.atomic():
         run = EvalRun.objects.create(
             name=name.strip(),
-            created_by=_actor_name(actor),
+            created_by=actor_name(actor),
             k=k,
             query_set=qs,
             reviewer=reviewer,
@@ -158,13 +154,11 @@ def run_create(
     return run
 
 
-
 def run_get(pk) -> EvalRun:
     run = EvalRun.objects.filter(pk=pk).first() if isinstance(pk, int) else None
     if run is None:
         raise NotFound(f"run {pk!r} not found", field="run")
     return run
-
 
 
 def run_out(run: EvalRun) -> dict:
@@ -183,7 +177,6 @@ def run_out(run: EvalRun) -> dict:
         "per_query": run.per_query,
         "unjudged": run.unjudged,
     }
-
 
 
 def run_compare(a: EvalRun, b: EvalRun) -> dict:

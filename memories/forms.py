@@ -8,19 +8,19 @@ page shows one kind of error however deep the check was made.
 from django import forms
 from django.core.exceptions import ValidationError
 
-from console.forms import REASON_MAX, _IdentifierField, _PagedFilterForm, _per_page_field
+from console.forms import REASON_MAX, IdentifierField, PagedFilterForm, per_page_field
 from memories.models import MemoryType
 
 
-class MemoryFilterForm(_PagedFilterForm):
+class MemoryFilterForm(PagedFilterForm):
     q = forms.CharField(
         required=False,
         max_length=200,
         label="Text",
         widget=forms.TextInput(attrs={"type": "search", "placeholder": "contains…"}),
     )
-    user_id = _IdentifierField(name="user_id", label="User")
-    conversation_id = _IdentifierField(name="conversation_id", label="Conversation")
+    user_id = IdentifierField(name="user_id", label="User")
+    conversation_id = IdentifierField(name="conversation_id", label="Conversation")
     type = forms.ChoiceField(required=False, choices=[("", "any type"), *MemoryType.choices])
     state = forms.ChoiceField(
         required=False,
@@ -40,7 +40,7 @@ class MemoryFilterForm(_PagedFilterForm):
         label="Importance max",
         widget=forms.NumberInput(attrs={"step": "0.05", "class": "narrow", "placeholder": "1"}),
     )
-    per_page = _per_page_field()
+    per_page = per_page_field()
 
     def clean(self):
         data = super().clean()
@@ -48,7 +48,6 @@ class MemoryFilterForm(_PagedFilterForm):
         if low is not None and high is not None and low > high:
             self.add_error("importance_max", "Must be at least the minimum importance.")
         return data
-
 
 
 class ImportanceForm(forms.Form):
@@ -71,7 +70,6 @@ class ImportanceForm(forms.Form):
         super().__init__(*args, **kwargs)
 
 
-
 class ReasonForm(forms.Form):
     """Forget / restore: the reason is optional but recorded in the history."""
 
@@ -84,7 +82,6 @@ class ReasonForm(forms.Form):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("auto_id", "state_%s")
         super().__init__(*args, **kwargs)
-
 
 
 class ConsolidationUndoForm(forms.Form):
@@ -101,7 +98,6 @@ class ConsolidationUndoForm(forms.Form):
         super().__init__(*args, **kwargs)
 
 
-
 class RollbackForm(forms.Form):
     version = forms.TypedChoiceField(coerce=int, choices=())
     reason = forms.CharField(
@@ -114,7 +110,6 @@ class RollbackForm(forms.Form):
         kwargs.setdefault("auto_id", "rollback_%s")
         super().__init__(*args, **kwargs)
         self.fields["version"].choices = [(v, f"v{v}") for v in range(current_version - 1, 0, -1)]
-
 
 
 # --- memory detail: diff, purge, promote ------------------------------------------------------
@@ -138,7 +133,6 @@ class DiffForm(forms.Form):
                 if versions
                 else "This memory has no versions."
             )
-
 
 
 class PurgeForm(forms.Form):
@@ -168,18 +162,15 @@ class PurgeForm(forms.Form):
         return value
 
 
-
 class PromoteForm(ReasonForm):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("auto_id", "promote_%s")
         super().__init__(*args, **kwargs)
 
 
-
 # --- memory list: bulk actions ----------------------------------------------------------------
 
 BULK_MAX = 500
-
 
 
 class BulkForm(forms.Form):
@@ -230,12 +221,10 @@ class BulkForm(forms.Form):
         return data
 
 
-
 def _memory_id_choices(values) -> list[tuple[str, str]]:
     from memories.validation import MEMORY_ID_RE
 
     return [(v, v) for v in values if isinstance(v, str) and MEMORY_ID_RE.match(v)]
-
 
 
 def bulk_form(data=None) -> BulkForm:
@@ -247,3 +236,61 @@ def bulk_form(data=None) -> BulkForm:
     )
     return form
 
+
+
+# --- memory detail: edit content --------------------------------------------------------------
+
+
+class EditForm(forms.Form):
+    """Edit a memory's content, tags, type and metadata (``services.memory_update`` decides
+    what is valid: its errors land on the field they name)."""
+
+    content = forms.CharField(widget=forms.Textarea(attrs={"rows": 6}), strip=False)
+    tags = forms.CharField(
+        required=False, max_length=2000, help_text="comma-separated",
+        widget=forms.TextInput(attrs={"placeholder": "tag-a, tag-b"}),
+    )
+    type = forms.ChoiceField(choices=MemoryType.choices)
+    metadata = forms.CharField(
+        required=False, label="Metadata (JSON object)",
+        widget=forms.Textarea(attrs={"rows": 4, "class": "mono", "spellcheck": "false"}),
+    )
+    reason = forms.CharField(
+        max_length=REASON_MAX,
+        error_messages={"required": "A reason is required to edit a memory."},
+        widget=forms.TextInput(attrs={"placeholder": "why (required)"}),
+    )
+    # The version the editor started from: the service's optimistic lock (409 on a change
+    # made meanwhile, shown with who made it and the diff).
+    version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "edit_%s")
+        super().__init__(*args, **kwargs)
+
+    @classmethod
+    def for_memory(cls, memory) -> "EditForm":
+        import json
+
+        return cls(initial={
+            "content": memory.content, "tags": ", ".join(memory.tags), "type": memory.type,
+            "metadata": json.dumps(memory.metadata, indent=2, ensure_ascii=False),
+            "version": memory.version,
+        })
+
+    def clean_tags(self):
+        return [t.strip() for t in self.cleaned_data["tags"].split(",") if t.strip()]
+
+    def clean_metadata(self):
+        import json
+
+        raw = self.cleaned_data["metadata"].strip()
+        if not raw:
+            return {}
+        try:
+            value = json.loads(raw)
+        except ValueError as exc:
+            raise ValidationError(f"Not valid JSON: {exc}.") from None
+        if not isinstance(value, dict):
+            raise ValidationError("Metadata must be a JSON object ({...}).")
+        return value

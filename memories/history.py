@@ -13,3 +13,11 @@ def stamp_history_row(sender, instance, history_instance, **kwargs) -> None:
         return
     history_instance.kind = getattr(instance, "_history_kind", ChangeKind.EDIT)
     history_instance.changed_by = getattr(instance, "_history_actor", "") or "system"
+
+
+def actor_name(actor) -> str:
+    """The name a change is recorded under: a user's username, a string as given (a job,
+    an API token's owner), or "system" for no actor."""
+    if actor is None:
+        return "system"
+    return actor if isinstance(actor, str) else actor.get_username()

@@ -21,18 +21,14 @@ log = logging.getLogger(__name__)
 # version never brings a purged memory back.
 PURGED_VERSION = 2**31
 
-# --- Redis mirror -------------------------------------------------------------------------
-
-def _sync_after_commit(memory: Memory) -> None:
+def sync_after_commit(memory: Memory) -> None:
     # The saved instance is what committed; the version guard in put.lua refuses it should
     # a later version of the row reach Redis first.
     transaction.on_commit(lambda: sync_memory(memory.memory_id, memory=memory))
 
 
-
 def _is_live(memory: Memory, now: dt.datetime) -> bool:
     return memory.deleted_at is None and (memory.expire_at is None or memory.expire_at > now)
-
 
 
 def mirror_args(memory: Memory, now: dt.datetime) -> dict:
@@ -77,7 +73,6 @@ def mirror_args(memory: Memory, now: dt.datetime) -> dict:
             "filter_fields": filter_fields, "fields": [f for f in fields if f.tf], "ttl_seconds": ttl}
 
 
-
 def sync_memories(memory_ids: list[str], *, batch: int = 500) -> int:
     """Idempotently bring Redis in line with the database for these ids (pipelined).
 
@@ -110,7 +105,6 @@ def sync_memories(memory_ids: list[str], *, batch: int = 500) -> int:
     return done
 
 
-
 def _seed_reference_lengths(client, pipes, puts: list[dict]) -> None:
     """A namespace's first bulk load sets each field's ``avgdl_ref`` to the batch's own
     average length (HSETNX: never changes an existing one), so the early-termination bound
@@ -128,16 +122,13 @@ def _seed_reference_lengths(client, pipes, puts: list[dict]) -> None:
                                                 repr(sum(dls) / len(dls)))
 
 
-
 def _queue_put(client, args: dict) -> None:
     postings.put_memory(client, stream_maxlen=settings.MEMORY_STREAM_MAXLEN, **args)
-
 
 
 def _note_namespaces(user_ids: set[str]) -> None:
     if user_ids:
         store.get_client().sadd(store.global_key("namespaces"), *user_ids)
-
 
 
 def sync_memory(memory_id: str, *, user_id: str | None = None,

@@ -14,12 +14,10 @@ def new_memory_id() -> str:
     return f"mem_{secrets.token_hex(8)}"
 
 
-
 class MemoryType(models.TextChoices):
     LONG_TERM = "long_term"
     SHORT_TERM = "short_term"
     WORKING = "working"
-
 
 
 class ChangeKind(models.TextChoices):
@@ -35,7 +33,6 @@ class ChangeKind(models.TextChoices):
     ARCHIVE = "archive"
 
 
-
 class HistoryKind(models.Model):
     """Extra columns on every historical Memory row: what kind of change, and by whom.
 
@@ -48,7 +45,6 @@ class HistoryKind(models.Model):
 
     class Meta:
         abstract = True
-
 
 
 class Memory(models.Model):
@@ -114,7 +110,6 @@ class Memory(models.Model):
         return self.deleted_at is not None
 
 
-
 class AccessFold(models.Model):
     """One batch of recall hits folded from Redis into ``Memory.access_count`` (see
     ``memories.access``). The primary key makes folding a batch exactly-once: a second
@@ -127,7 +122,6 @@ class AccessFold(models.Model):
 
     def __str__(self) -> str:
         return f"{self.batch_id} ({self.user_id}: {self.hits} hits)"
-
 
 
 class AuditEvent(models.Model):

@@ -13,8 +13,9 @@ from django.utils import timezone
 
 from memories import access, services
 from memories.errors import InvalidInput
+from memories.history import actor_name
 from memories.models import Memory
-from memories.services.create import _actor_name, _build_memory
+from memories.services.create import build_memory
 from memories.validation import MEMORY_ID_RE, parse_iso_datetime
 
 SCHEMA_VERSION = 2
@@ -105,7 +106,7 @@ def _replace(items: list[dict], actor) -> dict:
     namespaces = sorted({m.get("user_id") for m in items} - {None})
     restored = []
     for n, m in enumerate(items):
-        built = _build_memory(
+        built = build_memory(
             user_id=m.get("user_id"), content=m.get("content"),
             conversation_id=m.get("conversation_id"), type=m.get("type", "long_term"),
             importance=m.get("importance", 0.5), tags=m.get("tags") or [],
@@ -140,7 +141,7 @@ def _replace(items: list[dict], actor) -> dict:
     from memories.models import ChangeKind
     bulk_create_with_history(restored, Memory, batch_size=500, default_change_reason="restore",
                              custom_historical_attrs={"kind": ChangeKind.RESTORE,
-                                                      "changed_by": _actor_name(actor)})
+                                                      "changed_by": actor_name(actor)})
     from operations import reindex
 
     def rebuild():

@@ -2,7 +2,7 @@
 
 from django import forms
 
-from console.forms import REASON_MAX, _identifier, _IdentifierField
+from console.forms import REASON_MAX, IdentifierField, checked_identifier
 
 # --- index: reindex, policy -------------------------------------------------------------------
 
@@ -10,8 +10,7 @@ from console.forms import REASON_MAX, _identifier, _IdentifierField
 class ReindexForm(forms.Form):
     """Blank ``user_id``: every namespace."""
 
-    user_id = _IdentifierField(name="user_id", label="Namespace")
-
+    user_id = IdentifierField(name="user_id", label="Namespace")
 
 
 class NamespaceForm(forms.Form):
@@ -23,8 +22,7 @@ class NamespaceForm(forms.Form):
     )
 
     def clean_user_id(self):
-        return _identifier(self.cleaned_data["user_id"], "user_id")
-
+        return checked_identifier(self.cleaned_data["user_id"], "user_id")
 
 
 class PolicyForm(NamespaceForm):

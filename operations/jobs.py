@@ -14,14 +14,12 @@ from operations import consolidate, drift, policy, reindex
 _JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-
 def _progress(done: int, total: int) -> None:
     job = get_current_job()
     if job is not None:
         job.meta["progress"] = done / total if total else 1.0
         job.meta["done"], job.meta["total"] = done, total
         job.save_meta()
-
 
 
 def reindex_job(user_id: str | None = None) -> dict:
@@ -32,11 +30,9 @@ def reindex_job(user_id: str | None = None) -> dict:
     return {"namespaces": len(results), "indexed": sum(r["indexed"] for r in results)}
 
 
-
 def reconcile_job() -> dict:
     """Repair exactly the memories whose Redis state differs from the database."""
     return drift.drift_repair()
-
 
 
 def job_status(job_id: str) -> dict | None:
@@ -67,13 +63,11 @@ def job_status(job_id: str) -> dict | None:
             "func": job.func_name.rsplit(".", 1)[-1]}
 
 
-
 PERIODIC_RECONCILE_ID = "periodic-reconcile"
 
 PERIODIC_ACCESS_FOLD_ID = "periodic-access-fold"
 
 PERIODIC_EMBED_ID = "periodic-embed"
-
 
 
 def periodic_reconcile_job() -> dict:
@@ -87,7 +81,6 @@ def periodic_reconcile_job() -> dict:
         _schedule_next(periodic_reconcile_job)
 
 
-
 def periodic_access_fold_job() -> dict:
     """Fold recall hits pending in Redis into the database (``memories.access``), forget
     fold records older than a day, then schedule the next run."""
@@ -97,7 +90,6 @@ def periodic_access_fold_job() -> dict:
         return {**access.access_fold(), "pruned": services.access_folds_prune()}
     finally:
         _schedule_next(periodic_access_fold_job)
-
 
 
 def periodic_embed_job() -> dict:
@@ -129,13 +121,11 @@ def _periodic() -> dict:
     return jobs
 
 
-
 def _schedule_next(func) -> None:
     import datetime as dt
 
     job_id, seconds = _periodic()[func]
     django_rq.get_queue("index").enqueue_in(dt.timedelta(seconds=seconds), func, job_id=job_id)
-
 
 
 def schedule_periodic() -> None:
@@ -147,7 +137,6 @@ def schedule_periodic() -> None:
         _schedule_next(func)
 
 
-
 def cleanup_job(user_id: str, actor: str | None = None) -> dict:
     """Apply the forgetting policy to one namespace; the job id names the run (its undo:
     ``operations.cleanup_undo``)."""
@@ -155,7 +144,6 @@ def cleanup_job(user_id: str, actor: str | None = None) -> dict:
     plan = policy.cleanup_plan(user_id=user_id)
     result = policy.cleanup_apply(plan, actor=actor, run_id=job.id if job else "")
     return {**result, "plan": plan.as_dict()}
-
 
 
 def consolidate_job(user_id: str, groups: list[list[str]] | None = None,
@@ -167,7 +155,6 @@ def consolidate_job(user_id: str, groups: list[list[str]] | None = None,
         groups = consolidate.resolve_groups(user_id=user_id, threshold=threshold,
                                             max_members=max_members)
     return consolidate.consolidate_groups(groups=groups, actor=actor, reason=reason)
-
 
 
 def export_job() -> dict:

@@ -36,11 +36,9 @@ class CleanupPlan:
         return asdict(self)
 
 
-
 def _live_long_term(user_id: str):
     return Memory.objects.filter(user_id=user_id, type=MemoryType.LONG_TERM,
                                  deleted_at__isnull=True)
-
 
 
 def cleanup_plan(*, user_id: str, idle_days: float | None = None,
@@ -63,7 +61,6 @@ def cleanup_plan(*, user_id: str, idle_days: float | None = None,
         "-importance", "-accessed_at", "-created_at", "memory_id")
     plan.archive = list(kept.values_list("memory_id", flat=True)[cap:]) if cap >= 0 else []
     return plan
-
 
 
 @transaction.atomic

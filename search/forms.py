@@ -3,7 +3,7 @@
 from django import forms
 from django.core.exceptions import ValidationError
 
-from console.forms import _identifier, _IdentifierField
+from console.forms import IdentifierField, checked_identifier
 from memories.errors import InvalidInput
 from search.models import RankingProfile
 
@@ -69,7 +69,7 @@ class SearchForm(RecallFilterFields):
         max_value=100,
         widget=forms.NumberInput(attrs={"class": "narrow", "placeholder": "10"}),
     )
-    conversation_id = _IdentifierField(name="conversation_id", label="Conversation")
+    conversation_id = IdentifierField(name="conversation_id", label="Conversation")
 
     LIMIT_DEFAULT = 10
 
@@ -87,7 +87,7 @@ class SearchForm(RecallFilterFields):
             self.data["profile"] = self.default_profile
 
     def clean_user_id(self):
-        return _identifier(self.cleaned_data["user_id"], "user_id")
+        return checked_identifier(self.cleaned_data["user_id"], "user_id")
 
     def clean_profile(self):
         return self.cleaned_data.get("profile") or self.default_profile or None
@@ -96,11 +96,9 @@ class SearchForm(RecallFilterFields):
         return self.cleaned_data.get("limit") or self.LIMIT_DEFAULT
 
 
-
 # --- synonyms ---------------------------------------------------------------------------------
 
 SYNONYMS_MAX_CHARS = 100_000
-
 
 
 class SynonymsForm(forms.Form):
@@ -113,7 +111,7 @@ class SynonymsForm(forms.Form):
     )
 
     def clean_text(self):
-        from search.synonyms import parse_lines
+        from search.analysis.synonyms import parse_lines
 
         text = self.cleaned_data["text"]
         try:

@@ -175,7 +175,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
                 return serving.search(
                     client, user_id=user_id, field_name=field_name, terms=terms, k=k,
                     k1=prof.k1, b=prof.b, mode=m, now=now, conversation_id=conversation_id,
-                    types=types)
+                    types=types, with_hashes=True)
             except (serving.Unsupported, serving.NotReady):
                 pass
         return postings.search_field(
@@ -194,7 +194,9 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
     in_range = filter_time = window is not None and plan.mode == "filter"
     while True:
         hits = fetch_mode()
-        docs = _hashes(client, user_id, [r[0] for r in hits.rows])
+        docs = getattr(hits, "hashes", None)
+        if docs is None:
+            docs = serving.hashes(client, user_id, [r[0] for r in hits.rows])
         passed = [r for r in hits.rows if r[0] in docs and filters.keep(docs[r[0]])]
         if filter_time:
             timely = [r for r in passed
@@ -330,17 +332,6 @@ def _by_time(result: SearchResult, *, user_id, plan: TimePlan, filters: RecallFi
         if len(out) == limit:
             break
     result.results = out
-
-
-def _hashes(client, user_id: str, memory_ids: list[str]) -> dict[str, dict[str, str]]:
-    pipe = client.pipeline(transaction=False)
-    for memory_id in memory_ids:
-        pipe.hgetall(store.key(user_id, "m", memory_id))
-    out = {}
-    for memory_id, raw in zip(memory_ids, pipe.execute(), strict=True):
-        if raw:
-            out[memory_id] = {store.text(k): store.text(v) for k, v in raw.items()}
-    return out
 
 
 def _expire(memory_ids: list[str]) -> None:

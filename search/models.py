@@ -9,12 +9,10 @@ class Ranker(models.TextChoices):
     KEYWORD = "keyword"
 
 
-
 class MatchMode(models.TextChoices):
     ANY = "any"
     ALL = "all"
     ALL_THEN_ANY = "all_then_any"
-
 
 
 class RankingProfile(models.Model):
@@ -53,7 +51,6 @@ class RankingProfile(models.Model):
 
     def __str__(self) -> str:
         return self.name
-
 
 
 class SynonymSet(models.Model):

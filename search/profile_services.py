@@ -8,6 +8,7 @@ from django.db import IntegrityError, transaction
 
 from accounts.roles import has_role, require_role
 from memories.errors import InvalidInput, NotFound, PermissionDenied
+from memories.history import actor_name
 from memories.services.audit import audit_record
 from search.models import MatchMode, Ranker, RankingProfile
 
@@ -35,15 +36,7 @@ SETTINGS = (
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
-
 # --- small helpers ----------------------------------------------------------------------
-
-
-def _actor_name(actor) -> str:
-    if actor is None:
-        return "system"
-    return actor if isinstance(actor, str) else actor.get_username()
-
 
 
 def _number(value, field: str, *, low: float, high: float, low_open: bool = False) -> float:
@@ -57,19 +50,16 @@ def _number(value, field: str, *, low: float, high: float, low_open: bool = Fals
     return value
 
 
-
 def _flag(value, field: str) -> bool:
     if not isinstance(value, bool):
         raise InvalidInput(f"{field} must be true or false", field=field)
     return value
 
 
-
 def _choice(value, field: str, choices: Sequence[str]) -> str:
     if value not in choices:
         raise InvalidInput(f"{field} must be one of {', '.join(choices)}", field=field)
     return value
-
 
 
 # --- ranking profiles ---------------------------------------------------------------------
@@ -103,11 +93,9 @@ def clean_settings(data: Mapping) -> dict:
     return out
 
 
-
 def profile_settings(profile: RankingProfile) -> dict:
     """``name`` and every setting of ``profile`` as plain JSON values."""
     return {"name": profile.name, **{f: getattr(profile, f) for f in SETTINGS}}
-
 
 
 def profile_build(base: RankingProfile, *, name: str | None = None, **overrides) -> RankingProfile:
@@ -120,11 +108,9 @@ def profile_build(base: RankingProfile, *, name: str | None = None, **overrides)
     return RankingProfile(name=name or base.name, is_default=False, builtin=False, **data)
 
 
-
 def _check_weights(profile: RankingProfile) -> None:
     if profile.w_relevance + profile.w_recency + profile.w_importance <= 0:
         raise InvalidInput("at least one weight must be above 0", field="w_relevance")
-
 
 
 def _clean_name(value) -> str:
@@ -136,14 +122,12 @@ def _clean_name(value) -> str:
     return value
 
 
-
 def profile_get(name: str, *, for_update: bool = False) -> RankingProfile:
     rows = RankingProfile.objects.select_for_update() if for_update else RankingProfile.objects
     profile = rows.filter(name=name).first() if isinstance(name, str) else None
     if profile is None:
         raise NotFound(f"profile {name!r} not found", field="name")
     return profile
-
 
 
 def can_edit_profile(actor, profile: RankingProfile) -> bool:
@@ -153,9 +137,8 @@ def can_edit_profile(actor, profile: RankingProfile) -> bool:
     return (
         has_role(actor, "editor")
         and not profile.builtin
-        and profile.created_by == _actor_name(actor) != ""
+        and profile.created_by == actor_name(actor) != ""
     )
-
 
 
 def _stamp(profile: RankingProfile, actor, reason: str) -> None:
@@ -166,7 +149,6 @@ def _stamp(profile: RankingProfile, actor, reason: str) -> None:
         profile._history_user = actor
 
 
-
 def _make_default(profile: RankingProfile, actor, reason: str) -> None:
     """Unset every other default, one save each so each change is a recorded version."""
     for other in (
@@ -175,7 +157,6 @@ def _make_default(profile: RankingProfile, actor, reason: str) -> None:
         other.is_default = False
         _stamp(other, actor, reason or f"default moved to {profile.name}")
         other.save()
-
 
 
 @transaction.atomic
@@ -195,7 +176,7 @@ def profile_create(
         name=name,
         is_default=is_default,
         builtin=False,
-        created_by=_actor_name(actor),
+        created_by=actor_name(actor),
         **clean_settings(settings),
     )
     _check_weights(profile)
@@ -217,7 +198,6 @@ def profile_create(
         data=profile_settings(profile),
     )
     return profile
-
 
 
 @transaction.atomic
@@ -280,7 +260,6 @@ def profile_update(
     return profile
 
 
-
 @transaction.atomic
 def profile_delete(*, actor, name: str, reason: str = "") -> None:
     """Delete a profile (admin). Built-ins and the default are refused (400 naming ``name``).
@@ -296,7 +275,6 @@ def profile_delete(*, actor, name: str, reason: str = "") -> None:
     _stamp(profile, actor, reason or "deleted")
     profile.delete()
     audit_record(actor=actor, action="profile_delete", target=f"profile:{name}", reason=reason)
-
 
 
 def profile_versions(profile: RankingProfile) -> list[dict]:
@@ -317,7 +295,6 @@ def profile_versions(profile: RankingProfile) -> list[dict]:
             }
         )
     return out
-
 
 
 def profile_version(profile: RankingProfile) -> dict:

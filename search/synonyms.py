@@ -1,34 +1,17 @@
-"""Query-time synonym expansion and the one writer of SynonymSet.
+"""The stored synonym sets: their one writer, their text form, and query expansion with them.
 
-The table holds sets of equivalent terms written as a person would ("car, automobile");
-each member is analysed with the profile's analyzer when a query is expanded, so a stemmed
-profile matches stemmed postings. Expansion adds terms; it never removes the original.
+Parsing and expansion themselves are pure (``search.analysis.synonyms``); this module reads
+and writes the ``SynonymSet`` table (through the per-process row cache).
 """
 
 from django.db import transaction
 
 from memories import generation_cache
-from memories.errors import InvalidInput
+from search.analysis.synonyms import expand_with, parse_lines
 from search.analysis.tokenizer import Analyzer
 from search.models import SynonymSet
 
-
-def parse_lines(text: str) -> list[list[str]]:
-    """``"car, automobile\\nnyc, new york"`` -> ``[["car", "automobile"], ["nyc", "new york"]]``.
-
-    Blank lines and ``#`` comments are skipped; a set needs at least two members
-    (InvalidInput naming the line otherwise).
-    """
-    sets = []
-    for n, line in enumerate(text.splitlines(), 1):
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        members = [m.strip() for m in line.split(",") if m.strip()]
-        if len(members) < 2:
-            raise InvalidInput(f"line {n}: a synonym set needs two or more terms", field="synonyms")
-        sets.append(members)
-    return sets
+__all__ = ["expand", "parse_lines", "synonyms_replace", "synonyms_text"]
 
 
 @transaction.atomic
@@ -48,19 +31,7 @@ def synonyms_text() -> str:
 
 
 def expand(terms: list[str], analyzer: Analyzer) -> list[str]:
-    """``terms`` plus, for each term in a synonym set, the set's other members' tokens;
-    distinct, originals first."""
-    out = list(dict.fromkeys(terms))
-    present = set(out)
+    """``terms`` expanded with the stored sets (see ``search.analysis.synonyms.expand_with``)."""
     sets = generation_cache.cached(
         "synonym-sets", lambda: [tuple(s.terms) for s in SynonymSet.objects.all()])
-    for members in sets:
-        analysed = [analyzer.tokens(member) for member in members]
-        if any(len(tokens) == 1 and tokens[0] in present for tokens in analysed) or any(
-                tokens and all(t in present for t in tokens) for tokens in analysed):
-            for tokens in analysed:
-                for t in tokens:
-                    if t not in present:
-                        present.add(t)
-                        out.append(t)
-    return out
+    return expand_with(terms, analyzer, sets)

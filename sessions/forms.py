@@ -2,12 +2,12 @@
 
 from django import forms
 
-from console.forms import _IdentifierField, _PagedFilterForm, _per_page_field
+from console.forms import IdentifierField, PagedFilterForm, per_page_field
 
 
-class SessionFilterForm(_PagedFilterForm):
-    user_id = _IdentifierField(name="user_id", label="User")
-    agent_id = _IdentifierField(name="agent_id", label="Agent")
+class SessionFilterForm(PagedFilterForm):
+    user_id = IdentifierField(name="user_id", label="User")
+    agent_id = IdentifierField(name="agent_id", label="Agent")
     active_since = forms.DateField(
         required=False,
         label="Active since",
@@ -17,5 +17,5 @@ class SessionFilterForm(_PagedFilterForm):
         required=False,
         choices=[("", "hot and cold"), ("hot", "hot (in Redis)"), ("cold", "cold")],
     )
-    per_page = _per_page_field()
+    per_page = per_page_field()
 

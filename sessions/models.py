@@ -31,7 +31,6 @@ class Session(models.Model):
         return self.session_id
 
 
-
 class Message(models.Model):
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages")
     seq = models.PositiveIntegerField()

@@ -35,8 +35,6 @@ pytestmark = [
 ]
 
 
-
-
 def login(page, base: str, username: str) -> None:
     page.goto(f"{base}/accounts/login/")
     page.fill("#id_username", username)

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 from django.utils import timezone
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from memories import services
@@ -179,6 +179,8 @@ sources = st.sampled_from(POOLS).flatmap(lambda pool: st.lists(
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(sources)
+@example(["Use argon2 for password hashing.Hashes are checked on every login.",
+          "Use argon2 for password hashing.Rotate keys yearly."])
 def test_every_source_is_findable_after_a_consolidation_and_after_its_undo(admin_api, texts):
     user_id = f"prop-{uuid.uuid4().hex[:8]}"
     ids = list(dict.fromkeys(remember(admin_api, t, user_id=user_id) for t in texts))

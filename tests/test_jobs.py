@@ -14,8 +14,6 @@ from tests.helpers import postings_of
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("empty_queues")]
 
 
-
-
 def test_b26_no_job_and_no_redis_state_after_a_rollback(builtins):
     with pytest.raises(RuntimeError), transaction.atomic():
         m, _ = services.memory_create(user_id="u-a", content="quartz memory")

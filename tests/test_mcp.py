@@ -255,11 +255,14 @@ def test_list_memories_pages_newest_first(connect, editor):
             if cursor is None:
                 break
         bad = await client.call_tool("list_memories", {"user_id": "alice", "cursor": "%%"})
-        return pages, bad
+        every = await client.call_tool("list_memories", {"user_id": "alice",
+                                                         "include_forgotten": True})
+        return pages, bad, every
 
-    pages, bad = run(connect(token), steps)
+    pages, bad, every = run(connect(token), steps)
     assert pages == [[ids[4], ids[3]], [ids[2], ids[1]]]
     assert error_of(bad)["error"]["field"] == "cursor"
+    assert [m["memory_id"] for m in every.structured_content["memories"]] == ids[::-1]
 
 
 @pytest.mark.django_db(transaction=True)

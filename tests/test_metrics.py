@@ -151,3 +151,15 @@ def test_redis_errors_are_counted(settings, api, viewer):
             - value(before, "memory_console_redis_errors_total", where="mirror")) >= 1
     assert (value(after, "memory_console_redis_errors_total", where="api")
             - value(before, "memory_console_redis_errors_total", where="api")) == 1
+
+
+def test_bulk_creates_of_an_import_are_counted(admin_api, viewer):
+    token = token_create(user=viewer)
+    before = value(scrape(token), "memory_console_memory_writes_total", kind="create")
+    doc = {"schema_version": 1, "memories": [
+        {"user_id": "u-imp", "content": "imported note one"},
+        {"user_id": "u-imp", "content": "imported note two"}]}
+    answer = admin_api.post("/import", doc)
+    assert answer.status_code == 200, answer.content
+    after = value(scrape(token), "memory_console_memory_writes_total", kind="create")
+    assert after - before == Memory.objects.filter(user_id="u-imp").count() == 2

@@ -131,7 +131,6 @@ def test_b17_ttl_survives_every_overwrite_and_expiry_cleans_postings(builtins, r
     assert abs(redis_client.ttl(key) - (expire_at - time.time())) <= 2
 
 
-
 def test_b17_expired_memory_leaves_no_posting_after_real_expiry(builtins):
     gone = create("fleeting thought about axolotls", type="short_term", ttl_seconds=1)
     assert postings_of("u-a", "axolotls") == {gone.memory_id}

@@ -249,3 +249,17 @@ def test_an_index_of_an_older_format_upgrades_itself(builtins, redis_client, emp
     assert store.text(redis_client.get(store.key("u-a", "format"))) == postings.INDEX_FORMAT
     assert store.text(redis_client.get(store.key("u-a", "gen"))) == "1"
     assert_oracle("harbour pilot")
+
+
+def test_an_unchanged_namespace_is_answered_in_one_round_trip_and_a_write_is_seen(builtins):
+    for n in range(8):
+        create(f"quarry stone {n}")
+    scores("quarry")  # built and checked
+    fast = serving.counters.fast
+    found = memory_search(user_id="u-a", query="quarry stone", limit=3, profile="bm25")
+    assert serving.counters.fast == fast + 1 and len(found.results) == 3
+    assert all(h.content.startswith("quarry stone") for h in found.results)
+    new = create("quarry granite").memory_id
+    got, _ = scores("granite")  # the check sees the write: caught up, not answered stale
+    assert list(got) == [new] and serving.counters.fast == fast + 1
+    assert_oracle("quarry granite")

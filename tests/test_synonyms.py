@@ -38,3 +38,14 @@ def test_it_expands_multi_word_members(builtins):
     assert synonyms.expand(["nyc"], analyzer) == ["nyc", "new", "york"]
     assert synonyms.expand(["new", "york"], analyzer) == ["new", "york", "nyc"]
     assert synonyms.expand(["new"], analyzer) == ["new"]
+
+
+def test_expansion_itself_needs_no_database():
+    """search.analysis.synonyms is pure: the sets are passed in."""
+    from search.analysis.synonyms import expand_with
+
+    analyzer = fields.ANALYZERS[fields.CONTENT]
+    sets = [("nyc", "new york"), ("car", "auto")]
+    assert expand_with(["new", "york", "car"], analyzer, sets) == [
+        "new", "york", "car", "nyc", "auto"]
+    assert expand_with(["york"], analyzer, sets) == ["york"]

@@ -11,12 +11,12 @@ import datetime as dt
 import logging
 
 from accounts.roles import require_role
-from api.core import ReasonIn, _iso, require_namespace
+from api.core import ReasonIn, iso_or_none, require_namespace
 from api.memories import MemoryIn, MemoryPatch, _memory_or_404, memory_out
 from api.search import RecallIn
 from api.sessions import MessagesIn, SessionIn, _session_or_404, session_out
 from integrations.metrics.registry import count_redis_error, observe_recall
-from memories import access, services, store
+from memories import access, listing, services, store
 from memories.errors import InvalidInput
 from memories.models import Memory
 from memories.validation import clean_identifier, parse_iso_datetime
@@ -105,7 +105,7 @@ def delete_memory(caller, *, memory_id: str, reason: str = "") -> dict:
     services.memory_forget(memory_id=memory_id, actor=caller.user, reason=reason)
     memory = Memory.objects.get(memory_id=memory_id)
     return {"memory_id": memory_id, "forgotten": memory.deleted_at is not None,
-            "deleted_at": _iso(memory.deleted_at)}
+            "deleted_at": iso_or_none(memory.deleted_at)}
 
 
 def promote(caller, *, memory_id=None, session_id=None, seq=None, reason: str = "") -> dict:
@@ -126,18 +126,18 @@ def promote(caller, *, memory_id=None, session_id=None, seq=None, reason: str = 
     return _written(memory, deduplicated=dup)
 
 
-def list_memories(caller, *, user_id, conversation_id=None, types=None, cursor=None,
+def list_memories(caller, *, user_id, conversation_id=None, type=None,
+                  include_forgotten: bool = False, metadata=None, cursor=None,
                   limit: int = 20) -> dict:
-    from integrations.mcp.selectors import memory_page
-
+    """As ``GET /api/v1/memories`` (the same selector, cursors and limits)."""
     require_role(caller.user, "viewer")
     user_id = clean_identifier(user_id, "user_id")
     require_namespace(caller, user_id)
-    conversation_id = clean_identifier(conversation_id, "conversation_id", required=False)
-    if not 1 <= limit <= 100:
-        raise InvalidInput("limit must be 1..100", field="limit")
-    rows, next_cursor = memory_page(user_id=user_id, conversation_id=conversation_id,
-                                    types=types, cursor=cursor, limit=limit)
+    if conversation_id:
+        conversation_id = clean_identifier(conversation_id, "conversation_id")
+    rows, next_cursor = listing.memory_page(
+        user_id=user_id, conversation_id=conversation_id, type=type, metadata=metadata,
+        include_forgotten=include_forgotten, cursor=cursor, limit=limit)
     return {"memories": [memory_out(m) for m in rows], "next_cursor": next_cursor}
 
 

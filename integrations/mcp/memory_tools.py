@@ -86,12 +86,16 @@ async def delete_memory(memory_id: MemoryId, reason: Reason = "") -> Forgotten:
 
 async def list_memories(
     user_id: UserId,
-    conversation_id: ConversationId = None,
-    types: list[MemoryType] | None = None,
+    conversation_id: Annotated[str | None, Field(
+        description="one conversation; empty string = the user-wide memories; null = all")] = None,
+    type: MemoryType | None = None,
+    include_forgotten: bool = False,
+    metadata: Annotated[dict[str, str] | None, Field(
+        description="dotted path -> the string the memory's metadata holds there")] = None,
     cursor: Annotated[str | None, Field(description="next_cursor of the previous page")] = None,
-    limit: Annotated[int, Field(description="1..100")] = 20,
+    limit: Annotated[int, Field(description="1..500")] = 20,
 ) -> MemoryPage:
-    """The live memories of a namespace, newest first, a page at a time."""
+    """A namespace's memories, newest first, a page at a time (as GET /api/v1/memories)."""
     return await call_tool_body(bodies.list_memories, **locals())
 
 

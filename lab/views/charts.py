@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass, field
 
-from lab.views.common import METRIC_LABELS, _fmt
+from lab.views.common import METRIC_LABELS, fmt_number
 
 # Colours of the two sides and of the score parts (also in static/lab/lab.css).
 SIDE_COLOURS = {"a": "#2f5fd0", "b": "#d9822b"}
@@ -21,7 +21,6 @@ SERIES_COLOURS = [
 ]
 
 
-
 # --- charts (inline SVG geometry) -------------------------------------------------------------
 
 
@@ -33,7 +32,6 @@ class Bar:
     h: str
     colour: str
     title: str
-
 
 
 @dataclass
@@ -48,7 +46,6 @@ class Chart:
     plot: dict = field(default_factory=dict)
 
 
-
 def stacked_bar(parts: dict[str, float], top: float, width: float = 150) -> list[Bar]:
     """One result's score as relevance / recency / importance segments, scaled so the
     column's best score fills ``width``."""
@@ -57,11 +54,10 @@ def stacked_bar(parts: dict[str, float], top: float, width: float = 150) -> list
         w = width * parts[name] / top if top > 0 else 0.0
         if w > 0:
             out.append(
-                Bar(_fmt(x), "0", _fmt(w), "12", PART_COLOURS[name], f"{name} {parts[name]:.4f}")
+                Bar(fmt_number(x), "0", fmt_number(w), "12", PART_COLOURS[name], f"{name} {parts[name]:.4f}")
             )
         x += w
     return out
-
 
 
 def score_chart(sides: list[tuple[str, str, list[float]]], k: int) -> Chart:
@@ -79,15 +75,15 @@ def score_chart(sides: list[tuple[str, str, list[float]]], k: int) -> Chart:
 
     for rank in range(1, k + 1):
         if k <= 12 or rank in (1, k) or rank % 5 == 0:
-            chart.x_labels.append({"x": _fmt(x(rank)), "text": str(rank)})
+            chart.x_labels.append({"x": fmt_number(x(rank)), "text": str(rank)})
     for value in (0.0, 0.5, 1.0):
-        chart.y_ticks.append({"y": _fmt(top + (1 - value) * ph), "text": f"{value:g}"})
+        chart.y_ticks.append({"y": fmt_number(top + (1 - value) * ph), "text": f"{value:g}"})
     for label, colour, scores in sides:
         best = max(scores, default=0.0)
         points = [
             {
-                "x": _fmt(x(r)),
-                "y": _fmt(top + (1 - (s / best if best > 0 else 0)) * ph),
+                "x": fmt_number(x(r)),
+                "y": fmt_number(top + (1 - (s / best if best > 0 else 0)) * ph),
                 "title": f"{label} #{r}: {s:.4f}",
             }
             for r, s in enumerate(scores, start=1)
@@ -104,7 +100,6 @@ def score_chart(sides: list[tuple[str, str, list[float]]], k: int) -> Chart:
     return chart
 
 
-
 def metric_bars(series: list[tuple[str, dict]]) -> Chart:
     """Grouped bars, one group per metric (0..1), one bar per series (label, metrics)."""
     chart = Chart(width=600, height=210)
@@ -116,22 +111,22 @@ def metric_bars(series: list[tuple[str, dict]]) -> Chart:
     bar = min(34.0, (group - 18) / n)
     for gi, (metric, label) in enumerate(METRIC_LABELS.items()):
         start = left + gi * group + (group - bar * n) / 2
-        chart.x_labels.append({"x": _fmt(left + gi * group + group / 2), "text": label})
+        chart.x_labels.append({"x": fmt_number(left + gi * group + group / 2), "text": label})
         for si, (name, values) in enumerate(series):
             value = values.get(metric) or 0.0
             h = ph * max(0.0, min(1.0, value))
             chart.bars.append(
                 Bar(
-                    _fmt(start + si * bar + 1),
-                    _fmt(top + ph - h),
-                    _fmt(bar - 2),
-                    _fmt(h),
+                    fmt_number(start + si * bar + 1),
+                    fmt_number(top + ph - h),
+                    fmt_number(bar - 2),
+                    fmt_number(h),
                     SERIES_COLOURS[si % len(SERIES_COLOURS)],
                     f"{name} · {label} {value:.3f}",
                 )
             )
     for value in (0.0, 0.25, 0.5, 0.75, 1.0):
-        chart.y_ticks.append({"y": _fmt(top + (1 - value) * ph), "text": f"{value:g}"})
+        chart.y_ticks.append({"y": fmt_number(top + (1 - value) * ph), "text": f"{value:g}"})
     chart.legend = [
         {"label": name, "colour": SERIES_COLOURS[i % len(SERIES_COLOURS)]}
         for i, (name, _) in enumerate(series)

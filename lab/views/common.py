@@ -9,8 +9,7 @@ NAMESPACE_HINTS = 200
 METRIC_LABELS = {"ndcg": "nDCG@k", "precision": "P@k", "recall": "Recall@k", "mrr": "MRR"}
 
 
-
-def _namespaces():
+def namespace_hints():
     # Lazy: only the full page (its <datalist>) evaluates it.
     return (
         Memory.objects.values_list("user_id", flat=True)
@@ -19,8 +18,7 @@ def _namespaces():
     )
 
 
-
-def _safe_next(request, url: str | None, fallback: str) -> str:
+def safe_next(request, url: str | None, fallback: str) -> str:
     if url and url_has_allowed_host_and_scheme(
         url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     ):
@@ -28,16 +26,14 @@ def _safe_next(request, url: str | None, fallback: str) -> str:
     return fallback
 
 
-
-def _fmt(value: float) -> str:
+def fmt_number(value: float) -> str:
     """An SVG coordinate: one decimal, never localised."""
     return f"{value:.1f}"
-
 
 
 # --- lab home and profiles --------------------------------------------------------------------
 
 
-def _lab_nav(here: str) -> dict:
+def lab_nav(here: str) -> dict:
     return {"lab_here": here}
 

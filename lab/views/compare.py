@@ -17,7 +17,7 @@ from lab import explain as lab_explain
 from lab import judgments as lab_judgments
 from lab.forms import MATCH_MODES, CompareForm, tune_params
 from lab.views.charts import PART_COLOURS, SIDE_COLOURS, score_chart, stacked_bar
-from lab.views.common import _namespaces
+from lab.views.common import namespace_hints
 from memories import store
 from memories.errors import ServiceError
 from search import profile_services
@@ -38,7 +38,6 @@ class Row:
     other_rank: int | None = None  # A rows: rank in B (None: dropped)
     mine: str = ""
     others: list = field(default_factory=list)
-
 
 
 def _column(side, found, state, *, moves=None, other=None, grades, username):
@@ -66,7 +65,6 @@ def _column(side, found, state, *, moves=None, other=None, grades, username):
     return rows
 
 
-
 def sliders(profile: RankingProfile) -> list[dict]:
     """B's range inputs, each starting at the profile's value (ranges widen to hold it)."""
     specs = [
@@ -91,7 +89,6 @@ def sliders(profile: RankingProfile) -> list[dict]:
             }
         )
     return out
-
 
 
 def _compare_context(request, form) -> tuple[dict, int]:
@@ -165,17 +162,15 @@ def _compare_context(request, form) -> tuple[dict, int]:
     return ctx, 200
 
 
-
 def _base_context(request, form) -> dict:
     return {
         "form": form,
-        "namespaces": _namespaces(),
+        "namespaces": namespace_hints(),
         "part_colours": PART_COLOURS,
         "side_colours": SIDE_COLOURS,
         "can_judge": has_role(request.user, "editor"),
         "next_url": request.get_full_path(),
     }
-
 
 
 @require_GET
@@ -196,7 +191,6 @@ def compare(request):
     else:
         status = 400
     return render_page(request, "lab/compare.html", ctx, partial="results", status=status)
-
 
 
 @require_GET
@@ -228,7 +222,6 @@ def compare_explain(request):
         back = {k: v for k, v in request.GET.items() if k not in ("side", "memory_id")}
         ctx.update({"side": side, "back_url": reverse("lab:compare") + "?" + urlencode(back)})
     return render_page(request, "lab/explain.html", ctx, partial="breakdown", status=status)
-
 
 
 @require_POST

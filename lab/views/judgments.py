@@ -1,6 +1,5 @@
 """The judgments page: grade results, list grades."""
 
-
 from django.contrib import messages
 from django.http import HttpResponseRedirect
 from django.shortcuts import render
@@ -14,7 +13,7 @@ from console.pages import MESSAGES_TARGET, forbidden, paginate, render_page, rol
 from lab import judgments as lab_judgments
 from lab.forms import JudgmentFilterForm
 from lab.models import Judgment
-from lab.views.common import _lab_nav, _safe_next
+from lab.views.common import lab_nav, safe_next
 from memories.errors import ServiceError
 
 
@@ -40,17 +39,16 @@ def judgments(request):
     return render_page(
         request,
         "lab/judgments.html",
-        {**_lab_nav("judgments"), "form": form, "pager": pager},
+        {**lab_nav("judgments"), "form": form, "pager": pager},
         partial="rows",
     )
-
 
 
 def _judge(request):
     if not has_role(request.user, "editor"):
         return forbidden(request, "Grading results needs the editor role.")
     fallback = reverse("lab:compare")
-    next_url = _safe_next(request, request.POST.get("next"), fallback)
+    next_url = safe_next(request, request.POST.get("next"), fallback)
     memory_id = request.POST.get("memory_id", "")
     try:
         grade = int(request.POST.get("grade", ""))

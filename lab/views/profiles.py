@@ -1,6 +1,5 @@
 """The lab home and the ranking profile pages."""
 
-
 from django.contrib import messages
 from django.db.models import Count
 from django.http import HttpResponseRedirect
@@ -13,7 +12,7 @@ from console.forms import add_service_error
 from console.pages import forbidden, render_page, role_required
 from lab.forms import ProfileForm
 from lab.models import EvalRun, Judgment, QuerySet
-from lab.views.common import _lab_nav
+from lab.views.common import lab_nav
 from memories.errors import ServiceError
 from search import profile_services
 from search.models import RankingProfile
@@ -26,7 +25,7 @@ def lab_home(request):
         request,
         "lab/home.html",
         {
-            **_lab_nav("home"),
+            **lab_nav("home"),
             "profiles": RankingProfile.objects.all(),
             "querysets": QuerySet.objects.annotate(n_runs=Count("runs")),
             "runs": EvalRun.objects.defer("per_query", "unjudged").select_related("query_set")[:10],
@@ -34,7 +33,6 @@ def lab_home(request):
             "n_reviewers": Judgment.objects.values("reviewer").distinct().count(),
         },
     )
-
 
 
 @require_http_methods(["GET", "POST"])
@@ -71,7 +69,7 @@ def profile_list(request):
         request,
         "lab/profiles.html",
         {
-            **_lab_nav("profiles"),
+            **lab_nav("profiles"),
             "form": form,
             "profiles": RankingProfile.objects.all(),
             "can_create": has_role(request.user, "editor"),
@@ -79,7 +77,6 @@ def profile_list(request):
         },
         status=status,
     )
-
 
 
 @require_http_methods(["GET", "POST"])
@@ -126,7 +123,7 @@ def profile_detail(request, name: str):
         request,
         "lab/profile_detail.html",
         {
-            **_lab_nav("profiles"),
+            **lab_nav("profiles"),
             "profile": profile,
             "form": form,
             "can_edit": can_edit,
@@ -136,7 +133,6 @@ def profile_detail(request, name: str):
         },
         status=status,
     )
-
 
 
 @require_POST

@@ -15,7 +15,7 @@ from console.pages import forbidden, render_page, role_required
 from lab import query_sets as lab_query_sets
 from lab.forms import QuerySetForm
 from lab.models import Judgment, QuerySet
-from lab.views.common import _lab_nav, _namespaces
+from lab.views.common import lab_nav, namespace_hints
 from memories.errors import ServiceError
 from search.profiles import profile_default
 
@@ -50,15 +50,14 @@ def queryset_list(request):
         request,
         "lab/querysets.html",
         {
-            **_lab_nav("querysets"),
+            **lab_nav("querysets"),
             "form": form,
-            "namespaces": _namespaces(),
+            "namespaces": namespace_hints(),
             "querysets": QuerySet.objects.annotate(n_runs=Count("runs")),
             "can_create": has_role(request.user, "editor"),
         },
         status=status,
     )
-
 
 
 @require_http_methods(["GET", "POST"])
@@ -117,12 +116,12 @@ def queryset_detail(request, pk: int):
         request,
         "lab/queryset_detail.html",
         {
-            **_lab_nav("querysets"),
+            **lab_nav("querysets"),
             "qs": qs,
             "rows": rows,
             "form": form,
             "can_edit": can_edit,
-            "namespaces": _namespaces(),
+            "namespaces": namespace_hints(),
             "runs": qs.runs.defer("per_query", "unjudged")[:20],
         },
         status=status,

@@ -15,7 +15,7 @@ from lab import runs as lab_runs
 from lab.forms import RunCompareForm, RunForm
 from lab.models import EvalRun
 from lab.views.charts import metric_bars
-from lab.views.common import METRIC_LABELS, _lab_nav
+from lab.views.common import METRIC_LABELS, lab_nav
 from memories import store
 from memories.errors import ServiceError
 from memories.models import Memory
@@ -66,7 +66,7 @@ def run_list(request):
         request,
         "lab/runs.html",
         {
-            **_lab_nav("runs"),
+            **lab_nav("runs"),
             "form": form,
             "pager": pager,
             "can_create": has_role(request.user, "editor"),
@@ -76,12 +76,10 @@ def run_list(request):
     )
 
 
-
 def _newest_two() -> dict:
     """Run compare defaults: the newest run as B, the one before as A."""
     newest = list(EvalRun.objects.values_list("pk", flat=True)[:2])
     return {"b": newest[0], "a": newest[1]} if len(newest) == 2 else {}
-
 
 
 def _series(run: EvalRun, prefix: str = "") -> list[tuple[str, dict]]:
@@ -89,7 +87,6 @@ def _series(run: EvalRun, prefix: str = "") -> list[tuple[str, dict]]:
         (f"{prefix}{p['name']} v{p.get('version') or '?'}", run.metrics.get(p["name"], {}))
         for p in run.profiles
     ]
-
 
 
 @require_GET
@@ -131,7 +128,7 @@ def run_detail(request, pk: int):
         request,
         "lab/run_detail.html",
         {
-            **_lab_nav("runs"),
+            **lab_nav("runs"),
             "run": run,
             "chart": metric_bars(_series(run)),
             "judged_any": any(m.get("queries") for m in run.metrics.values()),
@@ -146,12 +143,11 @@ def run_detail(request, pk: int):
     )
 
 
-
 @require_GET
 @role_required("viewer")
 def run_compare(request):
     form = RunCompareForm(request.GET or None, initial=_newest_two())
-    ctx = {**_lab_nav("runs"), "form": form, "metric_labels": METRIC_LABELS}
+    ctx = {**lab_nav("runs"), "form": form, "metric_labels": METRIC_LABELS}
     status = 200
     if request.GET:
         if form.is_valid():

@@ -40,7 +40,6 @@ def memory_access_apply(*, batch_id: str, user_id: str,
     return total
 
 
-
 def access_folds_prune(*, older_than: dt.timedelta = dt.timedelta(days=1)) -> int:
     """Delete ``AccessFold`` records older than ``older_than``; returns how many. A batch
     is deleted from Redis right after its record is written, so a day-old record guards

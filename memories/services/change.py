@@ -13,19 +13,19 @@ from django.utils import timezone
 
 from integrations.webhooks import outbox
 from memories.errors import Conflict, InvalidInput, NotFound
-from memories.mirror import _sync_after_commit, sync_memory
+from memories.history import actor_name
+from memories.mirror import sync_after_commit, sync_memory
 from memories.models import ChangeKind, Memory, MemoryType
 from memories.services import context as context_service
 from memories.services.audit import audit_record
 from memories.services.create import (
-    _actor_name,
-    _clean_content,
-    _clean_context,
-    _clean_metadata,
-    _clean_type,
-    _stamp,
+    clean_content,
+    clean_context,
+    clean_metadata,
+    clean_type,
     content_hash,
     memory_create,
+    stamp_change,
 )
 from memories.validation import (
     MEMORY_ID_RE,
@@ -34,8 +34,6 @@ from memories.validation import (
 )
 
 log = logging.getLogger(__name__)
-
-
 
 
 def _get_for_update(memory_id) -> Memory:
@@ -47,16 +45,14 @@ def _get_for_update(memory_id) -> Memory:
         raise NotFound(f"memory {memory_id} not found", field="memory_id") from None
 
 
-
 def _save_version(memory: Memory, *, kind: str, actor, reason: str) -> Memory:
     memory.version += 1
     memory.updated_at = timezone.now()
-    _stamp(memory, kind, actor, reason)
+    stamp_change(memory, kind, actor, reason)
     memory.save()
     outbox.outbox_memory_event(memory, kind=kind, actor=actor, reason=reason)
-    _sync_after_commit(memory)
+    sync_after_commit(memory)
     return memory
-
 
 
 @transaction.atomic
@@ -82,7 +78,7 @@ def memory_update(
         )
     changed = set()
     if content is not None:
-        content = _clean_content(content)
+        content = clean_content(content)
         if content != memory.content:
             memory.content, memory.content_hash = content, content_hash(content)
             changed.add("content")
@@ -96,7 +92,7 @@ def memory_update(
         if tags != memory.tags:
             memory.tags = tags
             changed.add("tags")
-    if type is not None and _clean_type(type) != memory.type:
+    if type is not None and clean_type(type) != memory.type:
         memory.type = type
         changed.add("type")
         if type != MemoryType.SHORT_TERM:
@@ -104,10 +100,10 @@ def memory_update(
         elif memory.expire_at is None:
             memory.expire_at = timezone.now() + dt.timedelta(
                 seconds=settings.MEMORY_SHORT_TERM_TTL_SECONDS)
-    if metadata is not None and _clean_metadata(metadata) != memory.metadata:
+    if metadata is not None and clean_metadata(metadata) != memory.metadata:
         memory.metadata = metadata
         changed.add("metadata")
-    if context is not None and _clean_context(context) != memory.context:
+    if context is not None and clean_context(context) != memory.context:
         # The client's from now on: never rebuilt from the conversation again.
         memory.context = context
         memory.context_from = context_service.CLIENT if context else ""
@@ -116,7 +112,6 @@ def memory_update(
         return memory
     kind = ChangeKind.IMPORTANCE if changed == {"importance"} else ChangeKind.EDIT
     return _save_version(memory, kind=kind, actor=actor, reason=reason)
-
 
 
 @transaction.atomic
@@ -131,9 +126,8 @@ def memory_forget(*, memory_id: str, actor=None, reason: str = "",
     if memory.deleted_at is not None:
         return memory
     memory.deleted_at = timezone.now()
-    memory.deleted_by = _actor_name(actor)
+    memory.deleted_by = actor_name(actor)
     return _save_version(memory, kind=kind, actor=actor, reason=reason)
-
 
 
 @transaction.atomic
@@ -145,7 +139,6 @@ def memory_restore(*, memory_id: str, actor=None, reason: str = "") -> Memory:
     memory.deleted_at = None
     memory.deleted_by = ""
     return _save_version(memory, kind=ChangeKind.RESTORE, actor=actor, reason=reason)
-
 
 
 @transaction.atomic
@@ -189,9 +182,7 @@ def memory_rollback(*, memory_id: str, version: int, actor=None, reason: str) ->
     return memory
 
 
-
 BULK_ACTIONS = ("importance", "forget", "restore")
-
 
 
 @transaction.atomic
@@ -217,7 +208,6 @@ def memory_bulk(*, memory_ids: list[str], action: str, actor=None, importance=No
         else:
             out.append(memory_restore(memory_id=memory_id, actor=actor, reason=reason))
     return out
-
 
 
 @transaction.atomic

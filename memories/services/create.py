@@ -13,10 +13,12 @@ from django.db import transaction
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
+from integrations.metrics.registry import count_write
 from integrations.webhooks import outbox
 from memories import importance as importance_estimate
 from memories.errors import InvalidInput, TooLarge
-from memories.mirror import _sync_after_commit, sync_memories
+from memories.history import actor_name
+from memories.mirror import sync_after_commit, sync_memories
 from memories.models import ChangeKind, Memory, MemoryType
 from memories.services import context as context_service
 from memories.validation import (
@@ -30,31 +32,21 @@ MAX_METADATA_BYTES = 16384
 MAX_TTL_SECONDS = 365 * 24 * 3600
 
 
-
 def content_hash(content: str) -> str:
     """SHA-256 hex of the NFKC-normalised, stripped content (the dedup key)."""
     return hashlib.sha256(unicodedata.normalize("NFKC", content).strip().encode()).hexdigest()
 
 
-
-def _actor_name(actor) -> str:
-    if actor is None:
-        return "system"
-    return actor if isinstance(actor, str) else actor.get_username()
-
-
-
-def _stamp(memory: Memory, kind: str, actor, reason: str) -> None:
+def stamp_change(memory: Memory, kind: str, actor, reason: str) -> None:
     """Tell the history receiver what this save is (see memories.history)."""
     memory._history_kind = kind
-    memory._history_actor = _actor_name(actor)
+    memory._history_actor = actor_name(actor)
     memory._change_reason = reason or ""
     if actor is not None and not isinstance(actor, str):
         memory._history_user = actor
 
 
-
-def _clean_content(content) -> str:
+def clean_content(content) -> str:
     if not isinstance(content, str):
         raise InvalidInput("content must be a string", field="content")
     if not content.strip():
@@ -68,8 +60,7 @@ def _clean_content(content) -> str:
     return content
 
 
-
-def _clean_metadata(metadata) -> dict:
+def clean_metadata(metadata) -> dict:
     if metadata is None:
         return {}
     if not isinstance(metadata, dict):
@@ -84,12 +75,10 @@ def _clean_metadata(metadata) -> dict:
     return metadata
 
 
-
-def _clean_type(value) -> str:
+def clean_type(value) -> str:
     if value not in MemoryType.values:
         raise InvalidInput(f"type must be one of {', '.join(MemoryType.values)}", field="type")
     return value
-
 
 
 def _aware(value: dt.datetime) -> dt.datetime:
@@ -99,8 +88,7 @@ def _aware(value: dt.datetime) -> dt.datetime:
     return value
 
 
-
-def _clean_context(context) -> str:
+def clean_context(context) -> str:
     if not isinstance(context, str) or len(context) > settings.MEMORY_MAX_CONTENT_CHARS:
         raise InvalidInput("context must be a string no longer than the content limit",
                            field="context")
@@ -119,8 +107,7 @@ def _live_duplicate(*, user_id, conversation_id, type, chash) -> Memory | None:
     return min(rows, key=lambda m: (m.created_at, m.memory_id), default=None)
 
 
-
-def _build_memory(
+def build_memory(
     *, user_id, content, conversation_id=None, type=MemoryType.LONG_TERM, importance=None,
     tags=None, metadata=None, source="", author="", keywords=None, ttl_seconds=None,
     created_at=None, context=None, now=None, context_from=None,
@@ -133,8 +120,8 @@ def _build_memory(
     now = now or timezone.now()
     user_id = clean_identifier(user_id, "user_id")
     conversation_id = clean_identifier(conversation_id, "conversation_id", required=False)
-    content = _clean_content(content)
-    type = _clean_type(type)
+    content = clean_content(content)
+    type = clean_type(type)
     if importance is None:
         importance = importance_estimate.estimate(content, author=author).score
     importance = clean_unit_float(importance, "importance")
@@ -155,7 +142,7 @@ def _build_memory(
         context = ""
         if context_from is None:
             context_from = context_service.CONVERSATION if conversation_id else ""
-    _clean_context(context)
+    clean_context(context)
     if context_from is None:
         context_from = context_service.CLIENT if context else ""
     return Memory(
@@ -164,15 +151,14 @@ def _build_memory(
         keywords=clean_string_list(keywords or [], "keywords"),
         tags=clean_string_list(tags or [], "tags"), importance=importance,
         created_at=created, updated_at=now, expire_at=expire_at, source=source or "",
-        author=author or "", metadata=_clean_metadata(metadata),
+        author=author or "", metadata=clean_metadata(metadata),
         content_hash=content_hash(content), version=1,
     )
 
 
-
 def memory_create(*, actor=None, kind: str = ChangeKind.CREATE, reason: str = "",
                   **fields) -> tuple[Memory, bool]:
-    """Create one memory; fields as ``_build_memory`` takes them.
+    """Create one memory; fields as ``build_memory`` takes them.
 
     Returns ``(memory, deduplicated)``: a live memory with the same content hash, user,
     conversation and type is returned instead of writing a new one. Raises InvalidInput
@@ -180,7 +166,7 @@ def memory_create(*, actor=None, kind: str = ChangeKind.CREATE, reason: str = ""
     """
     # Validation, hashing and the importance estimate touch no table: done before the
     # transaction, they do not lengthen the write lock SQLite holds for all of it.
-    memory = _build_memory(**fields)
+    memory = build_memory(**fields)
     with transaction.atomic():
         existing = _live_duplicate(user_id=memory.user_id,
                                    conversation_id=memory.conversation_id,
@@ -189,13 +175,12 @@ def memory_create(*, actor=None, kind: str = ChangeKind.CREATE, reason: str = ""
             return existing, True
         if memory.context_from == context_service.CONVERSATION:
             memory.context = context_service.conversation_context(memory)
-        _stamp(memory, kind, actor, reason)
+        stamp_change(memory, kind, actor, reason)
         memory.save(force_insert=True)
         outbox.outbox_memory_event(memory, kind=kind, actor=actor, reason=reason)
-        _sync_after_commit(memory)
+        sync_after_commit(memory)
         context_service.conversation_arrived(memory)
     return memory, False
-
 
 
 @transaction.atomic
@@ -212,7 +197,7 @@ def memory_create_many(*, items: list[dict], actor=None, reason: str = "") -> li
     for n, item in enumerate(items):
         try:
             # Bulk writes keep the context they are given (none: none), never build one.
-            built.append(_build_memory(now=now, **{"context": "", **item}))
+            built.append(build_memory(now=now, **{"context": "", **item}))
         except (InvalidInput, TooLarge) as exc:
             exc.extra["index"] = n
             raise
@@ -237,10 +222,13 @@ def memory_create_many(*, items: list[dict], actor=None, reason: str = "") -> li
         out.append((m, False))
     bulk_create_with_history(
         new, Memory, batch_size=500, default_change_reason=reason, default_date=now,
-        custom_historical_attrs={"kind": ChangeKind.CREATE, "changed_by": _actor_name(actor)},
+        custom_historical_attrs={"kind": ChangeKind.CREATE, "changed_by": actor_name(actor)},
         default_user=None if actor is None or isinstance(actor, str) else actor,
     )
     outbox.outbox_memories_created(new, actor=actor, reason=reason)
     ids = [m.memory_id for m in new]
     transaction.on_commit(lambda: sync_memories(ids))
+    # bulk history rows send no signal: counted here (integrations/metrics/receivers.py
+    # counts every other versioned write).
+    transaction.on_commit(lambda: count_write(ChangeKind.CREATE, len(ids)))
     return out

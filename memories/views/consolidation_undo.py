@@ -6,7 +6,7 @@ from console.pages import role_required
 from memories import services
 from memories.errors import ServiceError
 from memories.forms import ConsolidationUndoForm
-from memories.views.detail import _done, _failed, _memory_or_404, _render_detail
+from memories.views.detail import _done, _failed, _render_detail, memory_or_404
 
 
 @require_POST
@@ -15,7 +15,7 @@ def memory_consolidation_undo(request, memory_id: str):
     """Restore every source of a merged memory and forget the merged memory, in one
     audited action (``services.consolidation_undo``; the API's ``POST
     /memories/{id}/rollback {"version": 0}`` does the same)."""
-    memory = _memory_or_404(memory_id)
+    memory = memory_or_404(memory_id)
     form = ConsolidationUndoForm(request.POST)
     if not form.is_valid():
         return _render_detail(request, memory, status=400, undo_form=form)

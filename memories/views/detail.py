@@ -21,6 +21,7 @@ from memories.errors import PermissionDenied as ServicePermissionDenied
 from memories.forms import (
     ConsolidationUndoForm,
     DiffForm,
+    EditForm,
     ImportanceForm,
     PromoteForm,
     ReasonForm,
@@ -40,13 +41,11 @@ ESTIMATE_LABELS = {
 }
 
 
-
 # --- detail -----------------------------------------------------------------------------
 
 # A word (or a punctuation mark) with the white space after it: replaced runs of words then
 # read as one change instead of word/space/word fragments. Leading white space is its own token.
 _TOKENS = re.compile(r"\w+\s*|[^\w\s]\s*|\s+")
-
 
 
 def word_diff(old: str, new: str) -> list[tuple[str, str]]:
@@ -62,7 +61,6 @@ def word_diff(old: str, new: str) -> list[tuple[str, str]]:
         if j2 > j1:
             out.append(("ins", "".join(b[j1:j2])))
     return out
-
 
 
 def _versions(memory: Memory) -> list[dict]:
@@ -90,7 +88,6 @@ def _versions(memory: Memory) -> list[dict]:
         previous = h
     rows.reverse()
     return rows
-
 
 
 def _render_detail(request, memory: Memory, *, status: int = 200, **forms):
@@ -121,31 +118,30 @@ def _render_detail(request, memory: Memory, *, status: int = 200, **forms):
         "reason_form": forms.get("reason_form") or ReasonForm(),
         "rollback_form": forms.get("rollback_form") or RollbackForm(current_version=memory.version),
         "undo_form": forms.get("undo_form") or ConsolidationUndoForm(),
+        "edit_form": forms.get("edit_form") or EditForm.for_memory(memory),
+        "edit_open": forms.get("edit_open", False),
+        "edit_conflict": forms.get("edit_conflict"),
     }
     return render_page(request, DETAIL, context, partial="panel", status=status)
 
 
-
-def _memory_or_404(memory_id: str) -> Memory:
+def memory_or_404(memory_id: str) -> Memory:
     return get_object_or_404(Memory, memory_id=memory_id)
-
 
 
 @require_GET
 @vary_on_headers("HX-Request")
 @role_required("viewer")
 def memory_detail(request, memory_id: str):
-    return _render_detail(request, access.with_hits_folded(_memory_or_404(memory_id)))
-
+    return _render_detail(request, access.with_hits_folded(memory_or_404(memory_id)))
 
 
 def _done(request, memory_id: str, message: str):
     messages.success(request, message)
     if request.htmx:
         # The panel fragment carries the message out of band (see memory_detail.html).
-        return _render_detail(request, _memory_or_404(memory_id))
+        return _render_detail(request, memory_or_404(memory_id))
     return redirect("memories:memories-detail", memory_id=memory_id)
-
 
 
 def _failed(request, memory_id: str, exc: ServiceError, form_name: str, form):
@@ -156,16 +152,15 @@ def _failed(request, memory_id: str, exc: ServiceError, form_name: str, form):
         raise Http404(exc.message)
     add_service_error(form, exc)
     return _render_detail(
-        request, _memory_or_404(memory_id), status=exc.status, **{form_name: form}
+        request, memory_or_404(memory_id), status=exc.status, **{form_name: form}
     )
-
 
 
 @require_POST
 @role_required("editor")
 def memory_importance(request, memory_id: str):
     """Inline importance edit: a new version of kind ``importance``."""
-    memory = _memory_or_404(memory_id)
+    memory = memory_or_404(memory_id)
     form = ImportanceForm(request.POST)
     if not form.is_valid():
         return _render_detail(request, memory, status=400, importance_form=form)
@@ -187,7 +182,7 @@ def memory_importance(request, memory_id: str):
         form.is_valid()
         form.add_error(None, exc.message)
         return _render_detail(
-            request, _memory_or_404(memory_id), status=exc.status, importance_form=form
+            request, memory_or_404(memory_id), status=exc.status, importance_form=form
         )
     except ServiceError as exc:
         return _failed(request, memory_id, exc, "importance_form", form)
@@ -198,9 +193,8 @@ def memory_importance(request, memory_id: str):
     )
 
 
-
 def _state_change(request, memory_id: str, *, service, verb: str):
-    memory = _memory_or_404(memory_id)
+    memory = memory_or_404(memory_id)
     form = ReasonForm(request.POST)
     if not form.is_valid():
         return _render_detail(request, memory, status=400, reason_form=form)
@@ -216,13 +210,11 @@ def _state_change(request, memory_id: str, *, service, verb: str):
     return _done(request, memory_id, f"Memory {verb} (version {memory.version}).")
 
 
-
 @require_POST
 @role_required("editor")
 def memory_forget(request, memory_id: str):
     """Soft delete: leaves search and the index; the row and its history stay."""
     return _state_change(request, memory_id, service=services.memory_forget, verb="forgotten")
-
 
 
 @require_POST
@@ -231,12 +223,11 @@ def memory_restore(request, memory_id: str):
     return _state_change(request, memory_id, service=services.memory_restore, verb="restored")
 
 
-
 @require_POST
 @role_required("admin")
 def memory_rollback(request, memory_id: str):
     """A new version equal to an earlier one (admin; a reason is required)."""
-    memory = _memory_or_404(memory_id)
+    memory = memory_or_404(memory_id)
     form = RollbackForm(request.POST, current_version=memory.version)
     if not form.is_valid():
         return _render_detail(request, memory, status=400, rollback_form=form)
@@ -255,7 +246,6 @@ def memory_rollback(request, memory_id: str):
     )
 
 
-
 # --- promote ----------------------------------------------------------------------------
 
 
@@ -266,13 +256,12 @@ def _promotable(memory: Memory) -> bool:
     )
 
 
-
 @require_POST
 @role_required("editor")
 def memory_promote(request, memory_id: str):
     """A working, short-term or conversation memory → a user-wide long-term one (a new
     memory, deduplicated); the browser goes to that memory."""
-    memory = _memory_or_404(memory_id)
+    memory = memory_or_404(memory_id)
     form = PromoteForm(request.POST)
     if not form.is_valid():
         return _render_detail(request, memory, status=400, promote_form=form)

@@ -7,7 +7,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from console.pages import render_page, role_required
 from memories.forms import DiffForm
-from memories.views.detail import _memory_or_404, word_diff
+from memories.views.detail import memory_or_404, word_diff
 
 # --- diff -------------------------------------------------------------------------------
 
@@ -35,7 +35,6 @@ DIFF_FIELDS = [
 ]
 
 
-
 def _show(value) -> str:
     if value is None or value == "" or value == [] or value == {}:
         return "—"
@@ -49,14 +48,13 @@ def _show(value) -> str:
     return str(value)
 
 
-
 @require_GET
 @vary_on_headers("HX-Request")
 @role_required("viewer")
 def memory_diff(request, memory_id: str):
     """``/memories/<id>/diff/?a=1&b=3``: content word by word, every other field side by
     side. htmx gets the ``#diff`` fragment. Without ``a``/``b``: the last change."""
-    memory = _memory_or_404(memory_id)
+    memory = memory_or_404(memory_id)
     rows = {h.version: h for h in memory.history.order_by("history_id")}  # last row wins
     versions = sorted(rows)
     query = request.GET.copy()

@@ -44,7 +44,6 @@ def _filtered(data: dict):
     return memories.order_by("-created_at", "memory_id")
 
 
-
 def _list_response(request, query, *, bulk=None, status: int = 200):
     """The list page (or its ``#memory-rows`` fragment) for the filters in ``query``.
 
@@ -83,7 +82,6 @@ def _list_response(request, query, *, bulk=None, status: int = 200):
     )
 
 
-
 @require_GET
 @vary_on_headers("HX-Request")
 @role_required("viewer")
@@ -93,7 +91,6 @@ def memory_list(request):
     Queries: one COUNT and one page SELECT (pinned in tests/views/test_memories.py).
     """
     return _list_response(request, request.GET)
-
 
 
 BULK_DONE = {
@@ -107,7 +104,6 @@ BULK_NOOP = {
     "forget": "already forgotten",
     "restore": "already live",
 }
-
 
 
 @require_POST

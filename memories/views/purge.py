@@ -14,7 +14,7 @@ from memories import services
 from memories.errors import NotFound
 from memories.errors import PermissionDenied as ServicePermissionDenied
 from memories.forms import PurgeForm
-from memories.views.detail import _memory_or_404
+from memories.views.detail import memory_or_404
 
 # --- purge ------------------------------------------------------------------------------
 
@@ -28,7 +28,7 @@ def memory_purge(request, memory_id: str):
     Then the memory list, with a message. A page rather than a JavaScript dialog, so the
     confirmation also stands without JavaScript and cannot be clicked through by accident.
     """
-    memory = _memory_or_404(memory_id)
+    memory = memory_or_404(memory_id)
     form = PurgeForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         try:

@@ -60,7 +60,8 @@ _NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
 _CJK_NUMERAL = re.compile(
     r"(?:周|星期|礼拜)[一二三四五六日天]"
     r"|[零一二三四五六七八九十两百千万]+(?=点|月|日|号|年|天|周|小时|分钟|次|人|岁|元|块)")
-_WORD = re.compile(r"[A-Za-z][A-Za-z'’.-]*[A-Za-z]|[A-Za-z]")
+# No dot inside a word: "hashing.Hashes" (a missing space) is two words, not a camelCase name.
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]|[A-Za-z]")
 _UNIT = re.compile(r" ?([\u4e00-\u9fff])| ([A-Za-z]+)\b")
 _PLACES = (
     "华东|华南|华北|华中|华西|西南|西北|北京|上海|天津|重庆|广州|深圳|杭州|南京|苏州|成都|武汉|西安|"
@@ -76,7 +77,6 @@ _ENVIRONMENT = re.compile(
     r"|(测试|开发)(?=环境|数据库|服务器|集群|机房)", re.IGNORECASE)
 _ENV_NAMES = {"prod": "production", "生产": "production", "线上": "production",
               "预发": "staging", "测试": "test", "开发": "development"}
-_SENTENCE_END = re.compile(r"[.!?。！？]\s*$|^\s*$|\n\s*$")
 
 # A capitalised function word inside a sentence (after a colon, in a title) is no name.
 _FUNCTION_WORDS = frozenset({
@@ -152,6 +152,17 @@ def _environments(text: str) -> set[str]:
     return found
 
 
+def _opens_sentence(text: str, start: int) -> bool:
+    """Whether the word at ``start`` opens a sentence: nothing but white space before it, a
+    line break, or closing punctuation (``.!?。！？``) right before the white space."""
+    j = start - 1
+    while j >= 0 and text[j].isspace():
+        if text[j] == "\n":
+            return True
+        j -= 1
+    return j < 0 or text[j] in ".!?。！？"
+
+
 def _names(text: str, known_names: Iterable[str] | None) -> set[str]:
     known = set(known_names or ())
     names = set()
@@ -163,8 +174,7 @@ def _names(text: str, known_names: Iterable[str] | None) -> set[str]:
         acronym = len(word) >= 2 and (word.isupper() or any(c.isupper() for c in word[1:]))
         if not (acronym or word[0].isupper()):
             continue
-        opens = bool(_SENTENCE_END.search(text[:m.start()]))
-        if acronym or not opens or folded in known:
+        if acronym or folded in known or not _opens_sentence(text, m.start()):
             names.add(folded)
     return names
 
@@ -176,7 +186,7 @@ def names_inside_sentences(text: str) -> set[str]:
     found = set()
     for m in _WORD.finditer(text):
         word = re.sub(r"['’]s$", "", m.group(0)).rstrip(".'’-")
-        if word and word[0].isupper() and not _SENTENCE_END.search(text[:m.start()]):
+        if word and word[0].isupper() and not _opens_sentence(text, m.start()):
             found.add(word.casefold())
     return found - _FUNCTION_WORDS
 

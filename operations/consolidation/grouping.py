@@ -27,10 +27,9 @@ groups join only when EVERY pair across them can pair and the result has at most
 linkage grew 48- and 73-memory groups on the demo data), and a group's ``similarity`` (its
 least similar pair) is never below the threshold.
 
-Candidate pairs come from postings of the terms they share, skipping terms in more than
-``max(50, N / 10)`` candidates: two notes that share only such common terms are no
-near-duplicates at any useful threshold, and the skip bounds the cost by the rare terms'
-squared document frequencies instead of N².
+Candidate pairs come from postings of the rarest terms of each text (prefix filtering, see
+:func:`_prefix`): exact, and the common terms that would pair every text with every other
+are never probed.
 """
 
 import hashlib
@@ -94,12 +93,13 @@ class Corpus:
             for key, text in texts.items()}
         self.df = Counter(t for p in self.profiles.values() for t in p.terms)
         self.n = len(texts)
+        self._idf = {t: math.log(1 + (self.n - df + 0.5) / (df + 0.5)) for t, df in self.df.items()}
         for p in self.profiles.values():
-            p.weight = sum(self.idf(t) for t in p.terms)
+            p.weight = sum(self._idf[t] for t in p.terms)
 
     def idf(self, term: str) -> float:
         df = self.df.get(term, 0)
-        return math.log(1 + (self.n - df + 0.5) / (df + 0.5))
+        return self._idf[term] if df else math.log(1 + (self.n + 0.5) / 0.5)
 
     def similarity(self, a: str, b: str) -> float:
         """Mean of the IDF-weighted Dice and overlap coefficients of the term sets of ``a``
@@ -107,7 +107,8 @@ class Corpus:
         pa, pb = self.profiles[a], self.profiles[b]
         if not (pa.weight and pb.weight):
             return 0.0
-        shared = sum(self.idf(t) for t in pa.terms & pb.terms)
+        idf = self._idf
+        shared = sum(idf[t] for t in pa.terms & pb.terms)
         dice = 2 * shared / (pa.weight + pb.weight)
         return (dice + shared / min(pa.weight, pb.weight)) / 2
 
@@ -120,19 +121,45 @@ class Corpus:
         return self.compatible(a, b) and self.similarity(a, b) >= threshold
 
 
-def _candidate_pairs(corpus: Corpus, ids: list[str]) -> set[tuple[str, str]]:
-    cap = max(50, corpus.n // 10)
-    postings: dict[str, list[str]] = {}
+def _prefix(corpus: Corpus, key: str, threshold: float) -> list[str]:
+    """The rarest terms of ``key`` of which a text at least as heavy must share one for a
+    similarity of ``threshold`` or more (prefix filtering, Chaudhuri et al. 2006, weighted).
+
+    For a pair with w(A) ≤ w(B) and shared weight s: dice = 2s / (w(A) + w(B)) ≤ s / w(A)
+    = overlap, so sim ≥ t needs overlap ≥ t, i.e. s ≥ t · w(A). With every text's terms in
+    one global order (rarest first), the pair's first shared term is among A's first terms,
+    those before a rest lighter than t · w(A): else all it shares would weigh less."""
+    profile = corpus.profiles[key]
+    alpha = threshold * profile.weight
+    rest, prefix = profile.weight, []
+    for term in sorted(profile.terms, key=lambda t: (corpus.df[t], t)):
+        if rest < alpha - 1e-9:
+            break
+        prefix.append(term)
+        rest -= corpus.idf(term)
+    return prefix
+
+
+def _candidate_pairs(corpus: Corpus, ids: list[str], scope: dict,
+                     threshold: float) -> set[tuple[str, str]]:
+    """Pairs of one scope that may reach ``threshold``: each text (the lighter of a pair)
+    probes the postings of its prefix terms (:func:`_prefix`) for texts at least as heavy.
+    Exact; the cost is the postings of each text's rarest terms, not N². Below a threshold
+    of 0.3 a term in more than ``max(200, N / 5)`` texts is not probed, to bound the cost
+    (such thresholds are for looking around, and may miss pairs of common words)."""
+    cap = max(200, corpus.n // 5) if threshold < 0.3 else corpus.n + 1
+    postings: dict[tuple, list[str]] = {}
     for key in ids:
         for term in corpus.profiles[key].terms:
-            postings.setdefault(term, []).append(key)
+            postings.setdefault((scope[key], term), []).append(key)
+    rank = {key: (corpus.profiles[key].weight, key) for key in ids}
     pairs = set()
-    for keys in postings.values():
-        if len(keys) > cap:
-            continue
-        for i, a in enumerate(keys):
-            for b in keys[i + 1:]:
-                pairs.add((a, b))
+    for a in ids:
+        for term in _prefix(corpus, a, threshold):
+            keys = postings[(scope[a], term)]
+            if len(keys) > cap:
+                continue
+            pairs.update((a, b) for b in keys if rank[b] > rank[a])
     return pairs
 
 
@@ -175,10 +202,8 @@ def plan_groups(candidates: list[Candidate], *, tokenize: Callable[[str], Iterab
     scope = {c.id: c.scope for c in candidates}
     ids = [c.id for c in candidates]
     edges = {}
-    for a, b in _candidate_pairs(corpus, ids):
-        if scope[a] != scope[b] or not corpus.compatible(a, b):
-            continue
-        sim = corpus.similarity(a, b)
-        if sim >= threshold:
+    for a, b in _candidate_pairs(corpus, ids, scope, threshold):
+        sim = corpus.similarity(a, b)  # cheaper than the entity check: first
+        if sim >= threshold and corpus.compatible(a, b):
             edges[frozenset((a, b))] = sim
     return _link(ids, edges, max_members)

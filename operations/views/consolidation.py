@@ -8,13 +8,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from console.forms import add_service_error
-from console.pages import bad_request, forbidden, role_required
+from console.pages import bad_request, forbidden, refuse, role_required
 from memories.errors import PermissionDenied as ServicePermissionDenied
 from memories.errors import ServiceError
 from operations import consolidate, jobs
 from operations.forms import ApplyAllForm, ApplyGroupForm, PolicyForm
-from operations.views.index import _errors
-from operations.views.jobs import _enqueue_or_503
+from operations.views.index import form_errors
+from operations.views.jobs import enqueue_or_503
 from operations.views.policy import policy_context, policy_url, render_policy
 
 GROUP_RESULT = "memories/_consolidation_group_result.html"
@@ -49,7 +49,7 @@ def policy_group_apply(request):
             messages.success(request, text)
             return redirect(reverse("memories:memories-detail", args=[merged.memory_id]))
     if not user_id or not group_id:
-        return bad_request(request, _errors(form))
+        return bad_request(request, form_errors(form))
     # The page again, this group's form bound with its error (htmx: the group's card only).
     context = policy_context(user_id, group_forms={group_id: form})
     card = next((g for g in context["groups"] if g["g"].group_id == group_id), None)
@@ -73,7 +73,7 @@ def policy_consolidate(request):
     plan) as one job (``jobs.consolidate_job``, queue default); a reason is required."""
     form = ApplyAllForm(request.POST, auto_id="all_%s")
     if not form.is_valid():
-        return bad_request(request, _errors(form))
+        return bad_request(request, form_errors(form))
     data = form.cleaned_data
     group_ids = request.POST.getlist("group_id") or None
     try:
@@ -81,8 +81,10 @@ def policy_consolidate(request):
                                             threshold=data["threshold"],
                                             max_members=data["max_members"])
     except ServiceError as exc:
+        if request.htmx:  # a fragment for the messages area, the page stays as it was
+            return refuse(request, exc.message, status=exc.status)
         messages.error(request, exc.message)
         return redirect(policy_url(data["user_id"], data["threshold"], data["max_members"]))
-    return _enqueue_or_503(request, jobs.consolidate_job, data["user_id"], groups,
+    return enqueue_or_503(request, jobs.consolidate_job, data["user_id"], groups,
                            request.user.get_username(), data["reason"], queue="default",
                            action="consolidate", target=data["user_id"])

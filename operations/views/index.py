@@ -13,12 +13,11 @@ from memories import store
 from memories.models import Memory
 from operations import health, jobs
 from operations.forms import ReindexForm
-from operations.views.jobs import _enqueue_or_503, _failed_jobs, _job_history
+from operations.views.jobs import enqueue_or_503, failed_job_rows, job_history_rows
 
 log = logging.getLogger(__name__)
 
 NAMESPACE_HINTS = 200
-
 
 
 def _drifted(ids: list[str]) -> list[dict]:
@@ -26,7 +25,6 @@ def _drifted(ids: list[str]) -> list[dict]:
     Redis of a purged memory has no page to link to)."""
     known = set(Memory.objects.filter(memory_id__in=ids).values_list("memory_id", flat=True))
     return [{"memory_id": i, "in_db": i in known} for i in ids]
-
 
 
 @require_GET
@@ -74,13 +72,12 @@ def index_status(request):
         ]
         context["drifted"] = _drifted(data["drifted"])
         try:
-            context["failed"], context["failed_total"] = _failed_jobs()
+            context["failed"], context["failed_total"] = failed_job_rows()
         except store.RedisError:
             context["failed"], context["failed_total"] = [], 0
-    context["history"] = _job_history()
+    context["history"] = job_history_rows()
     context["checked_at"] = timezone.now()
     return render_page(request, "memories/index.html", context, partial="health")
-
 
 
 @require_POST
@@ -89,9 +86,9 @@ def index_reindex(request):
     """Rebuild one namespace (``user_id``) or every namespace (blank) from the database."""
     form = ReindexForm(request.POST)
     if not form.is_valid():
-        return bad_request(request, _errors(form))
+        return bad_request(request, form_errors(form))
     user_id = form.cleaned_data["user_id"] or None
-    return _enqueue_or_503(
+    return enqueue_or_503(
         request,
         jobs.reindex_job,
         user_id,
@@ -101,17 +98,15 @@ def index_reindex(request):
     )
 
 
-
 @require_POST
 @role_required("admin")
 def index_reconcile(request):
     """Repair exactly the drifted memories."""
-    return _enqueue_or_503(
+    return enqueue_or_503(
         request, jobs.reconcile_job, queue="index", action="reconcile", target="*"
     )
 
 
-
-def _errors(form) -> str:
+def form_errors(form) -> str:
     return " ".join(e for errors in form.errors.values() for e in errors)
 

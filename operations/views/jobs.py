@@ -1,6 +1,5 @@
 """Job pages: progress, retry, the job history and failed jobs of the Index page."""
 
-
 import logging
 from urllib.parse import urlencode
 
@@ -43,11 +42,9 @@ JOB_LABELS = {
 }
 
 
-
 def _connection():
     # Both queues live on RQ_REDIS_URL (jobs.job_status reads through the "index" one too).
     return django_rq.get_connection("index")
-
 
 
 # --- job progress -----------------------------------------------------------------------------
@@ -86,14 +83,12 @@ def job_progress(job_id: str) -> dict | None:
     }
 
 
-
 def _undo_url(status: dict, args) -> str:
     """Where a finished policy run or consolidation is undone: the Policy page's runs."""
     if status["status"] != "finished" or status["func"] not in ("cleanup_job",
                                                                  "consolidate_job") or not args:
         return ""
     return reverse("memories:memories-policy") + "?" + urlencode({"user_id": args[0]}) + "#runs"
-
 
 
 def _result_items(result) -> list[tuple[str, str]]:
@@ -110,7 +105,6 @@ def _result_items(result) -> list[tuple[str, str]]:
             )
         out.append((key.replace("_", " "), str(value)))
     return out
-
 
 
 @require_GET
@@ -150,7 +144,6 @@ def job_detail(request, job_id: str):
     return response
 
 
-
 def _started(request, job_id: str):
     """The answer to a POST that enqueued a job: its progress fragment (htmx) or its page."""
     if not request.htmx:
@@ -172,8 +165,7 @@ def _started(request, job_id: str):
     return trigger_client_event(response, "job-started", {"job_id": job_id})
 
 
-
-def _enqueue_or_503(request, func, *args, queue: str, action: str, target: str):
+def enqueue_or_503(request, func, *args, queue: str, action: str, target: str):
     """Enqueue ``func``, record who asked (as the API does), and answer with its progress.
 
     No transaction is open here, so ``jobs.enqueue`` reaches Redis at once: when Redis is
@@ -189,11 +181,10 @@ def _enqueue_or_503(request, func, *args, queue: str, action: str, target: str):
     return _started(request, job_id)
 
 
-
 # --- the Index page ---------------------------------------------------------------------------
 
 
-def _failed_jobs() -> tuple[list[dict], int]:
+def failed_job_rows() -> tuple[list[dict], int]:
     """The newest failed jobs of both queues (function, arguments, last error line, when)
     and how many there are in all.
 
@@ -229,8 +220,7 @@ def _failed_jobs() -> tuple[list[dict], int]:
     return out[:FAILED_SHOWN], total
 
 
-
-def _job_history() -> list[dict]:
+def job_history_rows() -> list[dict]:
     """The latest job events (who asked for what, when) with the job's state when Redis
     still holds it; one pipelined fetch for all of them."""
     events = list(AuditEvent.objects.filter(action__in=JOB_ACTIONS)[:JOB_HISTORY])
@@ -261,7 +251,6 @@ def _job_history() -> list[dict]:
             }
         )
     return rows
-
 
 
 @require_POST

@@ -20,8 +20,8 @@ from memories.errors import ServiceError
 from memories.models import AuditEvent, Memory
 from operations import cleanup_undo, consolidate, jobs, policy
 from operations.forms import ApplyAllForm, ApplyGroupForm, NamespaceForm, PolicyForm, UndoForm
-from operations.views.index import NAMESPACE_HINTS, _errors
-from operations.views.jobs import _enqueue_or_503
+from operations.views.index import NAMESPACE_HINTS, form_errors
+from operations.views.jobs import enqueue_or_503
 
 PLAN_SHOWN = 200  # ids listed per plan section; the count above says how many in all
 GROUPS_SHOWN = 50  # consolidation groups listed; the count above says how many in all
@@ -152,9 +152,9 @@ def policy_page(request):
 def _policy_apply(request, func, action: str):
     form = NamespaceForm(request.POST)
     if not form.is_valid():
-        return bad_request(request, _errors(form))
+        return bad_request(request, form_errors(form))
     user_id = form.cleaned_data["user_id"]
-    return _enqueue_or_503(request, func, user_id, request.user.get_username(),
+    return enqueue_or_503(request, func, user_id, request.user.get_username(),
                            queue="default", action=action, target=user_id)
 
 

@@ -66,6 +66,8 @@ class Found:
     df: dict[str, int]
     rows: list[tuple[str, int, dict[str, int]]] = field(default_factory=list)
     expired: list[str] = field(default_factory=list)
+    # Filled by the caller that fetched the hits' stored rows with the search (or None).
+    hashes: dict | None = None
 
     @property
     def avgdl(self) -> float:

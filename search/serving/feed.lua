@@ -1,6 +1,8 @@
 -- What changed in one index field of one namespace since a stream position, atomically.
 -- KEYS[1]: the namespace's write stream (routes the script to the namespace's slot).
--- ARGV: base, field, last_id (exclusive start), count (entries to read at most; 0 = none).
+-- ARGV: base, field, last_id (exclusive start), count (entries to read at most; 0 = none),
+--       then memory ids whose hot-store hash to return when no entry follows last_id (a
+--       search made on the index as it was is then current: one round trip in all).
 --
 -- put.lua appends one entry per write ('op', 'id', 'version') in the same script that
 -- changes the postings, so the entry is in the stream before the write returns. This script
@@ -10,7 +12,7 @@
 -- caller tells whether it can catch up (no gap) or must rebuild. Bounded by `count`.
 -- Trimming (MAXLEN, XTRIM) removes the oldest entries: entries_added - length of them.
 -- Reply: {gen, format, N, total_len, length, last_generated_id, entries_added,
---         {entry ids...}, {ids...}, {{field, value, ...}...}}
+--         {entry ids...}, {ids...}, {{field, value, ...}...}, {{hash field, value, ...}...}}
 local base, field, last, count = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local gen = redis.call('GET', base .. 'gen') or '0'
 local format = redis.call('GET', base .. 'format') or '1'
@@ -44,4 +46,8 @@ for _, entry in ipairs(entries) do
   end
 end
 for n, id in ipairs(ids) do docs[n] = redis.call('HGETALL', base .. fname .. ':d:' .. id) end
-return {gen, format, st[1] or '0', st[2] or '0', length, top, added, read, ids, docs}
+local hashes = {}
+if #read == 0 then
+  for n = 5, #ARGV do hashes[n - 4] = redis.call('HGETALL', base .. 'm:' .. ARGV[n]) end
+end
+return {gen, format, st[1] or '0', st[2] or '0', length, top, added, read, ids, docs, hashes}

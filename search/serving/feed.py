@@ -89,6 +89,7 @@ class Counters:
     build_ms: float = 0.0
     applied: int = 0
     evictions: int = 0
+    fast: int = 0  # searches answered in one round trip (nothing written since)
 
 
 _registry: OrderedDict[tuple[str, str], Served] = OrderedDict()
@@ -117,14 +118,28 @@ def _doc(memory_id: str, raw) -> Doc | None:
                conv=meta.get("#conv", ""), exp=float(meta.get("#exp") or 0.0))
 
 
-def _feed(client, user_id: str, field_name: str, last_id: str, count: int):
-    args = [store.namespace_base(user_id), field_name, last_id, count]
+def _feed(client, user_id: str, field_name: str, last_id: str, count: int,
+          hash_ids: list[str] = ()):
+    args = [store.namespace_base(user_id), field_name, last_id, count, *hash_ids]
     reply = _script()(keys=[store.key(user_id, "stream")], args=args, client=client)
-    gen, fmt, n, total, length, top, added, read, ids, docs = reply
+    gen, fmt, n, total, length, top, added, read, ids, docs, hashes = reply
     text = store.text
     return {"gen": text(gen), "format": text(fmt), "N": int(n), "total_len": int(total),
             "length": int(length), "top": text(top), "added": int(added),
-            "read": [text(i) for i in read], "ids": [text(i) for i in ids], "docs": docs}
+            "read": [text(i) for i in read], "ids": [text(i) for i in ids], "docs": docs,
+            "hashes": hashes}
+
+
+def _unchanged(got: dict, served: Served) -> bool:
+    """True when nothing was written since ``served`` was last caught up and checked."""
+    return (not got["read"] and got["added"] == served.added and got["gen"] == served.gen
+            and got["format"] == served.format and got["top"] == served.last_id
+            and got["N"] == served.index.n_live and got["total_len"] == served.index.total_len)
+
+
+def _hash(raw) -> dict[str, str]:
+    pairs = raw.items() if isinstance(raw, dict) else zip(raw[::2], raw[1::2], strict=True)
+    return {store.text(k): store.text(v) for k, v in pairs}
 
 
 def _fname(field_name: str, gen: str) -> str:
@@ -198,6 +213,16 @@ def _catch_up(client, user_id: str, field_name: str, served: Served) -> str:
             return "ok" if same else "mismatch"
 
 
+def _entry(user_id: str, field_name: str) -> Served:
+    key = (store.namespace_base(user_id), field_name)
+    with _registry_lock:
+        served = _registry.get(key)
+        if served is None:
+            served = _registry[key] = Served()
+        _registry.move_to_end(key)
+    return served
+
+
 def _build_behind(client, user_id: str, field_name: str, served: Served) -> None:
     """Build on a thread of its own, then install (the next search catches it up)."""
     def run():
@@ -224,11 +249,7 @@ def serving_index(client, user_id: str, field_name: str) -> tuple[Served, FieldI
     index is being built in the background), ``redis.RedisError``.
     """
     key = (store.namespace_base(user_id), field_name)
-    with _registry_lock:
-        served = _registry.get(key)
-        if served is None:
-            served = _registry[key] = Served()
-        _registry.move_to_end(key)
+    served = _entry(user_id, field_name)
     served.lock.acquire()
     try:
         served.used = time.monotonic()
@@ -272,16 +293,53 @@ def _request_upgrade(client, user_id: str) -> None:
         log.info("index of %s is in an older format: reindex queued", user_id)
 
 
+# At most this many hits' hashes ride along with the freshness check (one bounded script).
+ROWS_WITH_FEED = 200
+
+
 def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k1: float,
            b: float, mode: str, now: float, conversation_id: str | None = None,
-           types: list[str] | None = None):
-    """``engine.Found`` of the caught-up serving index (see ``FieldIndex.search``)."""
+           types: list[str] | None = None, with_hashes: bool = False):
+    """``engine.Found`` of the caught-up serving index (see ``FieldIndex.search``); with
+    ``with_hashes``, ``found.hashes`` maps each hit's memory id to its hot-store hash (absent
+    when Redis no longer holds it).
+
+    Fast path, one round trip: search the index as it stands, then one ``feed.lua`` call
+    that reports whether anything was written since (read-your-writes: a returned write is
+    in the stream) and, if not, returns the hits' hashes. Otherwise: catch up, search again.
+    """
+    kwargs = {"k": k, "k1": k1, "b": b, "mode": mode, "now": now, "types": types,
+              "conversation_id": conversation_id}
+    served = _entry(user_id, field_name)
+    with served.lock:
+        if served.index is not None and not served.unverified and served.thread is None:
+            found = served.index.search(terms, **kwargs)
+            ids = [r[0] for r in found.rows] if with_hashes else []
+            if len(ids) <= ROWS_WITH_FEED:
+                got = _feed(client, user_id, field_name, served.last_id, FEED_COUNT, ids)
+                if _unchanged(got, served):
+                    if with_hashes:
+                        found.hashes = {m: _hash(raw) for m, raw in
+                                        zip(ids, got["hashes"], strict=True) if raw}
+                    served.used = time.monotonic()
+                    counters.fast += 1
+                    return found
     served, index = serving_index(client, user_id, field_name)
     try:
-        return index.search(terms, k=k, k1=k1, b=b, mode=mode, now=now, types=types,
-                            conversation_id=conversation_id)
+        found = index.search(terms, **kwargs)
     finally:
         served.lock.release()
+    if with_hashes:
+        found.hashes = hashes(client, user_id, [r[0] for r in found.rows])
+    return found
+
+
+def hashes(client, user_id: str, memory_ids: list[str]) -> dict[str, dict[str, str]]:
+    """Hot-store hashes of ``memory_ids`` (one pipeline); ids Redis does not hold are left out."""
+    pipe = client.pipeline(transaction=False)
+    for memory_id in memory_ids:
+        pipe.hgetall(store.key(user_id, "m", memory_id))
+    return {m: _hash(raw) for m, raw in zip(memory_ids, pipe.execute(), strict=True) if raw}
 
 
 def budget_bytes() -> int:

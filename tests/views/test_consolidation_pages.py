@@ -164,3 +164,11 @@ def test_undo_of_a_policy_run_from_the_policy_page(admin_role_client, make_memor
     assert "undone by ada" in body
     again = admin_role_client.post(url, {"reason": "again"}, headers=HX)
     assert again.status_code == 409 and "undone already" in text(again)
+
+
+def test_apply_all_of_a_changed_plan_is_refused_in_place(admin_role_client, notes):
+    resp = admin_role_client.post("/index/policy/consolidate/", {
+        "user_id": "u-a", "reason": "dup", "group_id": "grp_000000000000"}, headers=HX)
+    assert resp.status_code == 409 and "run the dry run again" in text(resp)
+    assert resp["HX-Retarget"] == "#messages" and "<html" not in text(resp)
+    assert not Memory.objects.filter(source="consolidation").exists()

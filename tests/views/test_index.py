@@ -19,8 +19,6 @@ from tests.views.conftest import HX, attr_values, ids, tags, text
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("empty_queues")]
 
 
-
-
 def job_id_of(body) -> str:
     (value,) = [a["data-job-id"] for _, a in tags(body) if "data-job-id" in a] or [None]
     return value

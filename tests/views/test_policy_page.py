@@ -16,8 +16,6 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("
 OLD = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 
 
-
-
 @pytest.fixture
 def namespace(make_memory):
     """Two idle unimportant memories (forget), two idle important related ones (a group),
