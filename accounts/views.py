@@ -72,6 +72,11 @@ def token_new(request):
     if not role and current is None:
         form.add_error("role", f"{user.username} has no role yet: choose one.")
         return _page(request, form=form, status=400)
+    if user.is_superuser and not request.user.is_superuser:
+        # A token carries its user's powers: minting one for a superuser would lift an admin
+        # to a superuser.
+        form.add_error("username", "Only a superuser may create a token for a superuser.")
+        return _page(request, form=form, status=403)
     if role and user == request.user and ROLES.index(role) < ROLES.index(current):
         form.add_error("role", "You cannot lower your own role here.")
         return _page(request, form=form, status=400)

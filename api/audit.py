@@ -4,6 +4,7 @@ from ninja import Router
 
 from accounts.roles import require_role
 from api.core import require_namespace
+from api.pagination import clean_limit, decode_cursor, encode_cursor
 from memories.audit import audit_feed
 from memories.errors import InvalidInput
 from memories.validation import (
@@ -15,16 +16,26 @@ router = Router()
 
 @router.get("/audit", response=dict, tags=["audit"])
 def audit(request, actor: str = "", action: str = "", target: str = "", since: str = "",
-          limit: int = 100):
+          limit: int = 100, cursor: str | None = None):
     """Every change and admin action, newest first: ``{"events": [{"at", "actor", "action",
-    "target", "reason"}]}``."""
+    "target", "reason"}], "next_cursor"}`` (``limit`` 1..1000, default 100)."""
     require_role(request.user, "viewer")
     require_namespace(request, None)
     when = None
     if since:
         when = parse_iso_datetime(since, "since")
-    if not 1 <= limit <= 1000:
-        raise InvalidInput("limit must be 1..1000", field="limit")
-    events = audit_feed(actor=actor, action=action, target=target, since=when, limit=limit)
-    return {"events": [e.as_dict() for e in events]}
-
+    limit = clean_limit(limit, default=100)
+    after = None
+    if cursor:
+        at, source, row_id = decode_cursor(cursor, 3)
+        if not (isinstance(at, str) and isinstance(source, int) and isinstance(row_id, int)):
+            raise InvalidInput("cursor is not a cursor this list gave out", field="cursor")
+        after = (parse_iso_datetime(at, "cursor"), source, row_id)
+    events = audit_feed(actor=actor, action=action, target=target, since=when,
+                        limit=limit + 1, after=after)
+    more = len(events) > limit
+    events = events[:limit]
+    last = events[-1] if more else None
+    return {"events": [e.as_dict() for e in events],
+            "next_cursor": encode_cursor([last.at.isoformat(), last.source, last.row_id])
+            if last else None}

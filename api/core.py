@@ -45,7 +45,17 @@ def _redis_error(request, exc):
     # Reads that need Redis (recall, readiness, health, hot windows) cannot answer without it;
     # writes never get here: they land in the database and are marked for resync.
     count_redis_error("api")
-    return error_response(request, 503, "unavailable", "Redis is unreachable; try again shortly")
+    return redis_error_response(request, exc)
+
+
+def redis_error_response(request, exc, what: str = "Redis"):
+    """503 for a request Redis could not serve: ``redis_full`` when it refused for memory
+    (maxmemory with noeviction), ``unavailable`` when it could not be reached."""
+    if isinstance(exc, store.OutOfMemoryError):
+        return error_response(request, 503, "redis_full",
+                      f"{what} is full (maxmemory reached) and refuses writes; try again once "
+                      "it has room")
+    return error_response(request, 503, "unavailable", f"{what} is unreachable; try again shortly")
 
 
 
@@ -94,6 +104,21 @@ def allowed_namespace(request, user_id: str) -> bool:
     list, or a console session, allows every namespace the role allows)."""
     restricted = getattr(request, "token_namespaces", None)
     return not restricted or user_id in restricted
+
+
+
+def is_restricted(request) -> bool:
+    """Whether the request's token is restricted to some namespaces."""
+    return bool(getattr(request, "token_namespaces", None))
+
+
+def require_unrestricted(request, what: str, *, field: str | None = None) -> None:
+    """Raise PermissionDenied (403) for a namespace-restricted token: settings that reach
+    every namespace (the default profile, profiles of others, synonyms, tokens of
+    superusers) need a token that reaches every namespace."""
+    if is_restricted(request):
+        raise PermissionDenied(f"{what} needs a token that is not restricted to namespaces",
+                               field=field)
 
 
 def require_namespace(request, user_id: str | None) -> None:

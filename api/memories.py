@@ -1,11 +1,11 @@
 """/memories: create, read, change, forget, restore, roll back, promote, history."""
 
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from ninja import Router, Status
 from pydantic import Field
 
 from accounts.roles import require_role
-from api.core import ReasonIn, Strict, allowed_namespace, iso_or_none, require_namespace
+from api.core import ReasonIn, Strict, allowed_namespace, api, iso_or_none, require_namespace
 from integrations.metrics.registry import count_redis_error
 from memories import access, listing, services, store
 from memories.errors import InvalidInput, NotFound
@@ -69,13 +69,32 @@ def memory_out(memory: Memory, **extra) -> dict:
     }
 
 
+
+INDEX_PENDING = "index_pending"
+
+
 def _with_warning(memory: Memory, **extra) -> dict:
     """A write that reached the database while Redis was down says so (``sync_memory`` set
     ``needs_resync`` on the instance after the commit)."""
     if memory.needs_resync:
         count_redis_error("mirror")
-        extra["warning"] = "index_pending"
+        extra["warning"] = INDEX_PENDING
     return memory_out(memory, **extra)
+
+
+def _pending_header(response, pending: bool):
+    """``X-Warning: index_pending`` on a write whose Redis mirror failed: the only place a
+    204 can say it, and the same on every write answer, so clients read one place."""
+    if pending:
+        response["X-Warning"] = INDEX_PENDING
+    return response
+
+
+def _answer(request, memory: Memory, status: int = 200, **extra):
+    """A write's answer: the memory (with ``warning`` when its mirror failed) and the header."""
+    response = api.create_response(request, _with_warning(memory, **extra), status=status)
+    return _pending_header(response, memory.needs_resync)
+
 
 
 def _memory_or_404(request, memory_id: str) -> Memory:
@@ -101,7 +120,7 @@ def create_memory(request: HttpRequest, payload: MemoryIn):
     memory, dup = services.memory_create(actor=request.user, **fields)
     if dup:
         return Status(200, memory_out(memory, deduplicated=True))
-    return Status(201, _with_warning(memory, deduplicated=False))
+    return _answer(request, memory, 201, deduplicated=False)
 
 
 class BulkIn(Strict):
@@ -119,7 +138,9 @@ def bulk(request, payload: BulkIn):
     for memory_id in payload.memory_ids:
         _memory_or_404(request, memory_id)
     done = services.memory_bulk(actor=request.user, **payload.model_dump())
-    return {"memories": [memory_out(m) for m in done]}
+    response = api.create_response(request, {"memories": [_with_warning(m) for m in done]},
+                                   status=200)
+    return _pending_header(response, any(m.needs_resync for m in done))
 
 
 @router.get("/memories", response=dict, tags=["memories"])
@@ -178,7 +199,7 @@ def patch_memory(request, memory_id: str, payload: MemoryPatch):
     memory = services.memory_update(
         memory_id=memory_id, actor=request.user, reason=data.pop("reason", ""),
         expected_version=data.pop("version", None), **data)
-    return _with_warning(memory)
+    return _answer(request, memory)
 
 
 @router.delete("/memories/{memory_id}", response={204: None}, tags=["memories"])
@@ -187,12 +208,12 @@ def delete_memory(request, memory_id: str, reason: str = "", purge: int = 0):
     if purge:
         require_role(request.user, "admin")
         _memory_or_404(request, memory_id)
-        services.memory_purge(memory_id=memory_id, actor=request.user, reason=reason)
-        return Status(204, None)
+        purged = services.memory_purge(memory_id=memory_id, actor=request.user, reason=reason)
+        return _pending_header(HttpResponse(status=204), purged.index_pending)
     require_role(request.user, "editor")
     _memory_or_404(request, memory_id)
-    services.memory_forget(memory_id=memory_id, actor=request.user, reason=reason)
-    return Status(204, None)
+    memory = services.memory_forget(memory_id=memory_id, actor=request.user, reason=reason)
+    return _pending_header(HttpResponse(status=204), memory.needs_resync)
 
 
 @router.post("/memories/{memory_id}/restore", response=dict, tags=["memories"])
@@ -201,7 +222,7 @@ def restore_memory(request, memory_id: str, payload: ReasonIn | None = None):
     _memory_or_404(request, memory_id)
     memory = services.memory_restore(memory_id=memory_id, actor=request.user,
                                      reason=payload.reason if payload else "")
-    return _with_warning(memory)
+    return _answer(request, memory)
 
 
 @router.post("/memories/{memory_id}/rollback", response=dict, tags=["memories"])
@@ -210,7 +231,7 @@ def rollback_memory(request, memory_id: str, payload: RollbackIn):
     _memory_or_404(request, memory_id)
     memory = services.memory_rollback(memory_id=memory_id, version=payload.version,
                                       actor=request.user, reason=payload.reason)
-    return _with_warning(memory)
+    return _answer(request, memory)
 
 
 @router.post("/memories/{memory_id}/promote", response={200: dict, 201: dict}, tags=["memories"])
@@ -220,7 +241,9 @@ def promote_memory(request, memory_id: str, payload: ReasonIn | None = None):
     _memory_or_404(request, memory_id)
     memory, dup = services.memory_promote(memory_id=memory_id, actor=request.user,
                                           reason=payload.reason if payload else "")
-    return Status(200 if dup else 201, memory_out(memory, deduplicated=dup))
+    if dup:
+        return Status(200, memory_out(memory, deduplicated=True))
+    return _answer(request, memory, 201, deduplicated=False)
 
 
 @router.get("/memories/{memory_id}/history", response=dict, tags=["memories"])

@@ -29,7 +29,8 @@ def start_reindex(request, payload: ReindexIn | None = None):
     require_role(request.user, "admin")
     user_id = clean_identifier(payload.user_id if payload else None, "user_id", required=False)
     require_namespace(request, user_id)
-    job_id = job_queue.enqueue(jobs.reindex_job, user_id)
+    job_id = job_queue.enqueue(jobs.reindex_job, user_id,
+                               namespaces=[user_id] if user_id else None)
     services.audit_record(actor=request.user, action="reindex", target=user_id or "*",
                           data={"job_id": job_id})
     return Status(202, {"job_id": job_id})
@@ -50,17 +51,26 @@ def start_reconcile(request):
 def get_job(request, job_id: str):
     require_role(request.user, "viewer")
     status = jobs.job_status(job_id)
+    # A job of namespaces the token does not reach all of (None: every namespace, as the
+    # periodic reconcile's fixed id) is unknown to it, as a memory of another namespace is.
+    restricted = getattr(request, "token_namespaces", None)
+    if status is not None and restricted and not (
+            status["namespaces"] is not None and set(status["namespaces"]) <= set(restricted)):
+        status = None
     if status is None:
         raise NotFound(f"job {job_id!r} not found", field="job_id")
     return status
 
 
 @router.get("/index/health", response=dict, tags=["index"])
-def index_health(request):
-    """Database vs Redis: counts, live drift, statistics, Redis memory, queues, failures."""
+def index_health(request, refresh: bool = False):
+    """Database vs Redis: counts, drift (cached: ``drift_at`` says when it was computed;
+    ``?refresh=1``, admin, computes it now), statistics, Redis memory, queues, failures."""
     require_role(request.user, "viewer")
     require_namespace(request, None)
-    return health.index_health()
+    if refresh:
+        require_role(request.user, "admin")
+    return health.index_health(refresh=refresh)
 
 
 @router.get("/export", response=dict, tags=["backup"])
@@ -101,7 +111,7 @@ def cleanup(request, payload: PolicyIn):
     if payload.dry_run:
         return Status(200, policy.cleanup_plan(user_id=user_id).as_dict())
     job_id = job_queue.enqueue(jobs.cleanup_job, user_id, request.user.get_username(),
-                               queue="default")
+                               queue="default", namespaces=[user_id])
     services.audit_record(actor=request.user, action="cleanup", target=user_id,
                           data={"job_id": job_id})
     return Status(202, {"job_id": job_id})
@@ -154,7 +164,7 @@ def consolidate(request, payload: ConsolidateIn):
                                           max_members=max_members)
     reason = payload.reason.strip() or "consolidation"
     job_id = job_queue.enqueue(jobs.consolidate_job, user_id, groups, request.user.get_username(),
-                               reason, queue="default")
+                               reason, queue="default", namespaces=[user_id])
     services.audit_record(actor=request.user, action="consolidate", target=user_id,
                           reason=reason, data={"job_id": job_id, "groups": len(groups)})
     return Status(202, {"job_id": job_id})

@@ -7,7 +7,8 @@ from ninja import Router
 from pydantic import Field
 
 from accounts.roles import require_role
-from api.core import Strict, api, error_response, require_namespace
+from api.core import Strict, api, redis_error_response, require_namespace
+from api.pagination import cursor_page
 from integrations.metrics.registry import count_redis_error, observe_recall
 from memories import access, store
 from memories.errors import InvalidInput
@@ -73,9 +74,9 @@ def recall(request, payload: RecallIn):
                               profile=payload.profile, match_mode=payload.match_mode,
                               since=when.get("since"), until=when.get("until"),
                               now=when.get("now"), author=payload.author, tags=tags)
-    except store.RedisError:
+    except store.RedisError as exc:
         count_redis_error("api")
-        return error_response(request, 503, "unavailable", "the search index (Redis) is unreachable")
+        return redis_error_response(request, exc, "the search index (Redis)")
     observe_recall(profile=found.profile, took_ms=found.took_ms, results=len(found.results))
     try:
         access.access_record(user_id=user_id, memory_ids=[h.memory_id for h in found.results])
@@ -123,7 +124,10 @@ def profile_out(p: RankingProfile) -> dict:
 # On the API's own router, with the lab's ``POST /profiles`` (lab/api.py): Django
 # resolves a path to its first pattern, so both methods must share one router.
 @api.get("/profiles", response=dict, tags=["profiles"])
-def list_profiles(request):
+def list_profiles(request, cursor: str | None = None, limit: int | None = None):
+    """Ranking profiles by name: ``{"profiles", "next_cursor"}``."""
     require_role(request.user, "viewer")
-    return {"profiles": [profile_out(p) for p in RankingProfile.objects.all()]}
+    rows, next_cursor = cursor_page(RankingProfile.objects.all(), order=("name",),
+                                    cursor=cursor, limit=limit)
+    return {"profiles": [profile_out(p) for p in rows], "next_cursor": next_cursor}
 

@@ -8,6 +8,7 @@ from pydantic import Field
 from accounts.roles import require_role
 from api.core import ReasonIn, Strict, allowed_namespace, require_namespace
 from api.memories import memory_out
+from api.pagination import cursor_page
 from memories import store
 from memories.errors import InvalidInput, NotFound
 from memories.validation import (
@@ -75,13 +76,16 @@ def create_session(request, payload: SessionIn):
 
 
 @router.get("/sessions", response=dict, tags=["sessions"])
-def list_sessions(request, user_id: str):
+def list_sessions(request, user_id: str, cursor: str | None = None, limit: int | None = None):
+    """A namespace's sessions, most recently updated first: ``{"sessions", "next_cursor"}``."""
     require_role(request.user, "viewer")
     clean_identifier(user_id, "user_id")
     require_namespace(request, user_id)
-    rows = Session.objects.filter(user_id=user_id).order_by("-updated_at")[:200]
+    rows, next_cursor = cursor_page(Session.objects.filter(user_id=user_id),
+                                    order=("-updated_at", "-pk"), cursor=cursor, limit=limit)
     return {"sessions": [{"session_id": s.session_id, "agent_id": s.agent_id,
-                          "updated_at": s.updated_at.isoformat()} for s in rows]}
+                          "updated_at": s.updated_at.isoformat()} for s in rows],
+            "next_cursor": next_cursor}
 
 
 @router.get("/sessions/{session_id}", response=dict, tags=["sessions"])

@@ -31,11 +31,17 @@ def _redis_down() -> bool:
     return not store.redis_available()
 
 
+def _redis_state() -> str:
+    # As _redis_down: only the banner calls it. "ok", "full" (refuses writes) or "down".
+    return store.redis_state()
+
+
 def render_page(
     request, template: str, context: dict, *, partial: str | None = None, status: int = 200
 ):
     """Render ``template`` or, for an htmx swap, only ``template#partial``."""
-    context = {**context, "redis_down": _redis_down, "role": role_of(request.user)}
+    context = {**context, "redis_down": _redis_down, "redis_state": _redis_state,
+               "role": role_of(request.user)}
     if partial and wants_fragment(request):
         template = f"{template}#{partial}"
         context["fragment"] = True
@@ -58,7 +64,8 @@ def refuse(request, message: str, *, status: int, title: str = ""):
     if request.htmx:
         response = render(request, "_forbidden.html", {"message": message}, status=status)
         return reswap(retarget(response, MESSAGES_TARGET), "innerHTML")
-    context = {"message": message, "redis_down": _redis_down, "role": role_of(request.user)}
+    context = {"message": message, "redis_down": _redis_down, "redis_state": _redis_state,
+               "role": role_of(request.user)}
     if title:
         context["title"] = title
     return render(request, "403.html", context, status=status)
@@ -74,8 +81,17 @@ def bad_request(request, message: str):
     return refuse(request, message, status=400, title="Bad request")
 
 
+REDIS_FULL_MESSAGE = (
+    "Redis is full (maxmemory reached), so this could not be done: it refuses writes until "
+    "it has room. Memories are still saved to the database and re-indexed once it has."
+)
+
+
 def redis_unavailable(request, message: str = REDIS_DOWN_MESSAGE):
-    """503 when an action needs Redis and it is down: a clear message, never a 500."""
+    """503 when an action needs Redis and it failed: a clear message, never a 500. A Redis
+    that answers but refuses writes is named full, not unreachable."""
+    if message == REDIS_DOWN_MESSAGE and store.redis_state() == "full":
+        return refuse(request, REDIS_FULL_MESSAGE, status=503, title="Redis is full")
     return refuse(request, message, status=503, title="Redis is unreachable")
 
 

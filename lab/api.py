@@ -10,7 +10,15 @@ from ninja import Router, Status
 from pydantic import Field
 
 from accounts.roles import require_role
-from api.core import Strict, api, require_namespace
+from api.core import (
+    Strict,
+    api,
+    is_restricted,
+    redis_error_response,
+    require_namespace,
+    require_unrestricted,
+)
+from api.pagination import cursor_page
 from api.search import profile_out
 from lab import evaluation as lab_evaluation
 from lab import judgments as lab_judgments
@@ -18,7 +26,7 @@ from lab import query_sets as lab_query_sets
 from lab import runs as lab_runs
 from lab.models import EvalRun, Judgment, QuerySet
 from memories import store
-from memories.errors import InvalidInput
+from memories.errors import InvalidInput, PermissionDenied
 from memories.validation import clean_identifier
 from search import profile_services
 from search.models import RankingProfile
@@ -109,20 +117,6 @@ def _body(payload, **dump) -> dict:
     return payload.model_dump(**dump)
 
 
-def _unavailable(request):
-    return api.create_response(
-        request,
-        {
-            "error": {
-                "code": "unavailable",
-                "message": "the search index (Redis) is unreachable",
-                "field": None,
-            }
-        },
-        status=503,
-    )
-
-
 # POST /profiles shares its path with ``GET /profiles`` in api/sessions.py. Django resolves a
 # path to the first pattern that matches it, and django-ninja gives each router its own
 # pattern per path, so a POST declared on this router would meet the GET-only view first and
@@ -130,10 +124,24 @@ def _unavailable(request):
 # would allow a plain ``@router.post``.)
 @api.post("/profiles", response={201: dict}, tags=["lab"])
 def create_profile(request: HttpRequest, payload: ProfileIn):
-    """Create a profile (editor; ``is_default`` needs admin): 201 with the profile."""
+    """Create a profile (editor; ``is_default`` needs admin and an unrestricted token): 201
+    with the profile."""
     data = _body(payload, exclude_unset=True)
+    if data.get("is_default"):
+        require_unrestricted(request, "marking the default profile", field="is_default")
     profile = profile_services.profile_create(actor=request.user, **data)
     return Status(201, lab_profile_out(profile))
+
+
+def _require_own_if_restricted(request, name: str) -> None:
+    """A namespace-restricted token (even an admin's) changes or deletes only the profiles its
+    user created: any other profile may be what other namespaces recall with."""
+    if not is_restricted(request):
+        return
+    profile = profile_services.profile_get(name)
+    if profile.builtin or profile.created_by != request.user.get_username():
+        raise PermissionDenied("a token restricted to namespaces changes only the profiles "
+                               "its user created", field="name")
 
 
 @router.get("/profiles/{name}", response=dict)
@@ -148,6 +156,9 @@ def patch_profile(request, name: str, payload: ProfilePatch):
     profiles, admins any; built-ins keep their name and settings. Each change is a version."""
     require_role(request.user, "editor")
     data = _body(payload, exclude_unset=True)
+    if data.get("is_default"):
+        require_unrestricted(request, "marking the default profile", field="is_default")
+    _require_own_if_restricted(request, name)
     new_name = data.pop("name", None)
     profile = profile_services.profile_update(actor=request.user, name=name, new_name=new_name, **data)
     return lab_profile_out(profile)
@@ -157,6 +168,7 @@ def patch_profile(request, name: str, payload: ProfilePatch):
 def delete_profile(request, name: str, reason: str = ""):
     """Delete a profile (admin); built-ins and the default are refused (400, ``name``)."""
     require_role(request.user, "admin")
+    _require_own_if_restricted(request, name)
     profile_services.profile_delete(actor=request.user, name=name, reason=reason)
     return Status(204, None)
 
@@ -179,8 +191,8 @@ def evaluate(request, payload: EvaluateIn):
         require_namespace(request, q["user_id"])
     try:
         return lab_evaluation.evaluate(profile=payload.profile, k=payload.k, queries=queries)
-    except store.RedisError:
-        return _unavailable(request)
+    except store.RedisError as exc:
+        return redis_error_response(request, exc, "the search index (Redis)")
 
 
 def judgment_out(j: Judgment) -> dict:
@@ -195,8 +207,10 @@ def judgment_out(j: Judgment) -> dict:
 
 
 @router.get("/judgments", response=dict)
-def list_judgments(request, user_id: str, query: str = "", reviewer: str = ""):
-    """Judgments of a namespace, optionally of one query and one reviewer (at most 1000)."""
+def list_judgments(request, user_id: str, query: str = "", reviewer: str = "",
+                   cursor: str | None = None, limit: int | None = None):
+    """Judgments of a namespace, optionally of one query and one reviewer, paged:
+    ``{"judgments", "next_cursor"}``."""
     require_role(request.user, "viewer")
     require_namespace(request, clean_identifier(user_id, "user_id"))
     rows = Judgment.objects.filter(user_id=user_id)
@@ -204,7 +218,9 @@ def list_judgments(request, user_id: str, query: str = "", reviewer: str = ""):
         rows = rows.filter(query=lab_evaluation.clean_query(query))
     if reviewer:
         rows = rows.filter(reviewer=reviewer)
-    return {"judgments": [judgment_out(j) for j in rows[:1000]]}
+    rows, next_cursor = cursor_page(rows, order=("query", "memory_id", "pk"), cursor=cursor,
+                                    limit=limit)
+    return {"judgments": [judgment_out(j) for j in rows], "next_cursor": next_cursor}
 
 
 @router.post("/judgments", response={200: dict, 201: dict})
@@ -227,10 +243,13 @@ def queryset_out(qs: QuerySet) -> dict:
 
 
 @router.get("/query-sets", response=dict)
-def list_querysets(request):
+def list_querysets(request, cursor: str | None = None, limit: int | None = None):
+    """Query sets by name, paged: ``{"query_sets", "next_cursor"}``."""
     require_namespace(request, None)  # query sets and runs span namespaces
     require_role(request.user, "viewer")
-    return {"query_sets": [queryset_out(q) for q in QuerySet.objects.all()]}
+    rows, next_cursor = cursor_page(QuerySet.objects.all(), order=("name", "pk"),
+                                    cursor=cursor, limit=limit)
+    return {"query_sets": [queryset_out(q) for q in rows], "next_cursor": next_cursor}
 
 
 @router.post("/query-sets", response={201: dict})
@@ -255,11 +274,12 @@ def patch_queryset(request, qs_id: int, payload: QuerySetPatch):
 
 
 @router.get("/runs", response=dict)
-def list_runs(request):
-    """Runs newest first (at most 200), without their per-query rows."""
+def list_runs(request, cursor: str | None = None, limit: int | None = None):
+    """Runs newest first, without their per-query rows, paged: ``{"runs", "next_cursor"}``."""
     require_namespace(request, None)  # query sets and runs span namespaces
     require_role(request.user, "viewer")
-    runs = EvalRun.objects.defer("per_query", "unjudged")[:200]
+    runs, next_cursor = cursor_page(EvalRun.objects.defer("per_query", "unjudged"),
+                                    order=("-created_at", "-pk"), cursor=cursor, limit=limit)
     return {
         "runs": [
             {
@@ -272,7 +292,8 @@ def list_runs(request):
                 "metrics": r.metrics,
             }
             for r in runs
-        ]
+        ],
+        "next_cursor": next_cursor,
     }
 
 
@@ -282,8 +303,8 @@ def create_run(request, payload: RunIn):
     require_namespace(request, None)  # query sets and runs span namespaces
     try:
         run = lab_runs.run_create(actor=request.user, **_body(payload))
-    except store.RedisError:
-        return _unavailable(request)
+    except store.RedisError as exc:
+        return redis_error_response(request, exc, "the search index (Redis)")
     return Status(201, lab_runs.run_out(run))
 
 

@@ -155,6 +155,8 @@ def sync_memory(memory_id: str, *, user_id: str | None = None,
         _note_namespaces({memory.user_id})
     except store.RedisError as exc:
         log.warning("redis mirror failed for %s: %s", memory_id, type(exc).__name__)
+        if memory is None:  # purged: no row to flag; reads drop it, the reconcile removes it
+            return False
         Memory.objects.filter(memory_id=memory_id).update(needs_resync=True)
         memory.needs_resync = True
         return False

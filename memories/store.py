@@ -89,6 +89,32 @@ def redis_available() -> bool:
         return False
 
 
+OutOfMemoryError = redis.exceptions.OutOfMemoryError
+
+
+def refuses_writes(client) -> bool:
+    """Whether Redis refuses writes for memory (maxmemory reached under ``noeviction``):
+    a one-second probe key is written, as INFO's figures hover around the limit. Raises
+    other RedisErrors."""
+    try:
+        client.set(global_key("probe:full"), "1", px=1000)
+    except OutOfMemoryError:
+        return True
+    return False
+
+
+def redis_state() -> str:
+    """``"ok"``, ``"full"`` (answers, but refuses writes for memory) or ``"down"``; logs and
+    never raises."""
+    if not redis_available():
+        return "down"
+    try:
+        return "full" if refuses_writes(get_client()) else "ok"
+    except RedisError as exc:
+        log.warning("redis unavailable: %s", type(exc).__name__)
+        return "down"
+
+
 def is_cluster(client) -> bool:
     return isinstance(client, redis.RedisCluster)
 

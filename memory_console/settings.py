@@ -81,6 +81,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "memory_console.middleware.ApiJsonErrorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy on every response (django-csp; CONTENT_SECURITY_POLICY below).
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Times every request that reaches a view (static files, answered above, are not).
     "integrations.metrics.middleware.RequestMetricsMiddleware",
@@ -174,12 +176,36 @@ STORAGES = {
 SESSION_COOKIE_SECURE = not DEBUG
 CSRF_COOKIE_SECURE = not DEBUG
 SESSION_COOKIE_HTTPONLY = True
+# No script reads the CSRF cookie: htmx sends the token from the page (base.html hx-headers).
+CSRF_COOKIE_HTTPONLY = True
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
+# X-Forwarded-Proto is trusted only behind a declared proxy that sets it (and strips what
+# clients send); otherwise any client could make a plain-http request look secure.
+if env_bool("BEHIND_PROXY", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Content-Security-Policy (django-csp): scripts only from our own static files (no inline
+# script, no inline handler, no eval), nothing framed, forms post only here. Style
+# attributes stay allowed (score bars and meters set their width inline); style elements
+# and sheets come from our static files only.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+    },
+}
 
 # Redis: hot store, index, session windows, write stream. RQ may live elsewhere (Cluster).
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -214,6 +240,15 @@ MEMORY_RECONCILE_EVERY_SECONDS = env_int("MEMORY_RECONCILE_EVERY_SECONDS", 300)
 MEMORY_ROW_CACHE_SECONDS = env_int("MEMORY_ROW_CACHE_SECONDS", 60)
 # Recall hits are counted in Redis and folded into the database this often (memories.access).
 MEMORY_ACCESS_FOLD_SECONDS = env_int("MEMORY_ACCESS_FOLD_SECONDS", 30)
+# GET /index/health and the Index page serve drift computed at most this often (seconds);
+# every reindex and reconcile recomputes it (operations/drift_cache.py).
+MEMORY_DRIFT_CACHE_SECONDS = env_int("MEMORY_DRIFT_CACHE_SECONDS", 60)
+# A reindex's claim on its namespace lives this long after its last heartbeat (one per
+# batch of MEMORY_REINDEX_BATCH memories); a retry takes a stale claim over.
+MEMORY_REINDEX_CLAIM_SECONDS = env_int("MEMORY_REINDEX_CLAIM_SECONDS", 60)
+MEMORY_REINDEX_BATCH = env_int("MEMORY_REINDEX_BATCH", 1000)
+# The worker checks this often that the periodic jobs are scheduled (operations/worker.py).
+MEMORY_WORKER_MAINTENANCE_SECONDS = env_int("MEMORY_WORKER_MAINTENANCE_SECONDS", 60)
 # Webhooks (integrations/webhooks): endpoints on loopback, private or link-local addresses are
 # refused unless this is set; attempts per delivery; the first retry's delay in seconds (each
 # next one waits 4 times longer, at most 6 h); seconds one attempt may take.
@@ -229,8 +264,9 @@ RQ_QUEUES = {
     "default": {"URL": RQ_REDIS_URL, "DEFAULT_TIMEOUT": 3600},
     "index": {"URL": RQ_REDIS_URL, "DEFAULT_TIMEOUT": 3600},
 }
-# The worker times every job for /metrics (integrations/metrics/worker.py).
-RQ = {"WORKER_CLASS": "integrations.metrics.worker.MeteredWorker"}
+# The worker times every job for /metrics (integrations/metrics/worker.py) and schedules the
+# periodic jobs again when Redis lost them (operations/worker.py): memory_console/worker.py.
+RQ = {"WORKER_CLASS": "memory_console.worker.ProductWorker"}
 
 # /metrics: readable with any viewer-or-above API token, or from these addresses or networks
 # (comma-separated; none by default: behind a local reverse proxy everything is loopback).

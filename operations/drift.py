@@ -25,6 +25,8 @@ class Drift:
     memories_in_db: int = 0
     memories_indexed: int = 0
     namespaces: list[str] = field(default_factory=list)
+    # Live rows per namespace.
+    in_db: dict[str, int] = field(default_factory=dict)
 
     @property
     def count(self) -> int:
@@ -53,6 +55,7 @@ def drift_compute() -> Drift:
     for user_id in out.namespaces:
         rows = dict(_live_rows().filter(user_id=user_id).values_list("memory_id", "version"))
         out.memories_in_db += len(rows)
+        out.in_db[user_id] = len(rows)
         indexed = {store.text(i) for i in client.smembers(store.key(user_id, "ids"))}
         out.memories_indexed += len(indexed)
         ids = list(rows)
@@ -64,7 +67,14 @@ def drift_compute() -> Drift:
             for memory_id, version in zip(chunk, pipe.execute(), strict=True):
                 if store.text(version) != str(rows[memory_id]):
                     out.stale.append(memory_id)
-        out.orphans += [(user_id, memory_id) for memory_id in sorted(indexed - rows.keys())]
+        held = indexed - rows.keys()
+        if held:
+            # A short-term memory past expire_at leaves Redis by its own TTL and the index at
+            # the next recall that meets it: expiring, not drift.
+            held -= set(Memory.objects.filter(
+                user_id=user_id, memory_id__in=held, deleted_at__isnull=True,
+                expire_at__lte=timezone.now()).values_list("memory_id", flat=True))
+        out.orphans += [(user_id, memory_id) for memory_id in sorted(held)]
     return out
 
 

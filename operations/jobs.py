@@ -9,7 +9,7 @@ import re
 import django_rq
 from rq import get_current_job
 
-from operations import consolidate, drift, policy, reindex
+from operations import consolidate, drift, drift_cache, policy, reindex
 
 _JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -23,16 +23,22 @@ def _progress(done: int, total: int) -> None:
 
 
 def reindex_job(user_id: str | None = None) -> dict:
-    """Rebuild one namespace, or all, from the database."""
+    """Rebuild one namespace, or all, from the database; the cached drift is recomputed."""
     if user_id is not None:
-        return reindex.reindex_namespace(user_id, progress=_progress)
-    results = reindex.reindex_all(progress=lambda _ns, d, t: _progress(d, t))
-    return {"namespaces": len(results), "indexed": sum(r["indexed"] for r in results)}
+        out = reindex.reindex_namespace(user_id, progress=_progress)
+    else:
+        results = reindex.reindex_all(progress=lambda _ns, d, t: _progress(d, t))
+        out = {"namespaces": len(results), "indexed": sum(r["indexed"] for r in results)}
+    drift_cache.drift_refresh()
+    return out
 
 
 def reconcile_job() -> dict:
-    """Repair exactly the memories whose Redis state differs from the database."""
-    return drift.drift_repair()
+    """Repair exactly the memories whose Redis state differs from the database; the cached
+    drift is recomputed."""
+    out = drift.drift_repair()
+    drift_cache.drift_refresh()
+    return out
 
 
 def job_status(job_id: str) -> dict | None:
@@ -60,7 +66,8 @@ def job_status(job_id: str) -> dict | None:
     return {"job_id": job_id, "status": status, "progress": progress,
             "done": job.meta.get("done"), "total": job.meta.get("total"),
             "result": job.return_value() if status == "finished" else None, "error": error,
-            "func": job.func_name.rsplit(".", 1)[-1]}
+            "func": job.func_name.rsplit(".", 1)[-1],
+            "namespaces": job.meta.get("namespaces")}
 
 
 PERIODIC_RECONCILE_ID = "periodic-reconcile"
@@ -135,6 +142,33 @@ def schedule_periodic() -> None:
     however often this is called."""
     for func in _periodic():
         _schedule_next(func)
+
+
+
+def periodic_ensure() -> list[str]:
+    """Schedule every periodic job that has no pending run (scheduled, queued or running):
+    after Redis lost its data nothing else would. Returns the ids scheduled (run by the
+    worker, ``operations.worker``)."""
+    from rq.exceptions import NoSuchJobError
+    from rq.job import Job
+    from rq.registry import ScheduledJobRegistry
+
+    queue = django_rq.get_queue("index")
+    scheduled = set(ScheduledJobRegistry(queue=queue).get_job_ids())
+    seeded = []
+    for func, (job_id, _seconds) in _periodic().items():
+        try:
+            status = Job.fetch(job_id, connection=queue.connection).get_status(refresh=True)
+        except NoSuchJobError:
+            status = None
+        status = getattr(status, "value", status)
+        pending = status in ("queued", "started", "deferred") or (
+            status == "scheduled" and job_id in scheduled)
+        if not pending:
+            _schedule_next(func)
+            seeded.append(job_id)
+    return seeded
+
 
 
 def cleanup_job(user_id: str, actor: str | None = None) -> dict:

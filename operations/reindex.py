@@ -2,73 +2,65 @@
 
 The new generation is filled while the live one keeps answering recalls; writes that arrive
 meanwhile go to both (put.lua), and the builder never overwrites a newer version with its
-snapshot. The swap is one MULTI (``gen`` := new, ``building`` deleted), so a recall sees
-either the complete old index or the complete new one. The new generation's reference
-average length is the real one, which keeps the early-termination bound tight. The old
-generation's keys are deleted after the swap. Also restores the hot-store hashes, so after a
-Redis flush a reindex brings every memory back.
+snapshot. The swap is one script (``gen`` := new, the claim dropped, only by its owner), so
+a recall sees either the complete old index or the complete new one. The new generation's
+reference average length is the real one, which keeps the early-termination bound tight.
+The old generation's keys are deleted after the swap. Also restores the hot-store hashes, so
+after a Redis flush a reindex brings every memory back.
+
+The builder's claim on the namespace lives by a heartbeat (``operations.reindex_claim``):
+a builder killed mid-way blocks nothing for longer than ``MEMORY_REINDEX_CLAIM_SECONDS``,
+and the next reindex deletes what it left half-built. Generations are deleted through their
+own key registries (``search.index.generations``): a namespace's reindex touches that
+namespace's keys only, never a SCAN of the keyspace.
 """
 
 import logging
 from collections.abc import Callable
 
+from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
 from memories import store
-from memories.errors import Conflict
 from memories.mirror import mirror_args
 from memories.models import Memory
+from operations import reindex_claim
 from search.index import fields as index_fields
 from search.index import postings
+from search.index.generations import generation_delete, suffix
 
 log = logging.getLogger(__name__)
 
-BATCH = 1000
-BUILD_CLAIM_SECONDS = 3600
 
-
-def _suffix(gen: int) -> str:
-    return "" if gen == 0 else f"@{gen}"
-
-
-def _delete_generation(client, user_id: str, gen: int) -> int:
-    """Delete every key of one index generation of a namespace; returns how many."""
-    deleted = 0
-    for field in index_fields.ANALYZERS:
-        pattern = store.key(user_id, field + _suffix(gen)) + ":*"
-        batch = []
-        for key in client.scan_iter(match=pattern, count=2000):
-            batch.append(key)
-            if len(batch) >= 1000:
-                deleted += client.delete(*batch)
-                batch = []
-        if batch:
-            deleted += client.delete(*batch)
-        client.srem(store.key(user_id, "fields"), field + _suffix(gen))
-    return deleted
+def _drop_generation(client, user_id: str, gen: int) -> int:
+    removed = generation_delete(client, user_id, gen)
+    reindex_claim.generation_forget(client, user_id, gen)
+    return removed
 
 
 def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | None = None,
                       forget_versions: bool = False) -> dict:
     """Rebuild namespace ``user_id`` from the database; returns counts and the generation.
 
-    ``progress(done, total)`` is called after each batch. Hot-store hashes of memories the
-    database no longer holds live are removed. ``forget_versions`` drops the record of
-    versions already mirrored (after a restore replaced the namespace with older versions). Raises Conflict when a reindex of
-    this namespace is already running, ``redis.RedisError`` when Redis fails (the live index
-    is untouched then: the half-built generation is dropped).
+    ``progress(done, total)`` is called after each batch (of ``MEMORY_REINDEX_BATCH``).
+    Hot-store hashes of memories the database no longer holds live are removed.
+    ``forget_versions`` drops the record of versions already mirrored (after a restore
+    replaced the namespace with older versions). Raises Conflict while another reindex of
+    this namespace is alive (its heartbeat fresh) or when this one's claim was taken over,
+    ``redis.RedisError`` when Redis fails (the live index is untouched then: the half-built
+    generation is dropped).
     """
     client = store.get_client()
-    gen_key, building_key = store.key(user_id, "gen"), store.key(user_id, "building")
-    live = int(store.text(client.get(gen_key)) or 0)
-    new = live + 1
-    # The claim expires, so a builder killed mid-way blocks the namespace for an hour at most
-    # (its half-built generation is dropped by the next reindex before it builds).
-    if not client.set(building_key, new, nx=True, ex=BUILD_CLAIM_SECONDS):
-        raise Conflict(f"a reindex of {user_id!r} is already running", field="user_id")
+    claim = reindex_claim.claim_take(client, user_id)
+    new = claim.generation
+    live = int(store.text(client.get(store.key(user_id, "gen"))) or 0)
     try:
-        _delete_generation(client, user_id, new)
+        # Generations a dead builder left half-built (and any older leftovers) go first.
+        for gen in sorted(reindex_claim.generations_held(client, user_id) - {live, new}):
+            log.info("reindex of %s: deleting generation %s left half-built", user_id, gen)
+            _drop_generation(client, user_id, gen)
+        generation_delete(client, user_id, new)  # nothing of it should exist; be sure
         if forget_versions:
             client.delete(store.key(user_id, "ver"))
         now = timezone.now()
@@ -78,9 +70,10 @@ def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | No
         _set_reference_lengths(client, user_id, new, rows)
         done, last = 0, ""
         while True:
+            claim.beat(client)
             # Keyset pagination: rows created or forgotten meanwhile would shift offsets and
             # make the builder skip a row (writes during the build reach it by dual write).
-            chunk = list(rows.filter(memory_id__gt=last)[:BATCH])
+            chunk = list(rows.filter(memory_id__gt=last)[:settings.MEMORY_REINDEX_BATCH])
             if not chunk:
                 break
             last = chunk[-1].memory_id
@@ -93,17 +86,14 @@ def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | No
             done += len(chunk)
             if progress:
                 progress(min(done, total), total)
-        swap = store.NamespacePipelines(client, transaction=True)
-        pipe = swap.for_namespace(user_id)
-        pipe.set(gen_key, new)
-        pipe.set(store.key(user_id, "format"), postings.INDEX_FORMAT)
-        pipe.delete(building_key)
-        swap.execute()
+        claim.swap(client, index_format=postings.INDEX_FORMAT)
+    except reindex_claim.Conflict:
+        raise  # taken over: the new owner's generation is not ours to delete
     except Exception:
-        client.delete(building_key)
-        _delete_generation(client, user_id, new)
+        claim.release(client)
+        _drop_generation(client, user_id, new)
         raise
-    removed = _delete_generation(client, user_id, live)
+    removed = _drop_generation(client, user_id, live)
     removed += _delete_orphan_hashes(client, user_id)
     client.sadd(store.global_key("namespaces"), user_id)
     return {"user_id": user_id, "indexed": total, "generation": new, "old_keys_removed": removed}
@@ -139,7 +129,7 @@ def _set_reference_lengths(client, user_id: str, gen: int, rows) -> None:
             break
         averages[field] = stats["avgdl"]
     for field, average in averages.items():
-        client.hset(store.key(user_id, field + _suffix(gen), "stats"), "avgdl_ref",
+        client.hset(store.key(user_id, field + suffix(gen), "stats"), "avgdl_ref",
                     repr(average))
 
 

@@ -38,6 +38,7 @@ from search import scoring, synonyms, temporal
 from search.index import fields as index_fields
 from search.index import postings
 from search.models import MatchMode, RankingProfile
+from search.pending import docs_verified
 from search.profiles import profile_resolve
 from search.recall_filters import RecallFilters, TimePlan, time_plan
 from search.serving import feed as serving
@@ -197,6 +198,9 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         docs = getattr(hits, "hashes", None)
         if docs is None:
             docs = serving.hashes(client, user_id, [r[0] for r in hits.rows])
+        # Checked against the database: a write whose mirror failed (needs_resync) is served
+        # as the database holds it, or not at all when forgotten or purged (search.pending).
+        docs = docs_verified(docs)
         passed = [r for r in hits.rows if r[0] in docs and filters.keep(docs[r[0]])]
         if filter_time:
             timely = [r for r in passed

@@ -102,7 +102,8 @@ def session_append(*, session_id: str, messages: list[dict]) -> int:
     transaction.on_commit(lambda: _mirror(session, rows))
     if _over_budget(session, seq):
         # By dotted path: the job module imports this one (writers never import jobs).
-        job_queue.enqueue("sessions.jobs.session_fold_job", session.session_id, queue="default")
+        job_queue.enqueue("sessions.jobs.session_fold_job", session.session_id, queue="default",
+                          namespaces=[session.user_id])
     return seq
 
 

@@ -38,9 +38,9 @@ def test_it_leaves_no_key_of_old_generations(builtins, redis_client):
 
 
 def test_it_keeps_writes_made_during_the_build_and_answers_from_a_complete_index(
-        builtins, monkeypatch):
+        builtins, settings):
     ids = sorted(create(f"lorem ipsum memory {n} about otters").memory_id for n in range(12))
-    monkeypatch.setattr(reindex, "BATCH", 5)
+    settings.MEMORY_REINDEX_BATCH = 5
     before = scores("otters")
     seen_during = []
     written = []
@@ -65,10 +65,20 @@ def test_it_keeps_writes_made_during_the_build_and_answers_from_a_complete_index
 
 
 def test_it_refuses_a_second_concurrent_reindex(builtins, redis_client):
+    from operations import reindex_claim
+
     create("alpha")
-    redis_client.set(store.key("u-a", "building"), 5)
+    reindex_claim.claim_take(redis_client, "u-a")  # a live builder's claim (fresh heartbeat)
     with pytest.raises(Conflict):
         reindex.reindex_namespace("u-a")
+
+
+def test_a_claim_without_its_heartbeat_is_taken_over(builtins, redis_client):
+    """A ``building`` mark whose owner's heartbeat expired (or one left by an older
+    version, which had none) blocks nothing."""
+    create("alpha")
+    redis_client.set(store.key("u-a", "building"), 5)
+    assert reindex.reindex_namespace("u-a")["indexed"] == 1
 
 
 def test_it_restores_everything_after_a_flush(builtins, redis_client):

@@ -6,6 +6,7 @@ the commit.
 
 import datetime as dt
 import logging
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
@@ -210,10 +211,22 @@ def memory_bulk(*, memory_ids: list[str], action: str, actor=None, importance=No
     return out
 
 
+
+@dataclass
+class Purged:
+    """What a purge did: ``index_pending`` is True when Redis still holds the memory."""
+
+    memory_id: str
+    user_id: str
+    index_pending: bool = False
+
+
 @transaction.atomic
-def memory_purge(*, memory_id: str, actor=None, reason: str = "") -> None:
+def memory_purge(*, memory_id: str, actor=None, reason: str = "") -> Purged:
     """Hard delete (admin): the row and every version of its content are removed; an audit
-    event without content records who purged what and why. Raises NotFound."""
+    event without content records who purged what and why. Returns a ``Purged`` whose
+    ``index_pending`` says, once the transaction committed, that Redis could not drop it
+    (reads drop it meanwhile; the reconcile removes it). Raises NotFound."""
     memory = _get_for_update(memory_id)
     user_id = memory.user_id
     outbox.outbox_memory_purged(memory_id=memory_id, user_id=user_id,
@@ -224,7 +237,14 @@ def memory_purge(*, memory_id: str, actor=None, reason: str = "") -> None:
     Memory.history.filter(memory_id=memory_id).delete()
     audit_record(actor=actor, action="purge", target=memory_id, reason=reason,
                  data={"user_id": user_id, "versions": memory.version})
-    transaction.on_commit(lambda: sync_memory(memory_id, user_id=user_id))
+    outcome = Purged(memory_id=memory_id, user_id=user_id)
+
+    def mirror():
+        outcome.index_pending = not sync_memory(memory_id, user_id=user_id)
+
+    transaction.on_commit(mirror)
+    return outcome
+
 
 
 @transaction.atomic

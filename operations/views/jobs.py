@@ -165,7 +165,8 @@ def _started(request, job_id: str):
     return trigger_client_event(response, "job-started", {"job_id": job_id})
 
 
-def enqueue_or_503(request, func, *args, queue: str, action: str, target: str):
+def enqueue_or_503(request, func, *args, queue: str, action: str, target: str,
+                   namespaces: list[str] | None = None):
     """Enqueue ``func``, record who asked (as the API does), and answer with its progress.
 
     No transaction is open here, so ``jobs.enqueue`` reaches Redis at once: when Redis is
@@ -173,7 +174,7 @@ def enqueue_or_503(request, func, *args, queue: str, action: str, target: str):
     audit row is written only for a job that was really enqueued.
     """
     try:
-        job_id = job_queue.enqueue(func, *args, queue=queue)
+        job_id = job_queue.enqueue(func, *args, queue=queue, namespaces=namespaces)
     except store.RedisError as exc:
         log.warning("job not enqueued: %s", type(exc).__name__)
         return redis_unavailable(request)

@@ -155,7 +155,8 @@ def _policy_apply(request, func, action: str):
         return bad_request(request, form_errors(form))
     user_id = form.cleaned_data["user_id"]
     return enqueue_or_503(request, func, user_id, request.user.get_username(),
-                           queue="default", action=action, target=user_id)
+                          queue="default", action=action, target=user_id,
+                          namespaces=[user_id])
 
 
 @require_POST

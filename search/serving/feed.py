@@ -289,7 +289,7 @@ def _request_upgrade(client, user_id: str) -> None:
     if client.set(claim, postings.INDEX_FORMAT, nx=True, ex=UPGRADE_CLAIM_SECONDS):
         from memories import queue
 
-        queue.enqueue("operations.jobs.reindex_job", user_id)
+        queue.enqueue("operations.jobs.reindex_job", user_id, namespaces=[user_id])
         log.info("index of %s is in an older format: reindex queued", user_id)
 
 

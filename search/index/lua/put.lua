@@ -10,7 +10,9 @@
 -- `c@N:…` for N); while a reindex builds generation `building`, 'write' updates both, and the
 -- builder's 'build' puts touch only the new one. `ver` holds the last version put per memory:
 -- an older version never overwrites a newer one (a slow sync, or the builder's snapshot).
--- Every key is built from `base`, so all share the namespace's hash tag.
+-- Every key is built from `base`, so all share the namespace's hash tag. Each field of a
+-- generation records the terms it has postings for (`<field>:terms`) and the memories it
+-- has a document vector for (`<field>:docs`): deleting a generation then never scans.
 local base, id, version, mode = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local ref_default, k1, b = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local ttl, maxlen = tonumber(ARGV[8]), ARGV[9]
@@ -57,6 +59,7 @@ local function remove_field(fname)
     end
   end
   redis.call('DEL', dkey)
+  redis.call('SREM', base .. fname .. ':docs', id)
   redis.call('ZREM', base .. fname .. ':exp', id)
 end
 
@@ -128,10 +131,12 @@ for _ = 1, n_fields do
       local level = math.floor(tf / (tf + norm) * 65536)
       local code = tf * 131072 + (131071 - dl)
       redis.call('ZADD', base .. fname .. ':t:' .. term, -(level + code / 17179869184), id)
+      redis.call('SADD', base .. fname .. ':terms', term)
       doc[#doc + 1] = term
       doc[#doc + 1] = tf
     end
     redis.call('HSET', dkey, unpack(doc))
+    redis.call('SADD', base .. fname .. ':docs', id)
     if exp ~= '' then redis.call('ZADD', base .. fname .. ':exp', tonumber(exp), id) end
     redis.call('HINCRBY', skey, 'N', 1)
     redis.call('HINCRBY', skey, 'total_len', dl)
