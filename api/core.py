@@ -62,7 +62,13 @@ def redis_error_response(request, exc, what: str = "Redis"):
 @api.exception_handler(ValidationError)
 def _validation_error(request, exc: ValidationError):
     first = exc.errors[0] if exc.errors else {}
-    loc = [str(p) for p in first.get("loc", []) if p not in ("body", "payload", "query", "path")]
+    # loc is (where, ...): ("body", <parameter>, field, ...), ("query", name), ("path", name).
+    # Only that prefix goes: a field may itself be called "query" (recall) or "path".
+    loc = [str(p) for p in first.get("loc", [])]
+    if loc and loc[0] in ("body", "query", "path", "header", "cookie", "form", "file"):
+        where = loc.pop(0)
+        if where == "body" and loc:
+            loc.pop(0)  # the view's body parameter (``payload``)
     field = ".".join(loc) or None
     kind = first.get("type", "")
     if kind == "extra_forbidden":

@@ -1,6 +1,5 @@
 """/reindex, /index, /jobs, /export, /import, /cleanup, /consolidate."""
 
-import json
 
 from ninja import Field, Router, Status
 
@@ -8,7 +7,8 @@ from accounts.roles import require_role
 from api.core import Strict, require_namespace
 from memories import queue as job_queue
 from memories import services
-from memories.errors import InvalidInput, NotFound
+from memories.errors import NotFound
+from memories.json_input import load_json
 from memories.validation import (
     clean_identifier,
 )
@@ -86,10 +86,9 @@ def export(request, user_id: str):
 def import_(request, mode: str = "merge"):
     """An export document in the body; ``?mode=replace`` swaps the namespace for it."""
     require_role(request.user, "admin")
-    try:
-        doc = json.loads(request.body or b"null")
-    except ValueError:
-        raise InvalidInput("the body must be an export document (JSON)", field=None) from None
+    doc = load_json(request.body or b"null", what="the body (an export document)")
+    if isinstance(doc, dict) and isinstance(doc.get("user_id"), str):
+        require_namespace(request, doc["user_id"])  # a replace empties it
     if isinstance(doc, dict) and isinstance(doc.get("memories"), list):
         for item in doc["memories"]:
             if isinstance(item, dict) and isinstance(item.get("user_id"), str):

@@ -88,21 +88,8 @@ def list_sessions(request, user_id: str, cursor: str | None = None, limit: int |
             "next_cursor": next_cursor}
 
 
-@router.get("/sessions/{session_id}", response=dict, tags=["sessions"])
-def get_session(request, session_id: str):
-    require_role(request.user, "viewer")
-    return session_out(_session_or_404(request, session_id))
 
-
-@router.delete("/sessions/{session_id}", response={204: None}, tags=["sessions"])
-def delete_session(request, session_id: str):
-    require_role(request.user, "editor")
-    _session_or_404(request, session_id)
-    sessions.session_delete(session_id=session_id)
-    return Status(204, None)
-
-
-@router.post("/sessions/{session_id}/messages", response={201: dict}, tags=["sessions"])
+@router.post("/sessions/{path:session_id}/messages", response={201: dict}, tags=["sessions"])
 def append_messages(request, session_id: str, payload: MessagesIn):
     """One message ``{"role", "content"}`` or ``{"messages": [...]}``; 201 ``{"length"}``."""
     require_role(request.user, "editor")
@@ -124,7 +111,8 @@ def append_messages(request, session_id: str, payload: MessagesIn):
     return Status(201, {"length": length})
 
 
-@router.post("/sessions/{session_id}/messages/{seq}/promote", response={200: dict, 201: dict},
+
+@router.post("/sessions/{path:session_id}/messages/{int:seq}/promote", response={200: dict, 201: dict},
           tags=["sessions"])
 def promote_message(request, session_id: str, seq: int, payload: ReasonIn | None = None):
     """A session message → user-wide long-term memory (201; 200 + deduplicated)."""
@@ -135,7 +123,8 @@ def promote_message(request, session_id: str, seq: int, payload: ReasonIn | None
     return Status(200 if dup else 201, memory_out(memory, deduplicated=dup))
 
 
-@router.get("/sessions/{session_id}/context", response=dict, tags=["sessions"])
+
+@router.get("/sessions/{path:session_id}/context", response=dict, tags=["sessions"])
 def session_context(request, session_id: str, last: int = 20, max_tokens: int | None = None,
                     at: str | None = None):
     """The summary and the newest ``last`` messages, oldest first; ``at`` for time travel."""
@@ -150,3 +139,21 @@ def session_context(request, session_id: str, last: int = 20, max_tokens: int | 
         when = parse_iso_datetime(at, "at")
     return sessions.session_context(session_id=session_id, last=last, max_tokens=max_tokens,
                                     at=when)
+
+
+# Session ids may hold "/" (any 1-128 characters): the path converter takes it, and the
+# routes with a suffix (messages, promote, context) come first, so an id that itself ends in
+# one of those suffixes is shadowed by that route (README, "Use the API").
+@router.get("/sessions/{path:session_id}", response=dict, tags=["sessions"])
+def get_session(request, session_id: str):
+    require_role(request.user, "viewer")
+    return session_out(_session_or_404(request, session_id))
+
+
+
+@router.delete("/sessions/{path:session_id}", response={204: None}, tags=["sessions"])
+def delete_session(request, session_id: str):
+    require_role(request.user, "editor")
+    _session_or_404(request, session_id)
+    sessions.session_delete(session_id=session_id)
+    return Status(204, None)

@@ -21,6 +21,55 @@ log = logging.getLogger(__name__)
 # version never brings a purged memory back.
 PURGED_VERSION = 2**31
 
+# --- Redis mirror -------------------------------------------------------------------------
+
+class Unmirrorable(ValueError):
+    """A row Redis cannot take as it is (text no UTF-8 can encode: rows written before the
+    text check of ``memories.validation``). Never raised out of a sync: the row is flagged
+    (``needs_resync`` + ``index_error``), logged and counted, and the batch goes on."""
+
+
+def _check_encodable(args: dict) -> None:
+    """Raise Unmirrorable when a value of ``args`` would fail in the Redis client's UTF-8
+    encoder: checked before queueing, because in a pipeline that failure would take every
+    other row of the batch with it."""
+    for name, value in (*args["hash_fields"].items(), *args["filter_fields"].items()):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise Unmirrorable(f"{name} holds text Redis cannot encode") from None
+    for terms in args["fields"]:
+        for term in terms.tf:
+            try:
+                term.encode("utf-8")
+            except UnicodeEncodeError:
+                raise Unmirrorable(f"a {terms.field} term Redis cannot encode") from None
+
+
+def _flag_unmirrorable(memory: Memory, exc: Exception) -> None:
+    reason = (str(exc) if isinstance(exc, Unmirrorable) else type(exc).__name__)[:200]
+    log.error("memory %s cannot be mirrored to Redis: %s", memory.memory_id, reason)
+    Memory.objects.filter(memory_id=memory.memory_id).update(needs_resync=True,
+                                                             index_error=reason)
+    memory.needs_resync, memory.index_error = True, reason
+
+
+def _removal_args(memory: Memory) -> dict:
+    return {"user_id": memory.user_id, "memory_id": memory.memory_id,
+            "version": memory.version, "hash_fields": {}, "filter_fields": {}, "fields": []}
+
+
+def mirror_args_or_flag(memory: Memory, now: dt.datetime) -> tuple[dict, bool]:
+    """``(mirror_args, True)`` of a row; for a row that cannot be mirrored (see
+    :class:`Unmirrorable`: flagged and logged) ``(removal args, False)``: Redis then drops
+    whatever older state it holds of the row, so no stale copy is served, and a batch goes
+    on with the other rows."""
+    try:
+        return mirror_args(memory, now), True
+    except Exception as exc:  # noqa: BLE001 - one bad row never stops a batch
+        _flag_unmirrorable(memory, exc)
+        return _removal_args(memory), False
+
 def sync_after_commit(memory: Memory) -> None:
     # The saved instance is what committed; the version guard in put.lua refuses it should
     # a later version of the row reach Redis first.
@@ -36,8 +85,7 @@ def mirror_args(memory: Memory, now: dt.datetime) -> dict:
     fields and every index field's term frequencies. A dead row (forgotten, expired) maps to
     an empty hash and no fields, which removes it."""
     if not _is_live(memory, now):
-        return {"user_id": memory.user_id, "memory_id": memory.memory_id,
-                "version": memory.version, "hash_fields": {}, "filter_fields": {}, "fields": []}
+        return _removal_args(memory)
     ttl = 0
     if memory.expire_at is not None:
         ttl = max(1, int((memory.expire_at - now).total_seconds()))
@@ -68,9 +116,12 @@ def mirror_args(memory: Memory, now: dt.datetime) -> dict:
             index_fields.field_text(name, memory.content, memory.context)))
         for name, analyzer in index_fields.ANALYZERS.items()
     ]
-    return {"user_id": memory.user_id, "memory_id": memory.memory_id,
+    args = {"user_id": memory.user_id, "memory_id": memory.memory_id,
             "version": memory.version, "hash_fields": hash_fields,
-            "filter_fields": filter_fields, "fields": [f for f in fields if f.tf], "ttl_seconds": ttl}
+            "filter_fields": filter_fields, "fields": [f for f in fields if f.tf],
+            "ttl_seconds": ttl}
+    _check_encodable(args)
+    return args
 
 
 def sync_memories(memory_ids: list[str], *, batch: int = 500) -> int:
@@ -78,7 +129,8 @@ def sync_memories(memory_ids: list[str], *, batch: int = 500) -> int:
 
     Ids without a row are skipped (a purge removes its own keys, see :func:`sync_memory`).
     Returns how many were synced. On ``RedisError`` the rows are flagged ``needs_resync``
-    (logged, never raised).
+    (logged, never raised); a row Redis cannot take is flagged, logged and skipped
+    (``index_error``), the others synced.
     """
     done = 0
     for start in range(0, len(memory_ids), batch):
@@ -87,7 +139,9 @@ def sync_memories(memory_ids: list[str], *, batch: int = 500) -> int:
         now = timezone.now()
         try:
             client = store.get_client()
-            puts = [mirror_args(memory, now) for memory in rows]
+            built = [(memory, *mirror_args_or_flag(memory, now)) for memory in rows]
+            puts = [args for _, args, _ in built]
+            rows = [memory for memory, _, ok in built if ok]
             pipes = store.NamespacePipelines(client)
             _seed_reference_lengths(client, pipes, puts)
             for args in puts:
@@ -97,9 +151,10 @@ def sync_memories(memory_ids: list[str], *, batch: int = 500) -> int:
             log.warning("redis mirror failed for %d memories: %s", len(rows), type(exc).__name__)
             Memory.objects.filter(memory_id__in=chunk).update(needs_resync=True)
             continue
-        stale = [m.memory_id for m in rows if m.needs_resync]
+        stale = [m.memory_id for m in rows if m.needs_resync or m.index_error]
         if stale:
-            Memory.objects.filter(memory_id__in=stale).update(needs_resync=False)
+            Memory.objects.filter(memory_id__in=stale).update(needs_resync=False,
+                                                              index_error="")
         _note_namespaces({m.user_id for m in rows})
         done += len(rows)
     return done
@@ -138,11 +193,16 @@ def sync_memory(memory_id: str, *, user_id: str | None = None,
     Live row: hash + postings replaced. Forgotten/expired row: removed from Redis. Row gone
     (purged): removed, given its ``user_id``. ``memory`` is the row as just committed (read
     from the database when not given); its ``needs_resync`` is kept in line with the
-    database's. Returns False when Redis failed (the row is flagged ``needs_resync``), True
-    otherwise. Never raises RedisError.
+    database's. Returns False when Redis failed or cannot take the row (flagged
+    ``needs_resync``; ``index_error`` says why for the latter), True otherwise. Never raises
+    RedisError, nor fails on the row's content: it runs after the commit, where an error
+    would turn a committed write into a 500.
     """
     if memory is None:
         memory = Memory.objects.filter(memory_id=memory_id).first()
+    mirrored = True
+    if memory is not None:
+        args, mirrored = mirror_args_or_flag(memory, timezone.now())
     try:
         if memory is None:
             if user_id is not None:
@@ -151,8 +211,10 @@ def sync_memory(memory_id: str, *, user_id: str | None = None,
                     "user_id": user_id, "memory_id": memory_id, "version": PURGED_VERSION,
                     "hash_fields": {}, "filter_fields": {}, "fields": []})
             return True
-        _queue_put(store.get_client(), mirror_args(memory, timezone.now()))
+        _queue_put(store.get_client(), args)
         _note_namespaces({memory.user_id})
+        if not mirrored:
+            return False
     except store.RedisError as exc:
         log.warning("redis mirror failed for %s: %s", memory_id, type(exc).__name__)
         if memory is None:  # purged: no row to flag; reads drop it, the reconcile removes it
@@ -160,8 +222,8 @@ def sync_memory(memory_id: str, *, user_id: str | None = None,
         Memory.objects.filter(memory_id=memory_id).update(needs_resync=True)
         memory.needs_resync = True
         return False
-    if memory.needs_resync:
-        Memory.objects.filter(memory_id=memory_id).update(needs_resync=False)
-        memory.needs_resync = False
+    if memory.needs_resync or memory.index_error:
+        Memory.objects.filter(memory_id=memory_id).update(needs_resync=False, index_error="")
+        memory.needs_resync, memory.index_error = False, ""
     return True
 

@@ -56,6 +56,9 @@ class Memory(models.Model):
         max_length=16, choices=MemoryType.choices, default=MemoryType.LONG_TERM
     )
     content = models.TextField()
+    # The content folded for matching (NFKC + case folding, ``memories.text_fold``): the
+    # console's text filter is a plain LIKE on it, the same on SQLite and PostgreSQL.
+    content_folded = models.TextField(blank=True, default="", editable=False)
     # Text that helps find this memory but is not part of it (e.g. the previous turn of the
     # conversation); indexed in its own field together with the content, never shown as it.
     context = models.TextField(blank=True, default="")
@@ -81,10 +84,14 @@ class Memory(models.Model):
     deleted_by = models.CharField(max_length=150, blank=True, default="")
     # Set when the database write succeeded but Redis could not be reached; reconcile clears it.
     needs_resync = models.BooleanField(default=False)
+    # Why Redis could not take this row (text it cannot encode, in a row written before the
+    # text check); empty when mirrored. Counted on the Index page and in /index/health.
+    index_error = models.CharField(max_length=200, blank=True, default="")
 
     history = HistoricalRecords(
         bases=[HistoryKind],
-        excluded_fields=["access_count", "accessed_at", "needs_resync"],
+        excluded_fields=["access_count", "accessed_at", "needs_resync", "index_error",
+                         "content_folded"],
     )
 
     class Meta:

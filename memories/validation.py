@@ -1,13 +1,15 @@
 """Input rules shared by every write path (API, pages, imports, jobs)."""
 
 import datetime as dt
+import json
 import math
 import re
-from collections.abc import Mapping
 
 from django.utils.dateparse import parse_datetime
 
-from memories.errors import InvalidInput
+from memories.errors import InvalidInput, TooLarge
+from memories.json_input import json_depth, too_deep
+from memories.text_check import FREE, LINE, STORABLE, TextRefused, check_text
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 MEMORY_ID_RE = re.compile(r"^mem_[0-9a-f]{16}$")
@@ -31,6 +33,39 @@ def clean_identifier(value, field: str, *, required: bool = True) -> str | None:
         raise InvalidInput(f"{field} must not start or end with white space", field=field)
     if _CONTROL.search(value):
         raise InvalidInput(f"{field} must not contain control characters", field=field)
+    clean_text(value, field, kind=STORABLE)
+    return value
+
+
+def clean_text(value, field: str, *, kind: str = FREE):
+    """The one text check of every writer (``memories.text_check``): ``value`` (a string, or
+    dicts and lists of them) holds no NUL, no lone surrogate and no control character
+    ``kind`` does not allow (``FREE`` text keeps tab and line breaks, ``LINE`` text none).
+    Returns ``value``; raises InvalidInput naming the innermost field."""
+    try:
+        check_text(value, field, kind=kind)
+    except TextRefused as exc:
+        raise InvalidInput(exc.message, field=exc.field) from None
+    return value
+
+
+def clean_json_object(value, field: str, *, max_depth: int, max_bytes: int) -> dict:
+    """A free-form JSON object (metadata): at most ``max_depth`` levels deep and
+    ``max_bytes`` encoded, plain JSON (no NaN), keys single-line text and string values free
+    text. Raises InvalidInput (TooLarge over ``max_bytes``) naming ``field``."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidInput(f"{field} must be a JSON object", field=field)
+    if json_depth(value) > max_depth:
+        raise too_deep(field, max_depth, field=field)
+    clean_text(value, field)
+    try:
+        encoded = json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"{field} must be plain JSON (no NaN)", field=field) from exc
+    if len(encoded.encode()) > max_bytes:
+        raise TooLarge(f"{field} is over {max_bytes} bytes", field=field, limit=max_bytes)
     return value
 
 
@@ -56,31 +91,18 @@ def clean_string_list(value, field: str, *, max_items: int = 50, max_len: int = 
                 f"{field} items must be non-blank strings of at most {max_len} characters",
                 field=field,
             )
+        clean_text(item, field, kind=LINE)
         out.append(item.strip())
     return out
 
 
 def check_storable_text(value, field: str = "") -> None:
-    """Refuse text a database cannot store: a lone surrogate (a JSON ``"\\ud800"``, which no
-    UTF-8 can hold) anywhere, or a NUL character (PostgreSQL refuses it in text; SQLite would
-    keep it silently). Walks dicts and lists; raises InvalidInput naming the innermost field.
-    """
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise InvalidInput(f"{field or 'value'} is not valid Unicode text",
-                               field=field or None) from None
-        if "\x00" in value:
-            raise InvalidInput(f"{field or 'value'} must not contain NUL characters",
-                               field=field or None)
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            check_storable_text(key, field)
-            check_storable_text(item, f"{field}.{key}" if field else str(key))
-    elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            check_storable_text(item, f"{field}.{index}" if field else str(index))
+    """Refuse text no store can hold: a lone surrogate (a JSON ``"\\ud800"``, which no UTF-8
+    can hold) or a NUL character (PostgreSQL refuses it in text; SQLite would keep it
+    silently), anywhere in ``value`` (dicts and lists walked, any depth). The request
+    middleware applies it to whole bodies; writers use :func:`clean_text`, which also
+    refuses control characters. Raises InvalidInput naming the innermost field."""
+    clean_text(value, field, kind=STORABLE)
 
 
 def parse_iso_datetime(value, field: str) -> dt.datetime:

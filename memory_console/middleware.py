@@ -1,12 +1,13 @@
-import json
-
+from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
 from django.shortcuts import resolve_url
 from django_htmx.http import HttpResponseClientRedirect
 
-from memories.errors import InvalidInput
+from memories.errors import InvalidInput, TooLarge
+from memories.json_input import load_json
 from memories.validation import check_storable_text
 
 
@@ -62,9 +63,15 @@ class ApiJsonErrorsMiddleware:
 
     @staticmethod
     def _unstorable_input(request):
-        """Refuse, naming the field, text a database cannot store (lone surrogates, NUL) in
-        query parameters or a JSON body: it would otherwise fail deep in a write as a 500.
-        A body that is not JSON is left to the API, which answers its own 400."""
+        """Refuse, before any view runs: a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (413),
+        JSON nested deeper than the limit (400), and text no database can store (lone
+        surrogates, NUL) in query parameters or a JSON body (400 naming the field).
+
+        Whatever the Content-Type: the API parses any body as JSON, so a check that trusted
+        the header let ``application/octet-stream`` through. A body that is not JSON is left
+        to the API, which answers its own 400. The writers check the text again themselves
+        (``memories.validation``), so ways in that skip this middleware are held too.
+        """
         if "\x00" in request.path_info:
             # No id holds NUL (PostgreSQL cannot even compare one): unknown, in any format.
             return JsonResponse({"error": {"code": "not_found", "field": None,
@@ -74,12 +81,20 @@ class ApiJsonErrorsMiddleware:
                 check_storable_text(name, name)
                 for value in values:
                     check_storable_text(value, name)
-            if request.body and request.content_type in ("application/json", "text/plain", ""):
+            try:
+                body = request.body
+            except RequestDataTooBig:
+                limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+                raise TooLarge(f"the request body is over the {limit:,}-byte limit "
+                               "(DATA_UPLOAD_MAX_MEMORY_SIZE)", limit=limit) from None
+            if body and body.lstrip()[:1] in (b"{", b"["):
                 try:
-                    data = json.loads(request.body)
-                except ValueError:
-                    return None
+                    data = load_json(body, what="the request body")
+                except InvalidInput as exc:
+                    if "limit" in exc.extra:
+                        raise
+                    return None  # not JSON: the API's own parser answers
                 check_storable_text(data)
-        except InvalidInput as exc:
-            return JsonResponse(exc.as_dict(), status=400)
+        except (InvalidInput, TooLarge) as exc:
+            return JsonResponse(exc.as_dict(), status=exc.status)
         return None

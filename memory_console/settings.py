@@ -212,6 +212,8 @@ REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 RQ_REDIS_URL = os.environ.get("RQ_REDIS_URL", REDIS_URL)
 MEMORY_KEY_PREFIX = os.environ.get("MEMORY_KEY_PREFIX", "mc")
 MEMORY_MAX_CONTENT_CHARS = env_int("MEMORY_MAX_CONTENT_CHARS", 65536)
+# The console's backup upload (API bodies are bounded by DATA_UPLOAD_MAX_MEMORY_SIZE, 2.5 MB).
+MEMORY_IMPORT_MAX_BYTES = env_int("MEMORY_IMPORT_MAX_BYTES", 64 * 1024 * 1024)
 MEMORY_SHORT_TERM_TTL_SECONDS = env_int("MEMORY_SHORT_TERM_TTL_SECONDS", 24 * 3600)
 MEMORY_STREAM_MAXLEN = env_int("MEMORY_STREAM_MAXLEN", 10000)
 # Hybrid profiles re-rank this many BM25 candidates (as a search engine's rescore window).

@@ -26,3 +26,6 @@ urlpatterns = [
     path("", include("lab.urls")),
     path("", include("console.urls")),
 ]
+
+# With DEBUG off: htmx actions on an object purged meanwhile get a fragment saying so.
+handler404 = "console.views.errors.page_not_found"

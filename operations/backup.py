@@ -1,28 +1,38 @@
 """Backup and restore of memories as versioned JSON.
 
 Schema 2 (current): ``{"schema_version": 2, "exported_at", "user_id" | null, "memories":
-[{memory fields…}]}``, every memory with its id, version and soft-delete state. Schema 1
-(before context and keywords were exported) is migrated on import. A ``replace`` import
-swaps a namespace's memories for the document's in one transaction and reindexes it after
-commit, so recall never sees old and new mixed; ``merge`` adds what is new (deduplicated).
+[{memory fields…}]}``, every memory with every field (its id, version, access counts and
+soft-delete state included), so an export → replace import round trip keeps every field.
+Schema 1 (before context and keywords were exported) is migrated on import
+(``operations.import_document``). A ``replace`` import swaps a namespace's memories for the
+document's in one transaction and reindexes it after commit, so recall never sees old and
+new mixed; ``merge`` adds what is new. Both deduplicate as every write does (same content
+hash, user, conversation and type: one live memory).
 """
 
 
 from django.db import transaction
 from django.utils import timezone
+from simple_history.utils import bulk_create_with_history
 
 from memories import access, services
-from memories.errors import InvalidInput
+from memories.errors import InvalidInput, ServiceError
 from memories.history import actor_name
-from memories.models import Memory
+from memories.models import ChangeKind, Memory
 from memories.services.create import build_memory
-from memories.validation import MEMORY_ID_RE, parse_iso_datetime
+from memories.text_check import LINE
+from memories.validation import MEMORY_ID_RE, clean_text
+from operations.import_document import (
+    DATES,
+    FIELDS,
+    SCHEMA_VERSION,
+    document_items,
+    document_namespaces,
+    item_date,
+    item_error,
+)
 
-SCHEMA_VERSION = 2
-FIELDS = ("memory_id", "user_id", "conversation_id", "type", "content", "context", "keywords",
-          "tags", "importance", "access_count", "created_at", "updated_at", "expire_at",
-          "source", "author", "metadata", "version", "deleted_at", "deleted_by")
-_DATES = ("created_at", "updated_at", "expire_at", "deleted_at")
+__all__ = ["FIELDS", "SCHEMA_VERSION", "export_memories", "import_memories"]
 
 
 def export_memories(*, user_id: str | None = None) -> dict:
@@ -35,61 +45,68 @@ def export_memories(*, user_id: str | None = None) -> dict:
     memories = []
     for m in rows.iterator(chunk_size=2000):
         item = {f: getattr(m, f) for f in FIELDS}
-        for f in _DATES:
+        for f in DATES:
             item[f] = item[f].isoformat() if item[f] else None
         memories.append(item)
     return {"schema_version": SCHEMA_VERSION, "exported_at": timezone.now().isoformat(),
             "user_id": user_id, "memories": memories}
 
 
-def migrate_document(doc) -> dict:
-    """Bring an export to the current schema; raises InvalidInput for anything else."""
-    if not isinstance(doc, dict) or not isinstance(doc.get("memories"), list):
-        raise InvalidInput("an export document has a memories list", field="memories")
-    version = doc.get("schema_version")
-    if version == 1:
-        doc = {**doc, "schema_version": 2, "memories": [
-            {**m, "context": "", "keywords": m.get("keywords", [])} for m in doc["memories"]]}
-    elif version != SCHEMA_VERSION:
-        raise InvalidInput(f"schema_version must be 1 or {SCHEMA_VERSION}", field="schema_version")
-    return doc
+def _naming_item(exc: ServiceError, n: int) -> ServiceError:
+    """The writer's error about item ``n``, its message prefixed ``memories[n].``."""
+    exc.message = f"memories[{n}].{exc.message}"
+    exc.args = (exc.message,)
+    exc.extra["index"] = n
+    return exc
 
 
-def _parse(value, field):
-    return None if value in (None, "") else parse_iso_datetime(value, field)
+def _build_fields(m: dict, n: int, *, importance_default=None) -> dict:
+    return {"user_id": m.get("user_id"), "content": m.get("content"),
+            "conversation_id": m.get("conversation_id"), "type": m.get("type", "long_term"),
+            "importance": m.get("importance", importance_default), "tags": m.get("tags") or [],
+            "metadata": m.get("metadata") or {}, "source": m.get("source") or "",
+            "author": m.get("author") or "", "keywords": m.get("keywords") or [],
+            "context": m.get("context") or "", "created_at": item_date(m, n, "created_at")}
 
 
 @transaction.atomic
 def import_memories(*, doc, mode: str = "merge", actor=None) -> dict:
     """Import an export document; ``mode`` is ``merge`` or ``replace``. Returns counts.
 
-    ``replace`` deletes every memory (and its history) of each namespace in the document
-    first, then restores the document's memories with their ids, versions and states.
-    ``merge`` creates the document's live memories through the bulk service (dedup).
-    All or nothing: a bad item raises InvalidInput and nothing changes.
+    ``replace`` deletes every memory (and its history) of the document's namespaces first
+    (its ``user_id``, else its memories'), then restores the document's memories with their
+    ids, versions, access counts and states; a document naming a namespace without memories
+    empties it. ``merge`` creates the document's live memories through the bulk writer.
+    All or nothing: a bad item raises InvalidInput (TooLarge for an over-long content)
+    naming it (``memories[n]…``, ``index`` n) and nothing changes.
     """
     if mode not in ("merge", "replace"):
         raise InvalidInput("mode must be merge or replace", field="mode")
-    doc = migrate_document(doc)
-    items = doc["memories"]
-    if mode == "merge":
-        created = services.memory_create_many(items=[
-            {k: v for k, v in {
-                "user_id": m.get("user_id"), "content": m.get("content"),
-                "conversation_id": m.get("conversation_id"), "type": m.get("type", "long_term"),
-                "importance": m.get("importance"), "tags": m.get("tags") or [],
-                "metadata": m.get("metadata") or {}, "source": m.get("source") or "",
-                "author": m.get("author") or "", "keywords": m.get("keywords") or [],
-                "context": m.get("context") or "",
-                "created_at": _parse(m.get("created_at"), "created_at"),
-            }.items()} for m in items if not m.get("deleted_at")], actor=actor, reason="import")
-        new = sum(1 for _, dup in created if not dup)
-        result = {"created": new, "deduplicated": len(created) - new}
-    else:
-        result = _replace(items, actor)
+    items = document_items(doc)
+    result = _merge(items, actor) if mode == "merge" else _replace(doc, items, actor)
     services.audit_record(actor=actor, action="import", target=doc.get("user_id") or "*",
                           reason=mode, data=result)
     return result
+
+
+def _merge(items: list[dict], actor) -> dict:
+    for n, m in enumerate(items):  # fields a merge does not write are checked all the same
+        _deleted_by(m, n)
+        for field in DATES:
+            item_date(m, n, field)
+    wanted = [(n, m) for n, m in enumerate(items) if not m.get("deleted_at")]
+    fields = []
+    for n, m in wanted:
+        fields.append(_build_fields(m, n))
+    try:
+        created = services.memory_create_many(items=fields, actor=actor, reason="import")
+    except ServiceError as exc:
+        index = exc.extra.get("index")
+        if index is None:
+            raise
+        raise _naming_item(exc, wanted[index][0]) from None
+    new = sum(1 for _, dup in created if not dup)
+    return {"created": new, "deduplicated": len(created) - new}
 
 
 def _whole(value, field: str, n: int, *, minimum: int, default: int) -> int:
@@ -97,36 +114,65 @@ def _whole(value, field: str, n: int, *, minimum: int, default: int) -> int:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value < 2**31:
-        raise InvalidInput(f"memories[{n}].{field} must be a whole number >= {minimum}",
-                           field=field, index=n)
+        raise item_error(n, field, f"must be a whole number >= {minimum}")
     return value
 
 
-def _replace(items: list[dict], actor) -> dict:
-    namespaces = sorted({m.get("user_id") for m in items} - {None})
-    restored = []
+def _restored(m: dict, n: int) -> Memory:
+    """One document item as an unsaved Memory with its id, version and state."""
+    try:
+        built = build_memory(**_build_fields(m, n, importance_default=0.5))
+    except ServiceError as exc:
+        raise _naming_item(exc, n) from None
+    memory_id = m.get("memory_id")
+    if memory_id is not None and not (isinstance(memory_id, str)
+                                      and MEMORY_ID_RE.match(memory_id)):
+        raise item_error(n, "memory_id", "must look like mem_ and 16 hex digits")
+    built.memory_id = memory_id or built.memory_id
+    built.version = _whole(m.get("version"), "version", n, minimum=1, default=1)
+    built.access_count = _whole(m.get("access_count"), "access_count", n, minimum=0, default=0)
+    built.accessed_at = item_date(m, n, "accessed_at")
+    built.updated_at = item_date(m, n, "updated_at") or built.updated_at
+    if "expire_at" in m:  # absent: the default TTL of a short-term memory
+        built.expire_at = item_date(m, n, "expire_at")
+    built.deleted_at = item_date(m, n, "deleted_at")
+    built.deleted_by = _deleted_by(m, n)
+    return built
+
+
+def _deleted_by(m: dict, n: int) -> str:
+    deleted_by = m.get("deleted_by") or ""
+    if not isinstance(deleted_by, str) or len(deleted_by) > 150:
+        raise item_error(n, "deleted_by", "must be a string of at most 150 characters")
+    try:
+        return clean_text(deleted_by, "deleted_by", kind=LINE)
+    except ServiceError as exc:
+        raise _naming_item(exc, n) from None
+
+
+def _replace(doc: dict, items: list[dict], actor) -> dict:
+    namespaces = document_namespaces(doc, items)
+    restored, first_at, live_keys, deduplicated = [], {}, set(), 0
     for n, m in enumerate(items):
-        built = build_memory(
-            user_id=m.get("user_id"), content=m.get("content"),
-            conversation_id=m.get("conversation_id"), type=m.get("type", "long_term"),
-            importance=m.get("importance", 0.5), tags=m.get("tags") or [],
-            metadata=m.get("metadata") or {}, source=m.get("source") or "",
-            author=m.get("author") or "", keywords=m.get("keywords") or [],
-            context=m.get("context") or "", created_at=_parse(m.get("created_at"), "created_at"))
-        memory_id = m.get("memory_id")
-        if memory_id is not None and not (isinstance(memory_id, str)
-                                          and MEMORY_ID_RE.match(memory_id)):
-            raise InvalidInput(f"memories[{n}].memory_id must look like mem_ and 16 hex digits",
-                               field="memory_id", index=n)
-        built.memory_id = memory_id or built.memory_id
-        built.version = _whole(m.get("version"), "version", n, minimum=1, default=1)
-        built.access_count = _whole(m.get("access_count"), "access_count", n, minimum=0,
-                                    default=0)
-        built.updated_at = _parse(m.get("updated_at"), "updated_at") or built.updated_at
-        built.expire_at = _parse(m.get("expire_at"), "expire_at")
-        built.deleted_at = _parse(m.get("deleted_at"), "deleted_at")
-        built.deleted_by = m.get("deleted_by") or ""
+        built = _restored(m, n)
+        if built.memory_id in first_at:
+            raise item_error(n, "memory_id", f"{built.memory_id} is also "
+                             f"memories[{first_at[built.memory_id]}]: ids are unique")
+        first_at[built.memory_id] = n
+        if built.deleted_at is None:
+            # One live memory per content hash, user, conversation and type (the first in
+            # the document, i.e. the oldest in an export); a forgotten copy may stay.
+            key = (built.user_id, built.conversation_id, built.type, built.content_hash)
+            if key in live_keys:
+                deduplicated += 1
+                continue
+            live_keys.add(key)
         restored.append(built)
+    taken = (Memory.objects.filter(memory_id__in=list(first_at))
+             .exclude(user_id__in=namespaces).values_list("memory_id", flat=True)[:1])
+    for memory_id in taken:
+        raise item_error(first_at[memory_id], "memory_id",
+                         f"{memory_id} is a memory of another namespace")
     old = Memory.objects.filter(user_id__in=namespaces)
     removed = old.count()
     # The replaced memories are hard-deleted: their content leaves the webhook outbox too.
@@ -136,9 +182,6 @@ def _replace(items: list[dict], actor) -> dict:
     Memory.history.filter(user_id__in=namespaces).delete()
     old.delete()
     Memory.history.filter(user_id__in=namespaces).delete()  # the "-" rows delete() added
-    from simple_history.utils import bulk_create_with_history
-
-    from memories.models import ChangeKind
     bulk_create_with_history(restored, Memory, batch_size=500, default_change_reason="restore",
                              custom_historical_attrs={"kind": ChangeKind.RESTORE,
                                                       "changed_by": actor_name(actor)})
@@ -152,4 +195,4 @@ def _replace(items: list[dict], actor) -> dict:
 
     transaction.on_commit(rebuild)
     return {"replaced_namespaces": len(namespaces), "removed": removed,
-            "restored": len(restored)}
+            "restored": len(restored), "deduplicated": deduplicated}

@@ -85,4 +85,6 @@ def drift_repair() -> dict:
     for user_id, memory_id in found.orphans:
         sync_memory(memory_id, user_id=user_id)
     return {"stale": len(found.stale), "orphans": len(found.orphans),
-            "drift_after": drift_compute().count}
+            "drift_after": drift_compute().count,
+            # Rows Redis cannot take: skipped (logged, flagged), the others repaired.
+            "unindexable": Memory.objects.exclude(index_error="").count()}

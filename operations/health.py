@@ -5,12 +5,26 @@ from django.conf import settings
 from rq.registry import FailedJobRegistry
 
 from memories import access, store
+from memories.models import Memory
 from operations import drift_cache
+
+
+def unindexable(limit: int = 50) -> dict:
+    """Rows Redis cannot take (``Memory.index_error``, set by the mirror; reconcile and
+    reindex skip them): ``{"count", "memory_ids", "rows": [{"memory_id", "user_id",
+    "error"}]}``, the first ``limit`` by id."""
+    rows = Memory.objects.exclude(index_error="").order_by("memory_id")
+    first = list(rows.values("memory_id", "user_id", "index_error")[:limit])
+    # One query in the usual case (none or a few): the count only when the list is full.
+    count = len(first) if len(first) < limit else rows.count()
+    return {"count": count, "memory_ids": [r["memory_id"] for r in first],
+            "rows": [{"memory_id": r["memory_id"], "user_id": r["user_id"],
+                      "error": r["index_error"]} for r in first]}
 
 
 def index_health(*, refresh: bool = False) -> dict:
     """``{"memories_in_db", "memories_indexed", "drift", "drift_at", "namespaces", "stats",
-    "queues", "failed_jobs", "redis", "access_pending"}``. Drift and the per-namespace
+    "queues", "failed_jobs", "redis", "unindexable", "access_pending"}``. Drift and the per-namespace
     statistics come from ``operations.drift_cache`` (computed at most once per
     ``MEMORY_DRIFT_CACHE_SECONDS``, and after every reindex and reconcile; ``refresh``
     computes it now). ``redis.full`` says Redis refuses writes (maxmemory reached with
@@ -34,6 +48,7 @@ def index_health(*, refresh: bool = False) -> dict:
         "redis": {"used_memory": int(memory["used_memory"]),
                   "used_memory_human": memory.get("used_memory_human"),
                   "full": store.refuses_writes(client)},
+        "unindexable": unindexable(),
         # Recall hits not yet in the database; the periodic fold empties it.
         "access_pending": {**access.access_pending(),
                            "fold_every_seconds": settings.MEMORY_ACCESS_FOLD_SECONDS},

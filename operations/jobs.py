@@ -28,7 +28,8 @@ def reindex_job(user_id: str | None = None) -> dict:
         out = reindex.reindex_namespace(user_id, progress=_progress)
     else:
         results = reindex.reindex_all(progress=lambda _ns, d, t: _progress(d, t))
-        out = {"namespaces": len(results), "indexed": sum(r["indexed"] for r in results)}
+        out = {"namespaces": len(results), "indexed": sum(r["indexed"] for r in results),
+               "skipped": sum(r.get("skipped", 0) for r in results)}
     drift_cache.drift_refresh()
     return out
 

@@ -23,7 +23,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memories import store
-from memories.mirror import mirror_args
+from memories.mirror import mirror_args_or_flag
 from memories.models import Memory
 from operations import reindex_claim
 from search.index import fields as index_fields
@@ -68,7 +68,7 @@ def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | No
             Q(expire_at__isnull=True) | Q(expire_at__gt=now)).order_by("memory_id")
         total = rows.count()
         _set_reference_lengths(client, user_id, new, rows)
-        done, last = 0, ""
+        done, last, skipped, recovered = 0, "", [], []
         while True:
             claim.beat(client)
             # Keyset pagination: rows created or forgotten meanwhile would shift offsets and
@@ -80,7 +80,14 @@ def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | No
             pipes = store.NamespacePipelines(client)
             pipe = pipes.for_namespace(user_id)
             for memory in chunk:
-                args = mirror_args(memory, now)
+                # A row Redis cannot take is flagged, logged and left out; the build goes on.
+                had_error = bool(memory.index_error)
+                args, ok = mirror_args_or_flag(memory, now)
+                if not ok:
+                    skipped.append(memory.memory_id)
+                    continue
+                if had_error:
+                    recovered.append(memory.memory_id)
                 postings.put_memory(pipe, mode="build", **args)
             pipes.execute()
             done += len(chunk)
@@ -93,10 +100,13 @@ def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | No
         claim.release(client)
         _drop_generation(client, user_id, new)
         raise
+    if recovered:
+        Memory.objects.filter(memory_id__in=recovered).update(index_error="")
     removed = _drop_generation(client, user_id, live)
     removed += _delete_orphan_hashes(client, user_id)
     client.sadd(store.global_key("namespaces"), user_id)
-    return {"user_id": user_id, "indexed": total, "generation": new, "old_keys_removed": removed}
+    return {"user_id": user_id, "indexed": total - len(skipped), "skipped": len(skipped),
+            "generation": new, "old_keys_removed": removed}
 
 
 def _delete_orphan_hashes(client, user_id: str) -> int:

@@ -17,7 +17,7 @@ from integrations.webhooks import outbox
 from memories import queue as job_queue
 from memories import store
 from memories.errors import InvalidInput, NotFound
-from memories.validation import clean_identifier
+from memories.validation import clean_identifier, clean_json_object, clean_text
 from sessions import store as session_store
 from sessions.models import Message, Session
 from sessions.promote import messages_arrived
@@ -52,8 +52,10 @@ def session_create(*, user_id: str, session_id: str | None = None, agent_id: str
         raise InvalidInput("ttl_seconds must be 1..2592000", field="ttl_seconds")
     if Session.objects.filter(session_id=session_id).exists():
         raise InvalidInput(f"session {session_id} exists already", field="session_id")
-    if metadata is not None and not isinstance(metadata, dict):
-        raise InvalidInput("metadata must be a JSON object", field="metadata")
+    metadata = clean_json_object(metadata, "metadata", max_depth=20, max_bytes=16384)
+    if not isinstance(system_prompt or "", str):
+        raise InvalidInput("system_prompt must be a string", field="system_prompt")
+    clean_text(system_prompt or "", "system_prompt")
     now = _aware(created_at) or timezone.now()
     session = Session.objects.create(
         session_id=session_id, user_id=user_id, agent_id=agent_id or "", ttl_seconds=ttl,
@@ -84,6 +86,11 @@ def session_append(*, session_id: str, messages: list[dict]) -> int:
                                field="role")
         if not isinstance(msg.get("content"), str) or not msg["content"].strip():
             raise InvalidInput(f"messages[{n}].content must not be blank", field="content")
+        try:
+            clean_text(msg["content"], "content")
+        except InvalidInput as exc:
+            raise InvalidInput(f"messages[{n}].{exc.message}", field="content",
+                               index=n) from None
     seq = session.last_seq
     now = timezone.now()
     rows = []

@@ -1,6 +1,7 @@
-"""Error pages the project wires in settings (``CSRF_FAILURE_VIEW``)."""
+"""Error pages the project wires in settings (``CSRF_FAILURE_VIEW``) and URLs (``handler404``)."""
 
 from django.shortcuts import render
+from django.urls import reverse
 from django_htmx.http import reswap, retarget
 
 from console.pages import MESSAGES_TARGET
@@ -20,3 +21,29 @@ def csrf_failure(request, reason: str = ""):
         response = render(request, "_forbidden.html", {"message": message}, status=403)
         return reswap(retarget(response, MESSAGES_TARGET), "innerHTML")
     return render(request, "403.html", {"message": message, "title": "Request refused"}, status=403)
+
+
+# What a 404 is about, by the URL's first segment: the gone fragment names it and links back.
+_KINDS = {"memories": ("This memory", "memories:memories-list", "Back to the memories"),
+          "sessions": ("This session", "memories:memories-sessions", "Back to the sessions"),
+          "lab": ("This item", "lab:home", "Back to the lab")}
+
+
+def page_not_found(request, exception=None):
+    """404 (``handler404``; Django's own page with ``DEBUG`` on). An htmx action on an object
+    purged after its page was loaded gets a small fragment saying it is gone, swapped over the
+    element it was aimed at (``HX-Reswap: outerHTML``, the target's id kept), so the user sees
+    it where they clicked; a plain request gets the full page."""
+    if request.headers.get("HX-Request") != "true":
+        return render(request, "404.html", status=404)
+    first = request.path.strip("/").split("/", 1)[0]
+    what, back, label = _KINDS.get(first, ("This page", "memories:memories-overview",
+                                           "Back to the overview"))
+    target = request.headers.get("HX-Target", "")
+    parts = request.path.strip("/").split("/")
+    detail = parts[1] if first == "memories" and len(parts) > 1 else ""
+    response = render(request, "_gone.html", {
+        "what": what, "back_url": reverse(back), "back_label": label,
+        "target": target, "detail": detail}, status=404)
+    return reswap(response, "outerHTML") if target else retarget(
+        reswap(response, "innerHTML"), MESSAGES_TARGET)

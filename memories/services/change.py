@@ -28,6 +28,7 @@ from memories.services.create import (
     memory_create,
     stamp_change,
 )
+from memories.text_fold import fold
 from memories.validation import (
     MEMORY_ID_RE,
     clean_string_list,
@@ -44,6 +45,26 @@ def _get_for_update(memory_id) -> Memory:
         return Memory.objects.select_for_update().get(memory_id=memory_id)
     except Memory.DoesNotExist:
         raise NotFound(f"memory {memory_id} not found", field="memory_id") from None
+
+
+
+def _refuse_duplicate(memory: Memory) -> None:
+    """The dedup rule for writes that change an existing memory (edit, rollback, restore):
+    one live memory per content hash, user, conversation and type. A change that would make
+    ``memory`` a second live copy of another memory raises Conflict (409) naming it in
+    ``duplicate_of``; the caller changes nothing. (Writes that create a memory return the
+    live one instead: ``memory_create``.)"""
+    # No ORDER BY in SQL, as in create's _live_duplicate: the dedup key's index finds the
+    # few rows, ordered here.
+    rows = (Memory.objects.filter(
+        user_id=memory.user_id, conversation_id=memory.conversation_id, type=memory.type,
+        content_hash=memory.content_hash, deleted_at__isnull=True)
+        .exclude(pk=memory.pk).order_by().values_list("created_at", "memory_id"))
+    other = min(rows, default=(None, None))[1]
+    if other is not None:
+        raise Conflict(f"memory {other} already holds this text for the same user, "
+                       "conversation and type; forget it first", field="content",
+                       duplicate_of=other)
 
 
 def _save_version(memory: Memory, *, kind: str, actor, reason: str) -> Memory:
@@ -82,6 +103,7 @@ def memory_update(
         content = clean_content(content)
         if content != memory.content:
             memory.content, memory.content_hash = content, content_hash(content)
+            memory.content_folded = fold(content)
             changed.add("content")
     if importance is not None:
         importance = clean_unit_float(importance, "importance")
@@ -111,6 +133,8 @@ def memory_update(
         changed.add("context")
     if not changed:
         return memory
+    if changed & {"content", "type"}:
+        _refuse_duplicate(memory)
     kind = ChangeKind.IMPORTANCE if changed == {"importance"} else ChangeKind.EDIT
     return _save_version(memory, kind=kind, actor=actor, reason=reason)
 
@@ -133,12 +157,14 @@ def memory_forget(*, memory_id: str, actor=None, reason: str = "",
 
 @transaction.atomic
 def memory_restore(*, memory_id: str, actor=None, reason: str = "") -> Memory:
-    """Bring a forgotten memory back into search (a new version). Raises NotFound."""
+    """Bring a forgotten memory back into search (a new version). Raises NotFound, and
+    Conflict (``duplicate_of``) when another live memory holds its text meanwhile."""
     memory = _get_for_update(memory_id)
     if memory.deleted_at is None:
         return memory
     memory.deleted_at = None
     memory.deleted_by = ""
+    _refuse_duplicate(memory)
     return _save_version(memory, kind=ChangeKind.RESTORE, actor=actor, reason=reason)
 
 
@@ -151,7 +177,8 @@ def memory_rollback(*, memory_id: str, version: int, actor=None, reason: str) ->
 
     Ids, namespace, access counters and other memories are never touched; history is never
     rewritten. A forgotten memory comes back if the target version was live. Raises
-    InvalidInput (no reason / not an earlier version), NotFound.
+    InvalidInput (no reason / not an earlier version), NotFound, Conflict (``duplicate_of``)
+    when the version it brings back would copy another live memory.
     """
     if not isinstance(reason, str) or not reason.strip():
         raise InvalidInput("a reason is required for a rollback", field="reason")
@@ -168,6 +195,7 @@ def memory_rollback(*, memory_id: str, version: int, actor=None, reason: str) ->
     if old is None:
         raise NotFound(f"version {version} of {memory_id} not found", field="version")
     memory.content, memory.content_hash = old.content, content_hash(old.content)
+    memory.content_folded = fold(old.content)
     memory.importance, memory.tags, memory.type = old.importance, old.tags, old.type
     memory.expire_at = old.expire_at if old.type == MemoryType.SHORT_TERM else None
     memory.deleted_at = old.deleted_at
@@ -177,6 +205,8 @@ def memory_rollback(*, memory_id: str, version: int, actor=None, reason: str) ->
         # A server-built context follows the conversation as it is now (derived, as the
         # postings are), not as it was when that version was written.
         memory.context = context_service.conversation_context(memory)
+    if memory.deleted_at is None:
+        _refuse_duplicate(memory)
     memory = _save_version(memory, kind=ChangeKind.ROLLBACK, actor=actor, reason=reason)
     audit_record(actor=actor, action="rollback", target=memory_id, reason=reason,
                  data={"to_version": version, "new_version": memory.version})

@@ -5,7 +5,6 @@ Every write goes through a service; views, jobs and the API never save a Memory 
 
 import datetime as dt
 import hashlib
-import json
 import unicodedata
 
 from django.conf import settings
@@ -21,13 +20,20 @@ from memories.history import actor_name
 from memories.mirror import sync_after_commit, sync_memories
 from memories.models import ChangeKind, Memory, MemoryType
 from memories.services import context as context_service
+from memories.text_check import LINE
+from memories.text_fold import fold
 from memories.validation import (
     clean_identifier,
+    clean_json_object,
     clean_string_list,
+    clean_text,
     clean_unit_float,
 )
 
 MAX_METADATA_BYTES = 16384
+# Deep enough for any real record; every later walk (the ORM's encoder, the mirror's JSON)
+# recurses once per level.
+MAX_METADATA_DEPTH = 20
 
 MAX_TTL_SECONDS = 365 * 24 * 3600
 
@@ -57,22 +63,13 @@ def clean_content(content) -> str:
             f"content is {len(content)} characters; the limit is {limit}",
             field="content", limit=limit,
         )
-    return content
+    return clean_text(content, "content")
+
 
 
 def clean_metadata(metadata) -> dict:
-    if metadata is None:
-        return {}
-    if not isinstance(metadata, dict):
-        raise InvalidInput("metadata must be a JSON object", field="metadata")
-    try:
-        encoded = json.dumps(metadata, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput("metadata must be plain JSON (no NaN)", field="metadata") from exc
-    if len(encoded.encode()) > MAX_METADATA_BYTES:
-        raise TooLarge(f"metadata is over {MAX_METADATA_BYTES} bytes", field="metadata",
-                       limit=MAX_METADATA_BYTES)
-    return metadata
+    return clean_json_object(metadata, "metadata", max_depth=MAX_METADATA_DEPTH,
+                             max_bytes=MAX_METADATA_BYTES)
 
 
 def clean_type(value) -> str:
@@ -92,6 +89,7 @@ def clean_context(context) -> str:
     if not isinstance(context, str) or len(context) > settings.MEMORY_MAX_CONTENT_CHARS:
         raise InvalidInput("context must be a string no longer than the content limit",
                            field="context")
+    clean_text(context, "context")
     return context
 
 
@@ -138,6 +136,7 @@ def build_memory(
         if not isinstance(value, str) or len(value) > limit:
             raise InvalidInput(f"{name} must be a string of at most {limit} characters",
                                field=name)
+        clean_text(value, name, kind=LINE)
     if context is None:
         context = ""
         if context_from is None:
@@ -152,7 +151,7 @@ def build_memory(
         tags=clean_string_list(tags or [], "tags"), importance=importance,
         created_at=created, updated_at=now, expire_at=expire_at, source=source or "",
         author=author or "", metadata=clean_metadata(metadata),
-        content_hash=content_hash(content), version=1,
+        content_hash=content_hash(content), content_folded=fold(content), version=1,
     )
 
 

@@ -17,6 +17,7 @@ from memories.errors import NotFound, ServiceError
 from memories.errors import PermissionDenied as ServicePermissionDenied
 from memories.forms import BulkForm, MemoryFilterForm, bulk_form
 from memories.models import Memory
+from memories.text_fold import fold
 
 # --- list -------------------------------------------------------------------------------
 
@@ -38,8 +39,9 @@ def _filtered(data: dict):
     if data["importance_max"] is not None:
         memories = memories.filter(importance__lte=data["importance_max"])
     if data["q"]:
-        # LIKE: case-insensitive for ASCII on SQLite, for all text on PostgreSQL (UPPER()).
-        memories = memories.filter(content__icontains=data["q"])
+        # On the folded column (NFKC + case folding, both sides): "102" finds "会议室１０２" and
+        # "москва" finds "Москва" on SQLite too, whose LIKE folds ASCII only.
+        memories = memories.filter(content_folded__contains=fold(data["q"]))
     # memory_id is unique, so the order is total and pages never overlap (public case B31).
     return memories.order_by("-created_at", "memory_id")
 

@@ -11,7 +11,8 @@ from django.views.decorators.http import require_GET, require_POST
 from console.pages import redis_unavailable, render_page, role_required
 from memories import queue as job_queue
 from memories import services, store
-from memories.errors import ServiceError
+from memories.errors import InvalidInput, ServiceError, TooLarge
+from memories.json_input import load_json
 from memories.validation import clean_identifier
 from operations import backup, jobs
 
@@ -71,13 +72,17 @@ def backup_import(request):
     """Import an uploaded export document; ``mode`` merge or replace."""
     upload = request.FILES.get("document")
     mode = request.POST.get("mode", "merge")
+    limit = settings.MEMORY_IMPORT_MAX_BYTES
     try:
         if upload is None:
-            raise ValueError("choose an export file")
-        doc = json.loads(upload.read().decode("utf-8"))
+            raise InvalidInput("choose an export file", field="document")
+        if upload.size > limit:
+            raise TooLarge(f"the file is {upload.size:,} bytes; the limit is {limit:,} bytes "
+                           "(MEMORY_IMPORT_MAX_BYTES); import it with manage.py import",
+                           field="document", limit=limit)
+        doc = load_json(upload.read(), what="the file")
         result = backup.import_memories(doc=doc, mode=mode, actor=request.user)
-    except (ValueError, ServiceError) as exc:
-        message = exc.message if isinstance(exc, ServiceError) else str(exc)
+    except ServiceError as exc:
         return render_page(request, "memories/backup.html",
-                           {"files": _files(), "error": message}, status=400)
+                           {"files": _files(), "error": exc.message}, status=exc.status)
     return render_page(request, "memories/backup.html", {"files": _files(), "result": result})

@@ -5,6 +5,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from memories.errors import ServiceError
+from memories.json_input import load_json
 from operations import backup
 
 
@@ -17,8 +18,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, path, replace, **options):
         try:
-            with open(path, encoding="utf-8") as fh:
-                doc = json.load(fh)
+            with open(path, "rb") as fh:
+                doc = load_json(fh.read(), what=path)
             result = backup.import_memories(doc=doc, mode="replace" if replace else "merge")
         except (OSError, ValueError, ServiceError) as exc:
             raise CommandError(str(exc)) from exc

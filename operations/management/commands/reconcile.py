@@ -12,3 +12,6 @@ class Command(BaseCommand):
         result = drift.drift_repair()
         self.stdout.write(f"stale {result['stale']}, orphans {result['orphans']}, "
                           f"drift after {result['drift_after']}")
+        if result["unindexable"]:
+            self.stderr.write(f"{result['unindexable']} memories cannot be indexed (their text "
+                              "cannot be stored in Redis): listed on the Index page")

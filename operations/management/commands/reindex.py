@@ -21,4 +21,8 @@ class Command(BaseCommand):
             results = reindex.reindex_all(progress=report)
         self.stderr.write("")
         total = sum(r["indexed"] for r in results)
+        skipped = sum(r.get("skipped", 0) for r in results)
         self.stdout.write(f"reindexed {len(results)} namespace(s), {total} memories")
+        if skipped:
+            self.stderr.write(f"{skipped} memories could not be indexed (their text cannot be "
+                              "stored in Redis): listed on the Index page and in /index/health")
