@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memories', '0013_memory_context_from'),
+        ('memories', '0015_memory_context_from'),
         ('search', '0002_profile_temporal_semantic'),
     ]
 

@@ -12,7 +12,7 @@ def mark_given_contexts(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memories', '0012_models_move_to_their_apps'),
+        ('memories', '0014_memory_content_folded'),
     ]
 
     operations = [
