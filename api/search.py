@@ -14,6 +14,8 @@ from memories import access, store
 from memories.errors import InvalidInput
 from memories.validation import (
     clean_identifier,
+    clean_string_list,
+    parse_iso_datetime,
 )
 from search.index import fields as index_fields
 from search.memory_search import memory_search
@@ -34,6 +36,13 @@ class RecallIn(Strict):
     types: list[str] | None = None
     profile: str | None = None
     match_mode: str | None = None
+    # Filters (ISO 8601 created_at bounds: since inclusive, until exclusive; the author as
+    # written; every tag given) and the moment "yesterday" counts from (default: now).
+    since: str | None = None
+    until: str | None = None
+    author: str | None = Field(default=None, max_length=128)
+    tags: list[str] | None = Field(default=None, max_length=50)
+    now: str | None = None
 
 
 class AnalyzeIn(Strict):
@@ -53,10 +62,18 @@ def recall(request, payload: RecallIn):
     if payload.types is not None and not set(payload.types) <= {"long_term", "short_term",
                                                                  "working"}:
         raise InvalidInput("types must be long_term, short_term or working", field="types")
+    when = {name: parse_iso_datetime(value, name).timestamp()
+            for name in ("since", "until", "now")
+            if (value := getattr(payload, name)) is not None}
+    if "since" in when and "until" in when and when["until"] <= when["since"]:
+        raise InvalidInput("until must be after since", field="until")
+    tags = clean_string_list(payload.tags, "tags") if payload.tags is not None else None
     try:
         found = memory_search(user_id=user_id, query=payload.query, limit=payload.limit,
                               conversation_id=conversation_id, types=payload.types,
-                              profile=payload.profile, match_mode=payload.match_mode)
+                              profile=payload.profile, match_mode=payload.match_mode,
+                              since=when.get("since"), until=when.get("until"),
+                              now=when.get("now"), author=payload.author, tags=tags)
     except store.RedisError as exc:
         count_redis_error("api")
         return redis_error_response(request, exc, "the search index (Redis)")
@@ -75,11 +92,13 @@ def recall(request, payload: RecallIn):
              "explain": {"bm25": h.explain.bm25, "relevance": h.explain.relevance,
                          "recency": h.explain.recency, "importance": h.explain.importance,
                          "terms": h.explain.terms, "weights": h.explain.weights,
-                         "context_terms": h.explain.context_terms}}
+                         "context_terms": h.explain.context_terms, "time": h.explain.time,
+                         "semantic": h.explain.semantic}}
             for h in found.results
         ],
         "match_mode_used": found.match_mode_used,
         "profile": found.profile,
+        "time": found.time,
         "took_ms": found.took_ms,
     }
 
@@ -98,7 +117,7 @@ def profile_out(p: RankingProfile) -> dict:
     return {f: getattr(p, f) for f in (
         "name", "ranker", "k1", "b", "w_relevance", "w_recency", "w_importance",
         "half_life_hours", "recency_from", "stemming", "synonyms", "context", "match_mode",
-        "is_default",
+        "temporal", "w_time", "w_semantic", "is_default",
         "builtin")}
 
 

@@ -38,6 +38,7 @@ class SessionIn(Strict):
 class MessageIn(Strict):
     role: str
     content: str = Field(max_length=65536)
+    at: str | None = None  # ISO 8601: when it was said (transcripts loaded after the fact)
 
 
 class MessagesIn(Strict):
@@ -97,6 +98,9 @@ def append_messages(request, session_id: str, payload: MessagesIn):
         if payload.role is not None or payload.content is not None:
             raise InvalidInput("send either role + content or messages", field="messages")
         items = [m.model_dump() for m in payload.messages]
+        for n, item in enumerate(items):
+            if item["at"] is not None:
+                item["at"] = parse_iso_datetime(item["at"], f"messages[{n}].at")
     elif payload.role is not None and payload.content is not None:
         items = [{"role": payload.role, "content": payload.content}]
     else:

@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import _django  # noqa: E402
+from bench import _django, live_api, memorybank  # noqa: E402
 from bench.quality_cmrc import run_cmrc  # noqa: E402
 from bench.quality_data import load_locomo, locomo_questions  # noqa: E402
 from bench.quality_metrics import DEPTH, KS, aggregate, query_metrics  # noqa: E402
@@ -76,6 +76,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--skip-cmrc", action="store_true")
+    parser.add_argument("--live", choices=("none", "memories", "sessions", "both"),
+                        default="both", help="also write LoCoMo through the API turn by turn")
+    parser.add_argument("--skip-memorybank", action="store_true")
     args = parser.parse_args()
     data_dir = args.data_dir.resolve()
     started = time.perf_counter()
@@ -131,6 +134,19 @@ def main():
         f"\nidentical top-50 lists, profile bm25 vs bm25s (plain tokens): {agree:.1%} of questions"
     )
 
+    live = {}
+    for mode in ("memories", "sessions") if args.live == "both" else (
+            () if args.live == "none" else (args.live,)):
+        live[mode] = live_api.run(data_dir, questions, mode)
+        print(f"\nLoCoMo through the API turn by turn ({mode}, server-built context, default "
+              f"profile): R@5 {live[mode]['R@5']:.3f} R@10 {live[mode]['R@10']:.3f} "
+              f"R@50 {live[mode]['R@50']:.3f} (import_locomo's default profile: "
+              f"{results['context']['all']['R@10']:.3f})")
+    mbank = None
+    if not args.skip_memorybank:
+        mbank = memorybank.run(data_dir, PROFILES)
+        memorybank.print_table(mbank)
+
     cmrc = None
     if not args.skip_cmrc:
         cmrc, cmrc_took, n_par, n_q, cmrc_import = run_cmrc(data_dir)
@@ -169,6 +185,12 @@ def main():
         "locomo_p50_ms": {n: round(v, 2) for n, v in took.items()},
         "seconds": round(total, 1),
     }
+    for mode, m in live.items():
+        headline[f"locomo_live_{mode}_recall@10"] = round(m["R@10"], 4)
+    if mbank:
+        for lang, r in mbank.items():
+            headline[f"memorybank_{lang}_hit@5"] = {
+                n: round(v["hit@5"], 4) for n, v in r["profiles"].items()}
     if cmrc:
         headline["cmrc_recall@1"] = {n: round(m["R@1"], 4) for n, m in cmrc.items()}
         headline["cmrc_recall@10"] = {n: round(m["R@10"], 4) for n, m in cmrc.items()}

@@ -47,6 +47,9 @@ class ProfileSettings(Strict):
     synonyms: bool | None = None
     context: bool | None = None
     match_mode: str | None = None
+    temporal: str | None = None
+    w_time: float | None = None
+    w_semantic: float | None = None
     is_default: bool | None = None
 
 

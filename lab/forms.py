@@ -8,6 +8,7 @@ from lab.models import EvalRun, QuerySet
 from memories.errors import InvalidInput
 from memories.validation import clean_identifier
 from search import profile_services
+from search.forms import RecallFilterFields
 from search.models import MatchMode, Ranker, RankingProfile
 
 K_DEFAULT, K_MAX = 10, 50
@@ -30,7 +31,7 @@ TUNE_PARAMS = {
 }
 
 
-class CompareForm(forms.Form):
+class CompareForm(RecallFilterFields):
     """The whole state of a comparison, as URL parameters (shareable, reloadable)."""
 
     user_id = forms.CharField(
@@ -126,6 +127,9 @@ class CompareForm(forms.Form):
             "b": data["b"],
             "k": str(data["k"]),
         }
+        for name in ("since", "until", "author", "tags"):
+            if data.get(name):
+                out[name] = str(data[name])
         if tuned_from is not None:
             out.update(tune_params(tuned_from))
         return out
@@ -175,10 +179,21 @@ class ProfileForm(forms.Form):
     stemming = forms.BooleanField(required=False)
     synonyms = forms.BooleanField(required=False)
     context = forms.BooleanField(required=False, label="Context field")
+    # Optional in a post (older clients of this form send none): absent = the default.
+    temporal = forms.ChoiceField(
+        choices=[("off", "off"), ("boost", "boost"), ("filter", "filter")], initial="off",
+        label="Time in query", required=False)
+    w_time = _number("w time", 0.5, 0, 10)
+    w_semantic = _number("w semantic", 0.0, 0, 1)
+    w_time.required = w_semantic.required = False
     is_default = forms.BooleanField(required=False, label="Default for recall")
 
     def settings(self) -> dict:
-        return {f: self.cleaned_data[f] for f in profile_services.SETTINGS}
+        out = {f: self.cleaned_data[f] for f in profile_services.SETTINGS}
+        for f in ("temporal", "w_time", "w_semantic"):
+            if out[f] in (None, ""):
+                out[f] = self.fields[f].initial
+        return out
 
 
 class QuerySetForm(forms.Form):

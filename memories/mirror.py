@@ -97,6 +97,7 @@ def mirror_args(memory: Memory, now: dt.datetime) -> dict:
         "content": memory.content,
         "importance": repr(float(memory.importance)),
         "tags": json.dumps(memory.tags, ensure_ascii=False),
+        "author": memory.author,
         "metadata": json.dumps(memory.metadata, ensure_ascii=False),
         "created_at": repr(memory.created_at.timestamp()),
         "accessed_at": repr(memory.accessed_at.timestamp()) if memory.accessed_at else "",

@@ -62,6 +62,11 @@ class Memory(models.Model):
     # Text that helps find this memory but is not part of it (e.g. the previous turn of the
     # conversation); indexed in its own field together with the content, never shown as it.
     context = models.TextField(blank=True, default="")
+    # Who wrote ``context``: "" none, "client" (given on write or PATCH), "conversation" (the
+    # server, from the neighbouring memories of the conversation), "session" (the server,
+    # from the neighbouring messages of the session a promoted message came from). Only a
+    # server-built context is rebuilt when a neighbour arrives (memories.services.context).
+    context_from = models.CharField(max_length=16, blank=True, default="")
     keywords = models.JSONField(default=list, blank=True)
     tags = models.JSONField(default=list, blank=True)
     importance = models.FloatField(default=0.5)
@@ -93,6 +98,7 @@ class Memory(models.Model):
         indexes = [
             models.Index(fields=["user_id", "conversation_id", "type", "content_hash"]),
             models.Index(fields=["user_id", "created_at"]),
+            models.Index(fields=["user_id", "conversation_id", "created_at"]),
         ]
         constraints = [
             models.CheckConstraint(

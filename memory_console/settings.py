@@ -218,6 +218,8 @@ MEMORY_SHORT_TERM_TTL_SECONDS = env_int("MEMORY_SHORT_TERM_TTL_SECONDS", 24 * 36
 MEMORY_STREAM_MAXLEN = env_int("MEMORY_STREAM_MAXLEN", 10000)
 # Hybrid profiles re-rank this many BM25 candidates (as a search engine's rescore window).
 MEMORY_RERANK_WINDOW = env_int("MEMORY_RERANK_WINDOW", 100)
+# Seconds between the worker's runs of the embedding job (semantic rescoring); 0 = never.
+MEMORY_EMBED_EVERY_SECONDS = env_int("MEMORY_EMBED_EVERY_SECONDS", 10)
 # Recall from the per-process serving index (search/serving), within this memory budget.
 MEMORY_SERVING_INDEX = env_bool("MEMORY_SERVING_INDEX", True)
 MEMORY_SERVING_BUDGET_MB = env_int("MEMORY_SERVING_BUDGET_MB", 512)

@@ -75,6 +75,8 @@ PERIODIC_RECONCILE_ID = "periodic-reconcile"
 
 PERIODIC_ACCESS_FOLD_ID = "periodic-access-fold"
 
+PERIODIC_EMBED_ID = "periodic-embed"
+
 
 def periodic_reconcile_job() -> dict:
     """Reconcile, enqueue again webhook deliveries a dead worker or a lost enqueue left
@@ -98,15 +100,33 @@ def periodic_access_fold_job() -> dict:
         _schedule_next(periodic_access_fold_job)
 
 
+def periodic_embed_job() -> dict:
+    """Compute the embeddings of memories written since the last run (semantic rescoring,
+    ``search.embeddings``), then schedule the next run."""
+    from search import embeddings
+
+    try:
+        return {"embedded": embeddings.embed_pending()}
+    finally:
+        _schedule_next(periodic_embed_job)
+
+
 def _periodic() -> dict:
-    """Each periodic job: (fixed job id, seconds between runs)."""
+    """Each periodic job: (fixed job id, seconds between runs). Embeddings only when the
+    weights package is installed and ``MEMORY_EMBED_EVERY_SECONDS`` is above 0."""
     from django.conf import settings
 
-    return {
+    from search.semantic import encoder
+
+    jobs = {
         periodic_reconcile_job: (PERIODIC_RECONCILE_ID, settings.MEMORY_RECONCILE_EVERY_SECONDS),
         periodic_access_fold_job: (PERIODIC_ACCESS_FOLD_ID,
                                    settings.MEMORY_ACCESS_FOLD_SECONDS),
     }
+    every = getattr(settings, "MEMORY_EMBED_EVERY_SECONDS", 10)
+    if every > 0 and encoder.model_available():
+        jobs[periodic_embed_job] = (PERIODIC_EMBED_ID, every)
+    return jobs
 
 
 def _schedule_next(func) -> None:

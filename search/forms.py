@@ -8,7 +8,48 @@ from memories.errors import InvalidInput
 from search.models import RankingProfile
 
 
-class SearchForm(forms.Form):
+class RecallFilterFields(forms.Form):
+    """The recall filters of the search and compare pages: created on or after ``since``,
+    before the day after ``until`` (whole days in the server's time zone), by ``author``,
+    with every tag of ``tags`` (comma separated)."""
+
+    since = forms.DateField(required=False, label="Since",
+                            widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(required=False, label="Until",
+                            widget=forms.DateInput(attrs={"type": "date"}))
+    author = forms.CharField(required=False, max_length=128, label="Author")
+    tags = forms.CharField(required=False, max_length=500, label="Tags",
+                           widget=forms.TextInput(attrs={"placeholder": "ops, urgent"}))
+
+    def clean(self):
+        data = super().clean()
+        since, until = data.get("since"), data.get("until")
+        if since and until and until < since:
+            self.add_error("until", "Until must not be before since.")
+        return data
+
+    def filter_kwargs(self) -> dict:
+        """``memory_search`` keyword arguments of the filters that are set."""
+        import datetime as dt
+
+        from django.utils import timezone
+
+        data, out = self.cleaned_data, {}
+        zone = timezone.get_current_timezone()
+        if data.get("since"):
+            out["since"] = dt.datetime.combine(data["since"], dt.time(), zone).timestamp()
+        if data.get("until"):
+            end = data["until"] + dt.timedelta(days=1)
+            out["until"] = dt.datetime.combine(end, dt.time(), zone).timestamp()
+        if data.get("author"):
+            out["author"] = data["author"]
+        tags = [t.strip() for t in (data.get("tags") or "").split(",") if t.strip()]
+        if tags:
+            out["tags"] = tags
+        return out
+
+
+class SearchForm(RecallFilterFields):
     user_id = forms.CharField(
         max_length=128,
         strip=False,

@@ -14,22 +14,33 @@ where relevance is BM25 divided by the best BM25 among the candidates (0..1), re
 that weigh recency or importance re-rank the top ``MEMORY_RERANK_WINDOW`` BM25 candidates
 (a rescore window); the weights reorder matches, they never bring in non-matches.
 The ``keyword`` ranker scores keyword overlap (share of distinct query terms present).
+
+Filters and time (``search.recall_filters``): ``since`` / ``until`` / ``author`` / ``tags``
+keep the matches that pass (scores unchanged; the candidate window widens until ``limit``
+survivors or every match is seen, so a filter never hides a better survivor). A time range
+named in the query ("last week", "上周") acts by the profile's ``temporal``: ``boost``
+multiplies the final score of a match by ``search.temporal.boost_factor`` over the top
+``MEMORY_RERANK_WINDOW`` BM25 candidates, ``filter`` keeps the matches in the range (or all of
+them when none is). A query that is only a time lists the memories of that range, newest
+first.
 """
 
 import json
 import math
+import re
 import time
 from dataclasses import dataclass, field
 
 from django.conf import settings
 
 from memories import store
-from search import scoring, synonyms
+from search import scoring, synonyms, temporal
 from search.index import fields as index_fields
 from search.index import postings
 from search.models import MatchMode, RankingProfile
 from search.pending import docs_verified
 from search.profiles import profile_resolve
+from search.recall_filters import RecallFilters, TimePlan, time_plan
 from search.serving import feed as serving
 
 
@@ -44,6 +55,11 @@ class Explain:
     final: float
     # Matched terms found only in the memory's context text, not its content.
     context_terms: list[str] = field(default_factory=list)
+    # The time boost multiplied into ``final`` (1 = none), see search.temporal.
+    time: float = 1.0
+    # Cosine of query and memory embeddings when the profile rescores semantically (None:
+    # not rescored, or the memory's embedding is not computed yet).
+    semantic: float | None = None
 
 
 @dataclass
@@ -70,6 +86,8 @@ class SearchResult:
     n_docs: int = 0
     avgdl: float = 0.0
     df: dict[str, int] = field(default_factory=dict)
+    # {"range", "from", "mode", "applied"} when the query named a time, else None.
+    time: dict | None = None
 
 
 def query_terms(query: str, profile: RankingProfile) -> list[str]:
@@ -90,35 +108,66 @@ def memory_search(
     *, user_id: str, query: str, limit: int = 5, conversation_id: str | None = None,
     types: list[str] | None = None, profile: str | RankingProfile | None = None,
     match_mode: str | None = None, now: float | None = None,
+    since: float | None = None, until: float | None = None, author: str | None = None,
+    tags: list[str] | None = None,
 ) -> SearchResult:
     """Top ``limit`` memories of namespace ``user_id`` for ``query``.
 
-    A query without usable tokens returns no results (never an error). Raises NotFound for
-    an unknown profile name and ``redis.RedisError`` when Redis is unreachable.
-    ``took_ms`` is wall time in milliseconds.
+    ``now``, ``since``, ``until``: epoch seconds (``now`` also anchors "yesterday"; default
+    the clock). A query without usable tokens returns no results (never an error), unless it
+    names a time. Raises NotFound for an unknown profile name and ``redis.RedisError`` when
+    Redis is unreachable. ``took_ms`` is wall time in milliseconds.
     """
     started = time.perf_counter()
     prof = profile_resolve(profile)
     mode = match_mode or prof.match_mode
     now = time.time() if now is None else now
-    terms = query_terms(query, prof)
+    filters = RecallFilters(since=since, until=until, author=author, tags=tuple(tags or ()))
+    plan = time_plan(query, mode=getattr(prof, "temporal", "off"), now=now, tz=_zone(),
+                     latest=lambda: _newest(user_id))
+    terms = query_terms(plan.text, prof)
     result = SearchResult([], mode if mode != MatchMode.ALL_THEN_ANY else MatchMode.ALL,
                           prof.name, 0.0, terms)
     if terms:
         _run(result, prof, user_id=user_id, terms=terms, limit=limit, mode=mode,
-             conversation_id=conversation_id, types=types, now=now)
+             conversation_id=conversation_id, types=types, now=now, filters=filters,
+             plan=plan)
+    elif plan.window is not None:
+        _by_time(result, user_id=user_id, plan=plan, filters=filters, limit=limit,
+                 conversation_id=conversation_id, types=types)
+    result.time = plan.explain()
     result.took_ms = (time.perf_counter() - started) * 1000
     return result
+
+
+def _zone():
+    from zoneinfo import ZoneInfo
+
+    return ZoneInfo(settings.TIME_ZONE)
+
+
+def _newest(user_id: str):
+    from memories.models import Memory
+
+    return (Memory.objects.filter(user_id=user_id, deleted_at__isnull=True)
+            .order_by("-created_at").values_list("created_at", flat=True).first())
 
 
 def _hybrid(prof: RankingProfile) -> bool:
     return prof.ranker == "keyword" or prof.w_recency > 0 or prof.w_importance > 0
 
 
-def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversation_id, types, now):
+def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversation_id, types, now,
+         filters: RecallFilters | None = None, plan: TimePlan | None = None):
     client = store.get_client()
     field_name = _field(prof)
-    k = max(limit, settings.MEMORY_RERANK_WINDOW) if _hybrid(prof) else limit
+    filters = filters or RecallFilters()
+    plan = plan or TimePlan(text="")
+    window = plan.window
+    boost = window is not None and plan.mode == "boost"
+    semantic = prof.w_semantic > 0 and _semantic_ready()
+    wide = _hybrid(prof) or boost or filters.active or (window is not None) or semantic
+    k = max(limit, settings.MEMORY_RERANK_WINDOW) if wide else limit
     lua_mode = "collect" if prof.ranker == "keyword" else mode
 
     def fetch(m):
@@ -134,27 +183,45 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
             client, user_id=user_id, field=field_name, terms=terms, k=k, k1=prof.k1, b=prof.b,
             mode=m, now=now, conversation_id=conversation_id, types=types)
 
-    if mode == MatchMode.ALL_THEN_ANY and lua_mode != "collect":
-        hits = fetch(MatchMode.ALL)
-        if len(hits.rows) < limit:
-            hits = fetch(MatchMode.ANY)
-            result.match_mode_used = MatchMode.ANY
-    else:
-        hits = fetch(lua_mode)
+    def fetch_mode():
+        if mode == MatchMode.ALL_THEN_ANY and lua_mode != "collect":
+            found = fetch(MatchMode.ALL)
+            if len(found.rows) < limit:
+                result.match_mode_used = MatchMode.ANY
+                return fetch(MatchMode.ANY)
+            return found
+        return fetch(lua_mode)
+
+    in_range = filter_time = window is not None and plan.mode == "filter"
+    while True:
+        hits = fetch_mode()
+        docs = getattr(hits, "hashes", None)
+        if docs is None:
+            docs = serving.hashes(client, user_id, [r[0] for r in hits.rows])
+        # Checked against the database: a write whose mirror failed (needs_resync) is served
+        # as the database holds it, or not at all when forgotten or purged (search.pending).
+        docs = docs_verified(docs)
+        passed = [r for r in hits.rows if r[0] in docs and filters.keep(docs[r[0]])]
+        if filter_time:
+            timely = [r for r in passed
+                      if temporal.in_window(float(docs[r[0]]["created_at"]), window)]
+            in_range = bool(timely)
+        # Widen until enough survive or every match was seen: exact under any filter.
+        exhausted = len(hits.rows) < k or k >= hits.n_docs or lua_mode == "collect"
+        if exhausted or len(timely if filter_time else passed) >= limit:
+            break
+        k = min(k * 8, max(hits.n_docs, limit))
+    if filter_time:
+        plan.applied = in_range
+        if in_range:
+            passed = timely
     result.n_docs, result.avgdl, result.df = hits.n_docs, hits.avgdl, hits.df
     if hits.expired:
         _expire(hits.expired)
-    if not hits.rows:
+    if not passed:
         return
-    docs = getattr(hits, "hashes", None)
-    if docs is None:
-        docs = serving.hashes(client, user_id, [r[0] for r in hits.rows])
-    # Result assembly reads the candidates' documents, checked against the database: a
-    # write whose mirror failed (needs_resync) is served as the database holds it, or not
-    # at all when it is forgotten or purged (search.pending).
-    docs = docs_verified(docs)
     scored = []
-    for memory_id, dl, tfs in hits.rows:
+    for memory_id, dl, tfs in passed:
         doc = docs.get(memory_id)
         if doc is None:  # expired or removed between the two reads
             continue
@@ -182,6 +249,10 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
                                    prof.w_importance)
         else:
             final = bm25 * prof.w_relevance
+        factor = 1.0
+        if boost:
+            factor = temporal.boost_factor(float(doc["created_at"]), window, prof.w_time)
+            final *= factor
         hits_out.append(Hit(
             memory_id=memory_id, content=doc["content"], type=doc["type"],
             version=int(doc["version"]), score=final, metadata=json.loads(doc["metadata"]),
@@ -189,11 +260,82 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
             conversation_id=doc["conversation_id"] or None,
             explain=Explain(bm25=bm25, relevance=relevance, recency=rec, importance=imp,
                             terms=contributions, final=final, context_terms=context_terms,
+                            time=factor,
                             weights={"relevance": prof.w_relevance, "recency": prof.w_recency,
                                      "importance": prof.w_importance}),
         ))
+    if semantic:
+        _rescore(hits_out, plan.text, prof.w_semantic)
     hits_out.sort(key=lambda h: (-h.score, h.memory_id))
     result.results = hits_out[:limit]
+
+
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def _semantic_ready() -> bool:
+    from search.semantic import encoder
+
+    return encoder.model_available()
+
+
+def _rescore(hits: list[Hit], text: str, w: float) -> None:
+    """Semantic rescoring of the window (search.semantic.rescore): the final score becomes
+    ``(1 - w) * final / max(final) + w * cos``; embeddings were computed by the worker."""
+    from search import embeddings
+    from search.semantic.rescore import mix
+
+    if not hits or not text.strip() or _CJK.search(text):
+        # The shipped encoder is English-only: Chinese (Japanese, Korean) stays with BM25.
+        return
+    vectors = embeddings.vectors_for([h.memory_id for h in hits])
+    query = embeddings.query_vector(text)
+    cosines = [float(vectors[h.memory_id] @ query) if h.memory_id in vectors else None
+               for h in hits]
+    for h, score, cos in zip(hits, mix([h.score for h in hits], cosines, w), cosines,
+                             strict=True):
+        h.score = h.explain.final = score
+        h.explain.semantic = cos
+
+
+def _by_time(result: SearchResult, *, user_id, plan: TimePlan, filters: RecallFilters, limit,
+             conversation_id, types) -> None:
+    """A query that is only a time ("yesterday", "上周"): the live memories created in that
+    range, newest first (score 0: no terms to score; explain says where the range came from).
+    """
+    import datetime as dt
+
+    from django.db.models import Q
+    from django.utils import timezone
+
+    from memories.models import Memory
+
+    rows = Memory.objects.filter(
+        user_id=user_id, deleted_at__isnull=True,
+        created_at__gte=dt.datetime.fromtimestamp(plan.window.since, tz=dt.UTC),
+        created_at__lt=dt.datetime.fromtimestamp(plan.window.until, tz=dt.UTC),
+    ).filter(Q(expire_at__isnull=True) | Q(expire_at__gt=timezone.now()))
+    if conversation_id:
+        rows = rows.filter(Q(conversation_id__isnull=True) | Q(conversation_id=conversation_id)
+                           | Q(type="long_term"))
+    if types:
+        rows = rows.filter(type__in=types)
+    plan.applied = True
+    out = []
+    for m in rows.order_by("-created_at", "memory_id")[:max(limit * 8, 200)]:
+        doc = {"created_at": repr(m.created_at.timestamp()), "author": m.author,
+               "tags": json.dumps(m.tags)}
+        if not filters.keep(doc):
+            continue
+        out.append(Hit(
+            memory_id=m.memory_id, content=m.content, type=m.type, version=m.version,
+            score=0.0, metadata=m.metadata, created_at=m.created_at.timestamp(),
+            importance=m.importance, conversation_id=m.conversation_id,
+            explain=Explain(bm25=0.0, relevance=0.0, recency=0.0, importance=m.importance,
+                            terms={}, final=0.0, weights={}, time=1.0)))
+        if len(out) == limit:
+            break
+    result.results = out
 
 
 def _expire(memory_ids: list[str]) -> None:

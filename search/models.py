@@ -32,6 +32,13 @@ class RankingProfile(models.Model):
     # Score against content + context (its own field, postings and statistics).
     context = models.BooleanField(default=False)
     match_mode = models.CharField(max_length=16, choices=MatchMode.choices, default="any")
+    # What a time range parsed from the query does (search.temporal): off, filter, boost;
+    # w_time is the boost (a match in the range scores 1 + w_time times higher).
+    temporal = models.CharField(max_length=8, default="off")
+    w_time = models.FloatField(default=0.5)
+    # Share of the score taken by the cosine of query and memory embeddings over the BM25
+    # window (search.semantic.rescore); 0 = no semantic rescoring.
+    w_semantic = models.FloatField(default=0.0)
     is_default = models.BooleanField(default=False)
     builtin = models.BooleanField(default=False)
     created_by = models.CharField(max_length=150, blank=True, default="")
@@ -63,3 +70,21 @@ class SynonymSet(models.Model):
     def __str__(self) -> str:
         return ", ".join(self.terms)
 
+
+
+class MemoryEmbedding(models.Model):
+    """A memory's sentence embedding for semantic rescoring (``search.semantic``), computed
+    by the worker after the memory's write commits (``search.embeddings``), never in a
+    request. ``vector``: ``DIM`` float32 values, little-endian, a unit vector. Deleted with its
+    memory (a purge leaves none behind); a stale one (``content_hash`` differs from the
+    memory's) is recomputed and, until then, not used."""
+
+    memory = models.OneToOneField("memories.Memory", on_delete=models.CASCADE, primary_key=True,
+                                  related_name="embedding")
+    content_hash = models.CharField(max_length=64)
+    model = models.CharField(max_length=64)
+    vector = models.BinaryField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"embedding of {self.memory_id}"

@@ -28,6 +28,9 @@ SETTINGS = (
     "synonyms",
     "context",
     "match_mode",
+    "temporal",
+    "w_time",
+    "w_semantic",
 )
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -78,6 +81,9 @@ def clean_settings(data: Mapping) -> dict:
         "synonyms": _flag,
         "context": _flag,
         "match_mode": lambda v, f: _choice(v, f, MatchMode.values),
+        "temporal": lambda v, f: _choice(v, f, ("off", "filter", "boost")),
+        "w_time": lambda v, f: _number(v, f, low=0.0, high=10.0),
+        "w_semantic": lambda v, f: _number(v, f, low=0.0, high=1.0),
     }
     out = {}
     for field, value in data.items():

@@ -20,6 +20,7 @@ from memories.errors import InvalidInput, NotFound
 from memories.validation import clean_identifier, clean_json_object, clean_text
 from sessions import store as session_store
 from sessions.models import Message, Session
+from sessions.promote import messages_arrived
 from sessions.summarise import get_summariser
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,10 @@ def session_create(*, user_id: str, session_id: str | None = None, agent_id: str
 def session_append(*, session_id: str, messages: list[dict]) -> int:
     """Append ``[{"role", "content", "at"?}]`` in order; returns the session's total length.
 
+    ``at`` (aware or naive-as-UTC datetime): when the message was said, for transcripts
+    loaded after the fact; default now. The memory promoted from the message before these
+    gets the first of them as context before this returns (sessions.promote).
+
     Raises NotFound for an unknown session, InvalidInput for a bad role or blank content.
     """
     session = Session.objects.select_for_update().filter(session_id=session_id).first()
@@ -94,6 +99,9 @@ def session_append(*, session_id: str, messages: list[dict]) -> int:
         rows.append(Message(session=session, seq=seq, role=msg["role"], content=msg["content"],
                             ts=_aware(msg.get("at")) or now))
     Message.objects.bulk_create(rows)
+    # A memory promoted from the message before these gains the first of them as context.
+    messages_arrived(user_id=session.user_id, session_id=session_id,
+                     first_new_seq=session.last_seq + 1)
     session.updated_at = max([now, *(r.ts for r in rows)])
     session.last_seq = seq
     session.unfolded_chars += sum(len(r.content) for r in rows)

@@ -113,12 +113,15 @@ def _compare_context(request, form) -> tuple[dict, int]:
     if not data["user_id"] or not data["q"].strip():
         return ctx, 200
     now = time.time()
+    filters = form.filter_kwargs()
     try:
         found_a = memory_search(
-            user_id=data["user_id"], query=data["q"], limit=data["k"], profile=prof_a, now=now
+            user_id=data["user_id"], query=data["q"], limit=data["k"], profile=prof_a, now=now,
+            **filters,
         )
         found_b = memory_search(
-            user_id=data["user_id"], query=data["q"], limit=data["k"], profile=prof_b, now=now
+            user_id=data["user_id"], query=data["q"], limit=data["k"], profile=prof_b, now=now,
+            **filters,
         )
     except store.RedisError:
         ctx["error"] = (

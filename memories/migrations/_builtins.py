@@ -16,7 +16,7 @@ PROFILES = [
     # Stemmed BM25 over content + context (neighbouring turns): the best on LoCoMo, default.
     dict(name="context", ranker="bm25", k1=1.2, b=0.75, w_relevance=1.0, w_recency=0.0,
          w_importance=0.0, half_life_hours=720.0, stemming=True, synonyms=False, context=True,
-         match_mode="any", builtin=False, is_default=True),
+         match_mode="any", builtin=False, is_default=True, temporal="boost", w_time=0.5),
 ]
 ROLES = ("viewer", "editor", "admin")
 

@@ -17,9 +17,11 @@ from memories.errors import Conflict, InvalidInput, NotFound
 from memories.history import actor_name
 from memories.mirror import sync_after_commit, sync_memory
 from memories.models import ChangeKind, Memory, MemoryType
+from memories.services import context as context_service
 from memories.services.audit import audit_record
 from memories.services.create import (
     clean_content,
+    clean_context,
     clean_metadata,
     clean_type,
     content_hash,
@@ -78,7 +80,7 @@ def _save_version(memory: Memory, *, kind: str, actor, reason: str) -> Memory:
 @transaction.atomic
 def memory_update(
     *, memory_id: str, actor=None, reason: str = "", expected_version: int | None = None,
-    content=None, importance=None, tags=None, type=None, metadata=None,
+    content=None, importance=None, tags=None, type=None, metadata=None, context=None,
 ) -> Memory:
     """Write a new version with the given fields changed.
 
@@ -124,6 +126,11 @@ def memory_update(
     if metadata is not None and clean_metadata(metadata) != memory.metadata:
         memory.metadata = metadata
         changed.add("metadata")
+    if context is not None and clean_context(context) != memory.context:
+        # The client's from now on: never rebuilt from the conversation again.
+        memory.context = context
+        memory.context_from = context_service.CLIENT if context else ""
+        changed.add("context")
     if not changed:
         return memory
     if changed & {"content", "type"}:
@@ -163,7 +170,10 @@ def memory_restore(*, memory_id: str, actor=None, reason: str = "") -> Memory:
 
 @transaction.atomic
 def memory_rollback(*, memory_id: str, version: int, actor=None, reason: str) -> Memory:
-    """New version equal to ``version`` in content, importance, tags and type.
+    """New version equal to ``version`` in content, importance, tags, type and context.
+
+    A context the server built from the conversation is rebuilt from the conversation as it
+    is now; any other context (the client's, a promoted message's) is the version's.
 
     Ids, namespace, access counters and other memories are never touched; history is never
     rewritten. A forgotten memory comes back if the target version was live. Raises
@@ -190,6 +200,11 @@ def memory_rollback(*, memory_id: str, version: int, actor=None, reason: str) ->
     memory.expire_at = old.expire_at if old.type == MemoryType.SHORT_TERM else None
     memory.deleted_at = old.deleted_at
     memory.deleted_by = old.deleted_by
+    memory.context, memory.context_from = old.context, old.context_from
+    if memory.context_from == context_service.CONVERSATION:
+        # A server-built context follows the conversation as it is now (derived, as the
+        # postings are), not as it was when that version was written.
+        memory.context = context_service.conversation_context(memory)
     if memory.deleted_at is None:
         _refuse_duplicate(memory)
     memory = _save_version(memory, kind=ChangeKind.ROLLBACK, actor=actor, reason=reason)
@@ -308,5 +323,6 @@ def memory_promote(*, memory_id: str, actor=None, reason: str = "") -> tuple[Mem
         actor=actor, kind=ChangeKind.PROMOTE, reason=reason, user_id=source.user_id,
         content=source.content, conversation_id=None, type=MemoryType.LONG_TERM,
         importance=source.importance, tags=source.tags, source=source.source,
-        author=source.author, keywords=source.keywords,
+        author=source.author, keywords=source.keywords, context=source.context,
+        context_from=context_service.COPY if source.context else "",
         metadata={**source.metadata, "promoted_from": memory_id})

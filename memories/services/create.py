@@ -19,6 +19,7 @@ from memories.errors import InvalidInput, TooLarge
 from memories.history import actor_name
 from memories.mirror import sync_after_commit, sync_memories
 from memories.models import ChangeKind, Memory, MemoryType
+from memories.services import context as context_service
 from memories.text_check import LINE
 from memories.text_fold import fold
 from memories.validation import (
@@ -84,6 +85,14 @@ def _aware(value: dt.datetime) -> dt.datetime:
     return value
 
 
+def clean_context(context) -> str:
+    if not isinstance(context, str) or len(context) > settings.MEMORY_MAX_CONTENT_CHARS:
+        raise InvalidInput("context must be a string no longer than the content limit",
+                           field="context")
+    clean_text(context, "context")
+    return context
+
+
 def _live_duplicate(*, user_id, conversation_id, type, chash) -> Memory | None:
     # No ORDER BY in SQL: with one, a planner without statistics (SQLite before ANALYZE)
     # walked the namespace's (user_id, created_at) index to avoid a sort (84 ms at 110k
@@ -99,9 +108,13 @@ def _live_duplicate(*, user_id, conversation_id, type, chash) -> Memory | None:
 def build_memory(
     *, user_id, content, conversation_id=None, type=MemoryType.LONG_TERM, importance=None,
     tags=None, metadata=None, source="", author="", keywords=None, ttl_seconds=None,
-    created_at=None, context="", now=None,
+    created_at=None, context=None, now=None, context_from=None,
 ) -> Memory:
-    """Validate one memory's fields and return an unsaved Memory (raises InvalidInput etc.)."""
+    """Validate one memory's fields and return an unsaved Memory (raises InvalidInput etc.).
+
+    ``context`` None (not given): a memory in a conversation gets a server-built one
+    (``context_from = "conversation"``, filled by :func:`memory_create`); a given context is
+    the client's. ``context_from`` lets a writer name another source (a promoted message)."""
     now = now or timezone.now()
     user_id = clean_identifier(user_id, "user_id")
     conversation_id = clean_identifier(conversation_id, "conversation_id", required=False)
@@ -124,13 +137,16 @@ def build_memory(
             raise InvalidInput(f"{name} must be a string of at most {limit} characters",
                                field=name)
         clean_text(value, name, kind=LINE)
-    if not isinstance(context, str) or len(context) > settings.MEMORY_MAX_CONTENT_CHARS:
-        raise InvalidInput("context must be a string no longer than the content limit",
-                           field="context")
-    clean_text(context, "context")
+    if context is None:
+        context = ""
+        if context_from is None:
+            context_from = context_service.CONVERSATION if conversation_id else ""
+    clean_context(context)
+    if context_from is None:
+        context_from = context_service.CLIENT if context else ""
     return Memory(
         user_id=user_id, conversation_id=conversation_id, type=type, content=content,
-        context=context,
+        context=context, context_from=context_from,
         keywords=clean_string_list(keywords or [], "keywords"),
         tags=clean_string_list(tags or [], "tags"), importance=importance,
         created_at=created, updated_at=now, expire_at=expire_at, source=source or "",
@@ -156,10 +172,13 @@ def memory_create(*, actor=None, kind: str = ChangeKind.CREATE, reason: str = ""
                                    type=memory.type, chash=memory.content_hash)
         if existing is not None:
             return existing, True
+        if memory.context_from == context_service.CONVERSATION:
+            memory.context = context_service.conversation_context(memory)
         stamp_change(memory, kind, actor, reason)
         memory.save(force_insert=True)
         outbox.outbox_memory_event(memory, kind=kind, actor=actor, reason=reason)
         sync_after_commit(memory)
+        context_service.conversation_arrived(memory)
     return memory, False
 
 
@@ -176,7 +195,8 @@ def memory_create_many(*, items: list[dict], actor=None, reason: str = "") -> li
     built = []
     for n, item in enumerate(items):
         try:
-            built.append(build_memory(now=now, **item))
+            # Bulk writes keep the context they are given (none: none), never build one.
+            built.append(build_memory(now=now, **{"context": "", **item}))
         except (InvalidInput, TooLarge) as exc:
             exc.extra["index"] = n
             raise

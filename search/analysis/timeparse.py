@@ -20,7 +20,7 @@ What is recognised (case-insensitive; a leading "in/on/during/since/..." or "在
   with a day or year ("What may happen" and "March on" are not dates), or capitalised inside a
   sentence (except May and March, too common as words).
 * Chinese: 今天 昨天 前天 大前天 (昨晚, 今早 ...), 上周 本周 这周 上上周 下周 上星期 上个礼拜,
-  上个月 这个月 本月, 去年 今年 前年, N天前 / N周前 / N个月前 / N年前, 最近N天, 周五 / 上周五,
+  上个月 这个月 本月, 去年 今年 前年, 2025年, N天前 / N周前 / N个月前 / N年前, 最近N天, 周五 / 上周五,
   "三月", "4月27号", "2025年3月", "2025年4月27日" (numerals as digits or 一..三十一).
 
 Resolution rules:
@@ -262,6 +262,7 @@ _ZH_DATE = re.compile(
     _ZH_PREFIX
     + rf"(?:(?P<y>\d{{4}})年)?(?P<m>{_NUM})月(?:份)?(?:(?P<d>{_NUM})(?:日|号))?(?:这天|那天|当天)?"
 )
+_ZH_YEAR = re.compile(_ZH_PREFIX + r"((?:19|20)\d{2})年(?:份)?")
 _ZH_UNITS = {"天": "day", "日": "day", "周": "week", "星期": "week", "礼拜": "week",
              "月": "month", "年": "year"}
 
@@ -306,6 +307,8 @@ def _candidates(raw: str, today: dt.date, latest: dt.date):
     for m in _ZH_BARE_WEEKDAY.finditer(raw):
         day = _week_start(today) + dt.timedelta(days=_ZH_WEEKDAYS[m["wd"]])
         yield m.start(), m.end(), _unit_range(day - dt.timedelta(weeks=day > today), "day")
+    for m in _ZH_YEAR.finditer(raw):
+        yield m.start(), m.end(), _unit_range(dt.date(int(m[1]), 1, 1), "year")
     for m in _ZH_YEAR_WORD.finditer(raw):
         shift = {"前年": 2, "去年": 1, "今年": 0}[m[1]]
         yield m.start(), m.end(), _unit_range(dt.date(today.year - shift, 1, 1), "year")

@@ -37,6 +37,7 @@ def search_page(request):
                     limit=data["limit"],
                     profile=data["profile"],
                     conversation_id=data["conversation_id"] or None,
+                    **form.filter_kwargs(),
                 )
             except store.RedisError:
                 error, status = (

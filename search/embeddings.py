@@ -1,0 +1,67 @@
+"""Memory embeddings: the one writer of ``MemoryEmbedding`` and its reader for recall.
+
+:func:`embed_pending` (run by the worker: ``operations.jobs.periodic_embed_job`` every
+``MEMORY_EMBED_EVERY_SECONDS``, and the ``embed`` command) encodes the live memories whose
+embedding is missing or stale (content changed), in batches, with
+``search.semantic.encoder`` (all-MiniLM-L6-v2 over the memory's content). Recall only reads
+them (:func:`vectors_for`) and encodes the query (:func:`query_vector`, cached per process).
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import lru_cache
+
+import numpy as np
+from django.db.models import F, Q
+
+from memories.models import Memory
+from search.models import MemoryEmbedding
+from search.semantic import encoder
+
+log = logging.getLogger(__name__)
+
+
+def _stale():
+    return Memory.objects.filter(deleted_at__isnull=True).filter(
+        Q(embedding__isnull=True) | ~Q(embedding__content_hash=F("content_hash")))
+
+
+def pending_count() -> int:
+    """Live memories without an up-to-date embedding."""
+    return _stale().count()
+
+
+def embed_pending(*, batch: int = 64, limit: int = 2048) -> int:
+    """Encode up to ``limit`` memories lacking an up-to-date embedding; returns how many.
+    Does nothing (0) when the weights package is not installed."""
+    if not encoder.model_available():
+        return 0
+    done = 0
+    while done < limit:
+        rows = list(_stale().order_by("created_at", "memory_id")
+                    .values_list("memory_id", "content", "content_hash")[:batch])
+        if not rows:
+            break
+        vectors = encoder.encode([content for _, content, _ in rows])
+        for (memory_id, _, chash), vector in zip(rows, vectors, strict=True):
+            MemoryEmbedding.objects.update_or_create(
+                memory_id=memory_id,
+                defaults={"content_hash": chash, "model": encoder.MODEL_NAME,
+                          "vector": vector.astype("<f4").tobytes()})
+        done += len(rows)
+    return done
+
+
+def vectors_for(memory_ids: list[str]) -> dict[str, np.ndarray]:
+    """``{memory_id: unit vector}`` of the given memories that have an up-to-date one."""
+    rows = MemoryEmbedding.objects.filter(
+        memory_id__in=memory_ids, content_hash=F("memory__content_hash"),
+        model=encoder.MODEL_NAME).values_list("memory_id", "vector")
+    return {m: np.frombuffer(bytes(v), dtype="<f4") for m, v in rows}
+
+
+@lru_cache(maxsize=1024)
+def query_vector(query: str) -> np.ndarray:
+    """The query's unit embedding (cached per process: agents repeat questions)."""
+    return encoder.encode([query])[0]

@@ -1,0 +1,106 @@
+"""Recall filters (``since``, ``until``, ``author``, ``tags``) and the query's time plan.
+
+Filters keep the matches whose hot-store hash satisfies every given condition; they never
+change a score (BM25 statistics stay the namespace's). ``tags``: the memory has every tag
+given. ``since`` is inclusive, ``until`` exclusive, both epoch seconds of ``created_at``.
+
+:func:`time_plan` applies a profile's ``temporal`` setting (``search.temporal``) to a query:
+which words are searched, and which window filters or boosts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from search.analysis.timeparse import parse_query_time
+from search.temporal import TimeWindow
+
+_YEAR = re.compile(r"(?:19|20)\d{2}年?")
+
+
+@dataclass(frozen=True)
+class RecallFilters:
+    since: float | None = None
+    until: float | None = None
+    author: str | None = None
+    tags: tuple[str, ...] = ()
+
+    @property
+    def active(self) -> bool:
+        return (self.since is not None or self.until is not None or self.author is not None
+                or bool(self.tags))
+
+    def keep(self, doc: dict[str, str]) -> bool:
+        """Whether a memory's hash (``created_at``, ``author``, ``tags``) passes."""
+        created = float(doc["created_at"])
+        if self.since is not None and created < self.since:
+            return False
+        if self.until is not None and created >= self.until:
+            return False
+        if self.author is not None and doc.get("author", "") != self.author:
+            return False
+        if self.tags:
+            have = set(json.loads(doc.get("tags") or "[]"))
+            if not set(self.tags) <= have:
+                return False
+        return True
+
+
+@dataclass
+class TimePlan:
+    """``text``: what the terms are analysed from; ``window``: the parsed range (or None);
+    ``mode``: the profile's temporal setting; ``applied``: whether a filter held (set by
+    the search: False when it matched nothing and was dropped)."""
+
+    text: str
+    mode: str = "off"
+    window: TimeWindow | None = None
+    label: str = ""
+    applied: bool = False
+    extra: dict = field(default_factory=dict)
+
+    def explain(self) -> dict | None:
+        """``{"range", "from", "mode", "applied"}`` for the response, None without a range."""
+        if self.window is None:
+            return None
+        return {"range": self.label, "from": self.window.source, "mode": self.mode,
+                "applied": self.applied}
+
+
+def time_plan(query: str, *, mode: str, now: float, tz: dt.tzinfo,
+              latest: Callable[[], dt.datetime | None]) -> TimePlan:
+    """Parse the query's time words for a profile whose ``temporal`` is ``mode``.
+
+    ``now``: request time (epoch seconds); ``latest()``: the namespace's newest memory time,
+    asked only when the query names a time (a month or day without a year means the latest
+    such date not after it). ``boost`` removes the time words from the searched text
+    (an explicit year stays: it is also a word of the memories that name it);
+    ``filter`` keeps them (a filter that matches nothing is dropped, and the words then
+    still count). ``off`` parses nothing.
+    """
+    if mode == "off" or not query.strip():
+        return TimePlan(text=query, mode=mode)
+    try:
+        moment = dt.datetime.fromtimestamp(now, tz=dt.UTC)
+        parsed = parse_query_time(query, now=moment, tz=tz)
+        if parsed.range is None:
+            return TimePlan(text=query, mode=mode)
+        newest = latest()
+        if newest is not None and newest < moment:
+            parsed = parse_query_time(query, now=moment, tz=tz, latest=newest)
+    except (ValueError, OverflowError, OSError):
+        # A range past the calendar's ends (a "now" in year 1 or 9999): no time, not a 500.
+        return TimePlan(text=query, mode=mode)
+    r = parsed.range
+    window = TimeWindow(since=r.since.timestamp(), until=r.until.timestamp(), source=r.source)
+    text = query if mode == "filter" else parsed.text
+    if mode == "boost":
+        # An explicit year is also a content word ("2008年北京奥运会", "in 2023"): it stays.
+        years = _YEAR.findall(r.source)
+        text = " ".join([text, *years]).strip()
+    return TimePlan(text=text, mode=mode, window=window, label=r.label,
+                    applied=mode == "boost")

@@ -1,0 +1,83 @@
+"""Semantic rescoring end to end: the worker's job computes memory embeddings after commit,
+recall with a ``w_semantic`` profile mixes their cosine into the BM25 window, a purge removes
+them, and recall never computes a memory's embedding itself."""
+
+import pytest
+
+from memories import services
+from search import embeddings
+from search.models import MemoryEmbedding, RankingProfile
+from tests.helpers import create
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def semantic_profile(builtins):
+    return RankingProfile.objects.create(name="sem", stemming=True, context=True,
+                                         w_semantic=0.6)
+
+
+def test_the_job_embeds_new_and_changed_memories_only(builtins):
+    a = create("Calvin relaxes by playing guitar in his studio")
+    b = create("the mansion has a pool")
+    assert embeddings.pending_count() == 2
+    assert embeddings.embed_pending() == 2
+    assert embeddings.pending_count() == 0 and embeddings.embed_pending() == 0
+    services.memory_update(memory_id=b.memory_id, content="the new mansion has a big pool")
+    assert embeddings.pending_count() == 1
+    assert embeddings.vectors_for([a.memory_id, b.memory_id]).keys() == {a.memory_id}
+    assert embeddings.embed_pending() == 1
+    assert embeddings.vectors_for([b.memory_id]).keys() == {b.memory_id}
+
+
+def test_a_purge_removes_the_embedding(builtins):
+    m = create("a secret to purge")
+    embeddings.embed_pending()
+    assert MemoryEmbedding.objects.filter(memory_id=m.memory_id).exists()
+    services.memory_purge(memory_id=m.memory_id, reason="gdpr")
+    assert not MemoryEmbedding.objects.filter(memory_id=m.memory_id).exists()
+
+
+def test_the_cosine_reorders_the_bm25_window(semantic_profile):
+    from search.memory_search import memory_search
+
+    unwind = create("Calvin: after a long day I unwind with my guitar and relax at home")
+    other = create("Calvin: the day was long, the unwind cable of the crane broke at work")
+    create("Calvin: the weather was nice")
+    embeddings.embed_pending()
+    plain = memory_search(user_id="u-a", query="How does Calvin relax and unwind?",
+                          profile="context", limit=3)
+    mixed = memory_search(user_id="u-a", query="How does Calvin relax and unwind?",
+                          profile=semantic_profile, limit=3)
+    assert {h.memory_id for h in plain.results} >= {unwind.memory_id, other.memory_id}
+    assert mixed.results[0].memory_id == unwind.memory_id
+    assert all(h.explain.semantic is not None for h in mixed.results)
+    assert plain.results[0].explain.semantic is None
+    by_id = {h.memory_id: h.explain.semantic for h in mixed.results}
+    assert by_id[unwind.memory_id] > by_id[other.memory_id]
+
+
+def test_recall_never_embeds_a_memory(semantic_profile, monkeypatch):
+    from search.memory_search import memory_search
+
+    m = create("Calvin plays guitar to relax")
+    calls = []
+    real = embeddings.encoder.encode
+    monkeypatch.setattr(embeddings.encoder, "encode",
+                        lambda texts, **kw: calls.append(list(texts)) or real(texts, **kw))
+    embeddings.query_vector.cache_clear()
+    found = memory_search(user_id="u-a", query="guitar relax", profile=semantic_profile)
+    assert [h.memory_id for h in found.results] == [m.memory_id]
+    assert found.results[0].explain.semantic is None  # not embedded yet: BM25 part only
+    assert calls == [["guitar relax"]]  # only the query was encoded
+    assert not MemoryEmbedding.objects.exists()
+
+
+def test_a_chinese_query_stays_with_bm25(semantic_profile):
+    from search.memory_search import memory_search
+
+    create("我喜欢在家弹吉他放松")
+    embeddings.embed_pending()
+    found = memory_search(user_id="u-a", query="怎么放松", profile=semantic_profile)
+    assert found.results and found.results[0].explain.semantic is None
