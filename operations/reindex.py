@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from memories import store
@@ -160,12 +160,23 @@ def reindex_all(*, progress: Callable[[str, int, int], None] | None = None) -> l
     """Reindex every namespace that has memories in the database, and warm the hot window of
     every session still within its TTL: after a Redis flush this restores everything."""
     out = []
-    namespaces = Memory.objects.order_by("user_id").values_list("user_id", flat=True).distinct()
+    namespaces = list(
+        Memory.objects.order_by("user_id").values_list("user_id", flat=True).distinct())
+    # Progress counts the rows of ALL the job's namespaces (the live, unexpired ones each
+    # reindex_namespace indexes), so it rises once from 0 to the total instead of restarting
+    # with every namespace.
+    now = timezone.now()
+    sizes = dict(Memory.objects.filter(deleted_at__isnull=True).filter(
+        Q(expire_at__isnull=True) | Q(expire_at__gt=now)).values("user_id")
+        .annotate(n=Count("memory_id")).values_list("user_id", "n"))
+    grand_total, before = sum(sizes.values()), 0
     for user_id in namespaces:
-        def report(done, total, user_id=user_id):
+        def report(done, _total, user_id=user_id, before=before):
             if progress:
-                progress(user_id, done, total)
-        out.append(reindex_namespace(user_id, progress=report))
+                progress(user_id, min(before + done, grand_total), grand_total)
+        result = reindex_namespace(user_id, progress=report)
+        before += sizes.get(user_id, 0)
+        out.append(result)
     from sessions.store import warm_live_sessions
 
     warm_live_sessions()

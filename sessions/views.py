@@ -199,7 +199,9 @@ def message_promote(request, session_id: str, seq: int):
         return render_page(
             request,
             "memories/_message_promoted.html",
-            {"memory": memory, "note": "already a memory:" if deduplicated else "promoted:"},
+            # The side panel of the session's memories is updated at once (out of band).
+            {"memory": memory, "note": "already a memory:" if deduplicated else "promoted:",
+             "session_memories": _session_memories(session), "oob_panel": True},
         )
     messages.success(request, text)
     return redirect(reverse("memories:memories-session", args=[session.session_id]) + f"#msg-{seq}")

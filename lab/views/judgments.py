@@ -14,7 +14,9 @@ from lab import judgments as lab_judgments
 from lab.forms import JudgmentFilterForm
 from lab.models import Judgment
 from lab.views.common import lab_nav, safe_next
+from memories.audit import snippet
 from memories.errors import ServiceError
+from memories.models import Memory
 
 
 @require_http_methods(["GET", "POST"])
@@ -36,12 +38,23 @@ def judgments(request):
             rows = rows.filter(**{column: value})
             params[key] = data[key]
     pager = paginate(request, rows, per_page=50, params=params, base=reverse("lab:judgments"))
+    pager.page.object_list = list(pager.page.object_list)
+    _add_snippets(pager.page.object_list)
     return render_page(
         request,
         "lab/judgments.html",
         {**lab_nav("judgments"), "form": form, "pager": pager},
         partial="rows",
     )
+
+
+def _add_snippets(judgments) -> None:
+    """``j.snippet``: the judged memory's text, shortened (one query for the page), so a
+    person sees what was graded, not only its id; empty for a purged memory."""
+    texts = dict(Memory.objects.filter(memory_id__in={j.memory_id for j in judgments})
+                 .values_list("memory_id", "content"))
+    for j in judgments:
+        j.snippet = snippet(texts.get(j.memory_id, ""))
 
 
 def _judge(request):
