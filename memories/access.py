@@ -92,6 +92,50 @@ def access_record(*, user_id: str, memory_ids: list[str], now: float | None = No
     pipe.execute()
 
 
+# How long a namespace's ``access:listed`` mark vouches for its place in the pending set: a
+# set lost on its own (another Cluster node's failover) is repaired within this time.
+LISTED_SECONDS = 300
+
+
+def access_pending_add(*, user_id: str) -> None:
+    """Put namespace ``user_id`` in the set of namespaces with pending hits, then mark it
+    listed (``access:listed``, in its own slot): for recalls that count their hits inside
+    their own script (the search's ``feed.lua``), which asks for this only while the mark is
+    absent. A fold drops the mark before it takes the namespace out of the set, and puts the
+    namespace back when hits came meanwhile, so a hit counted under the mark is always
+    folded. When the SADD fails the mark stays absent and the next recall asks again.
+    Raises ``RedisError``."""
+    client = store.get_client()
+    client.sadd(_pending_set(), user_id)
+    client.set(store.key(user_id, "access", "listed"), "1", ex=LISTED_SECONDS)
+
+
+# KEYS: pending hash, then one memory hash per id; ARGV: the ids. Takes back one counted hit.
+_UNCOUNT = """
+for i = 2, #KEYS do
+  local id = ARGV[i - 1]
+  if redis.call('EXISTS', KEYS[i]) == 1 then
+    redis.call('HINCRBY', KEYS[i], 'access_count', -1)
+  end
+  if redis.call('HINCRBY', KEYS[1], 'n:' .. id, -1) <= 0 then
+    redis.call('HDEL', KEYS[1], 'n:' .. id, 't:' .. id)
+  end
+end
+return #KEYS - 1
+"""
+
+
+def access_uncount(*, user_id: str, memory_ids: list[str]) -> None:
+    """Take back one hit of each of ``memory_ids``, counted by a recall that then did not
+    return them (the database no longer serves them: ``search.pending``). Raises
+    ``RedisError``."""
+    if not memory_ids:
+        return
+    keys = [store.key(user_id, "access")]
+    keys += [store.key(user_id, "m", memory_id) for memory_id in memory_ids]
+    store.get_client().eval(_UNCOUNT, len(keys), *keys, *memory_ids)
+
+
 def access_fold(*, user_ids: list[str] | None = None) -> dict:
     """Fold pending hits of ``user_ids`` (default: every namespace holding some) into the
     database; returns ``{"namespaces", "batches", "hits"}`` folded. Raises ``RedisError``."""
@@ -152,6 +196,7 @@ def access_discard(*, user_id: str) -> None:
     for memory_id in ids:
         pipe.hdel(store.key(user_id, "m", memory_id), "access_count", "accessed_at")
     pipe.delete(store.key(user_id, "access"), store.key(user_id, "access", "batches"),
+                store.key(user_id, "access", "listed"),
                 *[store.key(user_id, "access", "b", b) for b in batches])
     pipe.execute()
     client.srem(_pending_set(), user_id)
@@ -173,6 +218,7 @@ def _fold_namespace(client, user_id: str) -> tuple[int, int]:
     # Out of the set only when nothing is left (a crash above keeps it in for the next
     # fold), and in again at once if hits came meanwhile: a hit's SADD either follows our
     # SREM or precedes it, and then its pending hash is what we see here.
+    client.delete(store.key(user_id, "access", "listed"))  # see access_pending_add
     client.srem(_pending_set(), user_id)
     if client.exists(pending) or client.scard(batches):
         client.sadd(_pending_set(), user_id)

@@ -26,6 +26,7 @@ first.
 """
 
 import json
+import logging
 import math
 import re
 import time
@@ -41,7 +42,10 @@ from search.models import MatchMode, RankingProfile
 from search.pending import docs_verified
 from search.profiles import profile_resolve
 from search.recall_filters import RecallFilters, TimePlan, time_plan
-from search.serving import feed as serving
+from search.serving import answer as serving
+from search.serving import feed
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -88,6 +92,8 @@ class SearchResult:
     df: dict[str, int] = field(default_factory=dict)
     # {"range", "from", "mode", "applied"} when the query named a time, else None.
     time: dict | None = None
+    # True when the search itself counted the results' recall hits (``count_hits``).
+    hits_counted: bool = False
 
 
 def query_terms(query: str, profile: RankingProfile) -> list[str]:
@@ -109,7 +115,7 @@ def memory_search(
     types: list[str] | None = None, profile: str | RankingProfile | None = None,
     match_mode: str | None = None, now: float | None = None,
     since: float | None = None, until: float | None = None, author: str | None = None,
-    tags: list[str] | None = None,
+    tags: list[str] | None = None, count_hits: bool = False,
 ) -> SearchResult:
     """Top ``limit`` memories of namespace ``user_id`` for ``query``.
 
@@ -117,6 +123,10 @@ def memory_search(
     the clock). A query without usable tokens returns no results (never an error), unless it
     names a time. Raises NotFound for an unknown profile name and ``redis.RedisError`` when
     Redis is unreachable. ``took_ms`` is wall time in milliseconds.
+
+    ``count_hits``: the caller will count a recall hit on each result
+    (``memories.access.access_record``); the search may do it in its own round trip, and
+    then says so in ``hits_counted`` (the caller then does not).
     """
     started = time.perf_counter()
     prof = profile_resolve(profile)
@@ -131,7 +141,7 @@ def memory_search(
     if terms:
         _run(result, prof, user_id=user_id, terms=terms, limit=limit, mode=mode,
              conversation_id=conversation_id, types=types, now=now, filters=filters,
-             plan=plan)
+             plan=plan, count_hits=count_hits)
     elif plan.window is not None:
         _by_time(result, user_id=user_id, plan=plan, filters=filters, limit=limit,
                  conversation_id=conversation_id, types=types)
@@ -158,7 +168,8 @@ def _hybrid(prof: RankingProfile) -> bool:
 
 
 def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversation_id, types, now,
-         filters: RecallFilters | None = None, plan: TimePlan | None = None):
+         filters: RecallFilters | None = None, plan: TimePlan | None = None,
+         count_hits: bool = False):
     client = store.get_client()
     field_name = _field(prof)
     filters = filters or RecallFilters()
@@ -169,6 +180,11 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
     wide = _hybrid(prof) or boost or filters.active or (window is not None) or semantic
     k = max(limit, settings.MEMORY_RERANK_WINDOW) if wide else limit
     lua_mode = "collect" if prof.ranker == "keyword" else mode
+    own_field = index_fields.own_field(field_name)
+    # Hits are counted with the search when its rows are the results: one fetch of exactly
+    # ``limit`` best rows (no window to re-rank, no second fetch in all_then_any).
+    counting = {"at": time.time() if count_hits and not wide and mode != MatchMode.ALL_THEN_ANY
+                and lua_mode != "collect" else None}
 
     def fetch(m):
         if getattr(settings, "MEMORY_SERVING_INDEX", True):
@@ -176,8 +192,9 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
                 return serving.search(
                     client, user_id=user_id, field_name=field_name, terms=terms, k=k,
                     k1=prof.k1, b=prof.b, mode=m, now=now, conversation_id=conversation_id,
-                    types=types, with_hashes=True)
-            except (serving.Unsupported, serving.NotReady):
+                    types=types, with_hashes=True, own_field=own_field,
+                    hit_time=counting["at"])
+            except (feed.Unsupported, feed.NotReady):
                 pass
         return postings.search_field(
             client, user_id=user_id, field=field_name, terms=terms, k=k, k1=prof.k1, b=prof.b,
@@ -198,6 +215,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         docs = getattr(hits, "hashes", None)
         if docs is None:
             docs = serving.hashes(client, user_id, [r[0] for r in hits.rows])
+        held = docs
         # Checked against the database: a write whose mirror failed (needs_resync) is served
         # as the database holds it, or not at all when forgotten or purged (search.pending).
         docs = docs_verified(docs)
@@ -208,7 +226,14 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
             in_range = bool(timely)
         # Widen until enough survive or every match was seen: exact under any filter.
         exhausted = len(hits.rows) < k or k >= hits.n_docs or lua_mode == "collect"
-        if exhausted or len(timely if filter_time else passed) >= limit:
+        done = exhausted or len(timely if filter_time else passed) >= limit
+        if getattr(hits, "counted", False):
+            # Rows the database dropped were counted and are not results; when the window
+            # widens, none of this fetch's rows are (the wider fetch is counted by the caller).
+            _counted(user_id, hits, [m for m in held if m not in docs] if done else list(held))
+            result.hits_counted = done
+            counting["at"] = None
+        if done:
             break
         k = min(k * 8, max(hits.n_docs, limit))
     if filter_time:
@@ -220,6 +245,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         _expire(hits.expired)
     if not passed:
         return
+    own_terms = getattr(hits, "own_terms", None) or {}
     scored = []
     for memory_id, dl, tfs in passed:
         doc = docs.get(memory_id)
@@ -230,7 +256,9 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         overlap = len(tfs) / len(terms)
         context_terms = []
         if prof.context:
-            own = set(index_fields.ANALYZERS[field_name].tokens(doc["content"]))
+            own = own_terms.get(memory_id)
+            if own is None:  # not answered with the search (the Lua or catch-up path)
+                own = set(index_fields.ANALYZERS[field_name].tokens(doc["content"]))
             context_terms = [t for t in contributions if t not in own]
         scored.append((memory_id, doc, contributions, math.fsum(contributions.values()), overlap,
                        context_terms))
@@ -336,6 +364,20 @@ def _by_time(result: SearchResult, *, user_id, plan: TimePlan, filters: RecallFi
         if len(out) == limit:
             break
     result.results = out
+
+
+def _counted(user_id: str, hits, dropped: list[str]) -> None:
+    """The search counted a hit on each row Redis held: put the namespace in the pending set
+    when it is not marked there, and take back the hits of rows not returned."""
+    from memories import access
+
+    try:
+        if hits.unlisted:
+            access.access_pending_add(user_id=user_id)
+        if dropped:
+            access.access_uncount(user_id=user_id, memory_ids=dropped)
+    except store.RedisError as exc:  # the results stand; the next recall asks again
+        log.warning("recall hits: pending set not updated: %s", type(exc).__name__)
 
 
 def _expire(memory_ids: list[str]) -> None:

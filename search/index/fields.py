@@ -28,3 +28,9 @@ def content_field(*, stemming: bool, context: bool = False) -> str:
     if context:
         return WITH_CONTEXT_STEMMED
     return CONTENT_STEMMED if stemming else CONTENT
+
+
+def own_field(field: str) -> str:
+    """The field of a memory's own content analysed as ``field`` analyses it ("" when
+    ``field`` is one): which matched terms came from the context text alone."""
+    return CONTENT_STEMMED if field == WITH_CONTEXT_STEMMED else ""

@@ -66,8 +66,14 @@ class Found:
     df: dict[str, int]
     rows: list[tuple[str, int, dict[str, int]]] = field(default_factory=list)
     expired: list[str] = field(default_factory=list)
-    # Filled by the caller that fetched the hits' stored rows with the search (or None).
+    # Filled by the caller that fetched the hits' stored rows with the search (or None):
+    # their hot-store hashes, the query terms each one's own content holds (None: not
+    # fetched), whether their recall hits were counted, and whether the namespace then
+    # needs its place in the pending access set (search.serving.feed.search).
     hashes: dict | None = None
+    own_terms: dict | None = None
+    counted: bool = False
+    unlisted: bool = False
 
     @property
     def avgdl(self) -> float:
