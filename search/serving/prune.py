@@ -155,12 +155,18 @@ def maxscore(terms: list[Term | None], *, k: int, live, dl, avgdl, k1, b, accept
         keep = s + tail[e] * (1 + MARGIN) >= theta
         cand = cand[keep]
         s = _scores(cand, s[keep], order[e:], terms, dl, avgdl, k1, b)
+    return _band(cand, s, k, terms, order, dl, avgdl, k1, b)
+
+
+def _band(cand, s, k, terms, present, dl, avgdl, k1, b):
+    """``(cand, matrix)`` of the candidates whose score ``s`` is within rounding of the
+    k-th best or above, with their contributions."""
     if len(cand) > k:
         kth = np.partition(s, len(s) - k)[len(s) - k]
         cand = cand[s >= kth - abs(kth) * 1e-9]
     matrix = np.zeros((len(terms), len(cand)))
     every = np.arange(len(cand))
-    for j in order:
+    for j in present:
         fill(matrix, j, terms[j], cand, every, dl, avgdl, k1, b)
     return cand, matrix
 
@@ -206,15 +212,7 @@ def dense(terms: list[Term | None], *, dl, n: int, avgdl, k1, b, accept, k: int 
         cand = cand[accept(cand)]
     if k is None:
         return cand, None
-    if len(cand) > k:
-        s = scores[cand]
-        kth = np.partition(s, len(s) - k)[len(s) - k]
-        cand = cand[s >= kth - abs(kth) * 1e-9]
-    matrix = np.zeros((len(terms), len(cand)))
-    every = np.arange(len(cand))
-    for j in present:
-        fill(matrix, j, terms[j], cand, every, dl, avgdl, k1, b)
-    return cand, matrix
+    return _band(cand, scores[cand], k, terms, present, dl, avgdl, k1, b)
 
 
 def top(cand: np.ndarray, matrix: np.ndarray, k: int, ids: np.ndarray) -> np.ndarray:
