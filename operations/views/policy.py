@@ -20,7 +20,7 @@ from memories.errors import ServiceError
 from memories.models import AuditEvent, Memory
 from operations import cleanup_undo, consolidate, jobs, policy
 from operations.forms import ApplyAllForm, ApplyGroupForm, NamespaceForm, PolicyForm, UndoForm
-from operations.views.index import NAMESPACE_HINTS, form_errors
+from operations.views.index import form_errors
 from operations.views.jobs import enqueue_or_503
 
 PLAN_SHOWN = 200  # ids listed per plan section; the count above says how many in all
@@ -123,11 +123,6 @@ def render_policy(request, form, context: dict, *, status: int = 200):
     form.fields["threshold"].widget.attrs["placeholder"] = f"{threshold:g} (default)"
     form.fields["max_members"].widget.attrs["placeholder"] = f"{max_members} (default)"
     context = {"form": form, **context}
-    context["namespaces"] = (
-        Memory.objects.values_list("user_id", flat=True)
-        .distinct()
-        .order_by("user_id")[:NAMESPACE_HINTS]
-    )
     return render_page(request, TEMPLATE, context, partial="policy", status=status)
 
 
