@@ -170,7 +170,7 @@ def token_issue(
             raise Conflict(
                 f"{username} is {current or 'without a role'}; a token with the role {role} "
                 f"would make them {role} everywhere (console and API). Confirm the change of "
-                "role, or keep their role",
+                "role, or keep their role.",
                 field="role",
                 current_role=current,
             )
