@@ -2,8 +2,8 @@
 request for a small namespace) and kept in Redis with the time it was computed.
 
 The dry run reads the whole namespace (tokenising, entity extraction, candidate pairs):
-~1 min at 20k memories on this 2-core machine (``bench/policy_page.py``), far too long for a
-page view. So the page serves the cached plan of its (namespace, threshold, group size),
+357 s at 20k memories on this 2-core machine at load ~8 (``bench/policy_page.py``), far too
+long for a page view; the page served from the cached plan took 1.6 s there. So the page serves the cached plan of its (namespace, threshold, group size),
 says when it was computed and whether the namespace changed since (its ``stamp``: the
 count of rows and their latest change), and a recompute runs as a job
 (``operations.jobs.policy_plan_job``). A namespace with at most
