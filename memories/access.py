@@ -98,16 +98,22 @@ LISTED_SECONDS = 300
 
 
 def access_pending_add(*, user_id: str) -> None:
-    """Put namespace ``user_id`` in the set of namespaces with pending hits, then mark it
-    listed (``access:listed``, in its own slot): for recalls that count their hits inside
-    their own script (the search's ``feed.lua``), which asks for this only while the mark is
-    absent. A fold drops the mark before it takes the namespace out of the set, and puts the
-    namespace back when hits came meanwhile, so a hit counted under the mark is always
-    folded. When the SADD fails the mark stays absent and the next recall asks again.
-    Raises ``RedisError``."""
+    """Mark namespace ``user_id`` listed (``access:listed``, in its own slot), then put it in
+    the set of namespaces with pending hits: for recalls that count their hits inside their
+    own script (the search's ``feed.lua``), which asks for this only while the mark is
+    absent. A fold takes the namespace out of the set, then drops the mark, then puts the
+    namespace back when hits came meanwhile. The two orders make "marked but not in the set"
+    impossible: that needs our mark after the fold's drop and the fold's removal after our
+    add. So a hit counted under the mark is always folded. Raises ``RedisError`` (the mark
+    is dropped again when the add failed, so the next recall asks again)."""
     client = store.get_client()
-    client.sadd(_pending_set(), user_id)
-    client.set(store.key(user_id, "access", "listed"), "1", ex=LISTED_SECONDS)
+    mark = store.key(user_id, "access", "listed")
+    client.set(mark, "1", ex=LISTED_SECONDS)
+    try:
+        client.sadd(_pending_set(), user_id)
+    except store.RedisError:
+        client.delete(mark)
+        raise
 
 
 # KEYS: pending hash, then one memory hash per id; ARGV: the ids. Takes back one counted hit.
@@ -218,8 +224,8 @@ def _fold_namespace(client, user_id: str) -> tuple[int, int]:
     # Out of the set only when nothing is left (a crash above keeps it in for the next
     # fold), and in again at once if hits came meanwhile: a hit's SADD either follows our
     # SREM or precedes it, and then its pending hash is what we see here.
-    client.delete(store.key(user_id, "access", "listed"))  # see access_pending_add
     client.srem(_pending_set(), user_id)
+    client.delete(store.key(user_id, "access", "listed"))  # after the SREM: access_pending_add
     if client.exists(pending) or client.scard(batches):
         client.sadd(_pending_set(), user_id)
     return done, hits
