@@ -316,6 +316,10 @@ def _rescore(hits: list[Hit], text: str, w: float) -> None:
         # The shipped encoder is English-only: Chinese (Japanese, Korean) stays with BM25.
         return
     vectors = embeddings.vectors_for([h.memory_id for h in hits])
+    if not vectors:
+        # None computed yet (the worker embeds after commit): BM25's order as it is, and no
+        # query to encode.
+        return
     query = embeddings.query_vector(text)
     cosines = [float(vectors[h.memory_id] @ query) if h.memory_id in vectors else None
                for h in hits]

@@ -70,8 +70,40 @@ def test_recall_never_embeds_a_memory(semantic_profile, monkeypatch):
     found = memory_search(user_id="u-a", query="guitar relax", profile=semantic_profile)
     assert [h.memory_id for h in found.results] == [m.memory_id]
     assert found.results[0].explain.semantic is None  # not embedded yet: BM25 part only
-    assert calls == [["guitar relax"]]  # only the query was encoded
+    assert calls == []  # nothing in the window is embedded: not even the query is encoded
     assert not MemoryEmbedding.objects.exists()
+
+
+def test_a_window_partly_embedded_mixes_the_known_and_keeps_bm25_for_the_rest(
+        semantic_profile, monkeypatch):
+    from search.memory_search import memory_search
+
+    old = create("Calvin relaxes with his guitar after work")
+    embeddings.embed_pending()
+    new = create("Calvin relaxes at the beach")  # written after the job ran
+    calls = []
+    real = embeddings.encoder.encode
+    monkeypatch.setattr(embeddings.encoder, "encode",
+                        lambda texts, **kw: calls.append(list(texts)) or real(texts, **kw))
+    embeddings.query_vector.cache_clear()
+    found = memory_search(user_id="u-a", query="Calvin relaxes", profile=semantic_profile)
+    by_id = {h.memory_id: h.explain.semantic for h in found.results}
+    assert by_id[old.memory_id] is not None and by_id[new.memory_id] is None
+    assert calls == [["Calvin relaxes"]]  # the query only; the new memory waits for the job
+
+
+def test_the_same_text_is_encoded_once_across_namespaces(builtins, monkeypatch):
+    create("the lighthouse keeper rows to the island", user_id="u-a")
+    calls = []
+    real = embeddings.encoder.encode
+    monkeypatch.setattr(embeddings.encoder, "encode",
+                        lambda texts, **kw: calls.append(list(texts)) or real(texts, **kw))
+    assert embeddings.embed_pending() == 1
+    create("the lighthouse keeper rows to the island", user_id="u-b")
+    assert embeddings.embed_pending() == 1
+    assert calls == [["the lighthouse keeper rows to the island"]]
+    a, b = MemoryEmbedding.objects.order_by("memory__user_id")
+    assert bytes(a.vector) == bytes(b.vector)
 
 
 def test_a_chinese_query_stays_with_bm25(semantic_profile):
