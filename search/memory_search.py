@@ -126,7 +126,8 @@ def memory_search(
     now = time.time() if now is None else now
     filters = RecallFilters(since=since, until=until, author=author, tags=tuple(tags or ()))
     plan = time_plan(query, mode=getattr(prof, "temporal", "off"), now=now, tz=_zone(),
-                     latest=lambda: _newest(user_id))
+                     latest=lambda: _newest(user_id),
+                     earliest=lambda: _newest(user_id, "created_at"))
     terms = query_terms(plan.text, prof)
     result = SearchResult([], mode if mode != MatchMode.ALL_THEN_ANY else MatchMode.ALL,
                           prof.name, 0.0, terms)
@@ -148,11 +149,12 @@ def _zone():
     return ZoneInfo(settings.TIME_ZONE)
 
 
-def _newest(user_id: str):
+def _newest(user_id: str, order: str = "-created_at"):
+    """The namespace's newest live memory time (``order="created_at"``: its oldest)."""
     from memories.models import Memory
 
     return (Memory.objects.filter(user_id=user_id, deleted_at__isnull=True)
-            .order_by("-created_at").values_list("created_at", flat=True).first())
+            .order_by(order).values_list("created_at", flat=True).first())
 
 
 def _hybrid(prof: RankingProfile) -> bool:

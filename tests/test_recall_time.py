@@ -181,3 +181,13 @@ def test_a_range_holding_every_memory_adds_almost_nothing(api):
     assert ids(body)[0] == c  # the text decides: each gets the same small time term
     terms = {r["explain"]["time_term"] for r in body["results"]}
     assert len(terms) == 1 and 0 < terms.pop() < 0.25
+
+
+def test_our_first_conversation_is_the_day_of_the_oldest_memory(api):
+    first = write(api, "Hello, my name is Ivy and I play badminton with colleagues",
+                  "2026-04-27T20:00:00Z")
+    write(api, "We talked about films today, a long talk", "2026-05-03T20:00:00Z")
+    write(api, "Another talk about the weather", "2026-05-04T20:00:00Z")
+    body = recall(api, "Do you remember what we talked about during our first conversation?")
+    assert body["time"]["range"] == "2026-04-27..2026-04-27"
+    assert ids(body)[0] == first
