@@ -47,7 +47,8 @@ def test_the_cosine_reorders_the_bm25_window(semantic_profile):
     create("Calvin: the weather was nice")
     embeddings.embed_pending()
     plain = memory_search(user_id="u-a", query="How does Calvin relax and unwind?",
-                          profile="context", limit=3)
+                          profile=RankingProfile(name="plain", stemming=True, context=True),
+                          limit=3)
     mixed = memory_search(user_id="u-a", query="How does Calvin relax and unwind?",
                           profile=semantic_profile, limit=3)
     assert {h.memory_id for h in plain.results} >= {unwind.memory_id, other.memory_id}
@@ -113,3 +114,18 @@ def test_a_chinese_query_stays_with_bm25(semantic_profile):
     embeddings.embed_pending()
     found = memory_search(user_id="u-a", query="怎么放松", profile=semantic_profile)
     assert found.results and found.results[0].explain.semantic is None
+
+
+def test_the_default_profile_rescores_semantically(builtins):
+    from search.memory_search import memory_search
+    from search.profiles import profile_resolve
+
+    assert profile_resolve(None).name == "context" and profile_resolve(None).w_semantic == 0.4
+    unwind = create("Calvin: after a long day I unwind with my guitar and relax at home")
+    create("Calvin: the day was long, the unwind cable of the crane broke at work")
+    before = memory_search(user_id="u-a", query="How does Calvin relax and unwind?", limit=2)
+    assert all(h.explain.semantic is None for h in before.results)  # BM25 until the job ran
+    embeddings.embed_pending()
+    after = memory_search(user_id="u-a", query="How does Calvin relax and unwind?", limit=2)
+    assert after.results[0].memory_id == unwind.memory_id
+    assert all(h.explain.semantic is not None for h in after.results)
