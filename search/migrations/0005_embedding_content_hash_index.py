@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('search', '0003_memory_embedding'),
+        ('search', '0004_synonym_text'),
     ]
 
     operations = [

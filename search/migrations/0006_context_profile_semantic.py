@@ -12,5 +12,5 @@ def context_profile_rescores(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("search", "0004_embedding_content_hash_index")]
+    dependencies = [("search", "0005_embedding_content_hash_index")]
     operations = [migrations.RunPython(context_profile_rescores, migrations.RunPython.noop)]
