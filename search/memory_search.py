@@ -238,10 +238,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         timed = time_weight if time_weight and temporal.in_window(
             float(doc["created_at"]), window) else 0.0
         overlap = len(tfs) / len(terms)
-        context_terms = []
-        if prof.context:
-            own = set(index_fields.ANALYZERS[field_name].tokens(doc["content"]))
-            context_terms = [t for t in contributions if t not in own]
+        context_terms = []  # filled for the returned hits only, below
         scored.append((memory_id, doc, contributions, math.fsum(contributions.values()) + timed,
                        overlap, context_terms, timed))
     if mode == MatchMode.ALL and prof.ranker == "keyword":
@@ -278,6 +275,13 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         _rescore(hits_out, plan.text, prof.w_semantic)
     hits_out.sort(key=lambda h: (-h.score, h.memory_id))
     result.results = hits_out[:limit]
+    if prof.context:
+        # Matched terms the content lacks came from context. Analysing a memory's content is
+        # the costly part of an explanation: done for the returned hits, not the window.
+        analyzer = index_fields.ANALYZERS[field_name]
+        for h in result.results:
+            own = set(analyzer.tokens(h.content))
+            h.explain.context_terms = [t for t in h.explain.terms if t not in own]
 
 
 def _time_candidates(client, user_id, window, hits, passed, docs, filters, *, k1,
