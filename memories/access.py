@@ -142,6 +142,21 @@ def access_uncount(*, user_id: str, memory_ids: list[str]) -> None:
     store.get_client().eval(_UNCOUNT, len(keys), *keys, *memory_ids)
 
 
+def access_counted(*, user_id: str, unlisted: bool, dropped: list[str]) -> None:
+    """After a search that counted its hits in its own script: put the namespace in the
+    pending set when it was not marked there (:func:`access_pending_add`), and take back the
+    hits of rows it counted and did not return (:func:`access_uncount`). Logs and never
+    raises: the results stand, and an unmarked namespace is asked for again by the next
+    recall."""
+    try:
+        if unlisted:
+            access_pending_add(user_id=user_id)
+        if dropped:
+            access_uncount(user_id=user_id, memory_ids=dropped)
+    except store.RedisError as exc:
+        log.warning("recall hits: pending set not updated: %s", type(exc).__name__)
+
+
 def access_fold(*, user_ids: list[str] | None = None) -> dict:
     """Fold pending hits of ``user_ids`` (default: every namespace holding some) into the
     database; returns ``{"namespaces", "batches", "hits"}`` folded. Raises ``RedisError``."""

@@ -26,7 +26,6 @@ first.
 """
 
 import json
-import logging
 import math
 import re
 import time
@@ -34,7 +33,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from memories import store
+from memories import access, store
 from search import scoring, synonyms, temporal
 from search.index import fields as index_fields
 from search.index import postings
@@ -44,8 +43,6 @@ from search.profiles import profile_resolve
 from search.recall_filters import RecallFilters, TimePlan, time_plan
 from search.serving import answer as serving
 from search.serving import feed
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -64,6 +61,8 @@ class Explain:
     # Cosine of query and memory embeddings when the profile rescores semantically (None:
     # not rescored, or the memory's embedding is not computed yet).
     semantic: float | None = None
+    # The query's time range as a term (search.temporal.time_term): its share of the score.
+    time_term: float = 0.0
 
 
 @dataclass
@@ -134,7 +133,8 @@ def memory_search(
     now = time.time() if now is None else now
     filters = RecallFilters(since=since, until=until, author=author, tags=tuple(tags or ()))
     plan = time_plan(query, mode=getattr(prof, "temporal", "off"), now=now, tz=_zone(),
-                     latest=lambda: _newest(user_id))
+                     latest=lambda: _newest(user_id),
+                     earliest=lambda: _newest(user_id, "created_at"))
     terms = query_terms(plan.text, prof)
     result = SearchResult([], mode if mode != MatchMode.ALL_THEN_ANY else MatchMode.ALL,
                           prof.name, 0.0, terms)
@@ -156,11 +156,12 @@ def _zone():
     return ZoneInfo(settings.TIME_ZONE)
 
 
-def _newest(user_id: str):
+def _newest(user_id: str, order: str = "-created_at"):
+    """The namespace's newest live memory time (``order="created_at"``: its oldest)."""
     from memories.models import Memory
 
     return (Memory.objects.filter(user_id=user_id, deleted_at__isnull=True)
-            .order_by("-created_at").values_list("created_at", flat=True).first())
+            .order_by(order).values_list("created_at", flat=True).first())
 
 
 def _hybrid(prof: RankingProfile) -> bool:
@@ -230,7 +231,8 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         if getattr(hits, "counted", False):
             # Rows the database dropped were counted and are not results; when the window
             # widens, none of this fetch's rows are (the wider fetch is counted by the caller).
-            _counted(user_id, hits, [m for m in held if m not in docs] if done else list(held))
+            access.access_counted(user_id=user_id, unlisted=hits.unlisted,
+                                  dropped=[m for m in held if m not in docs] if done else list(held))
             result.hits_counted = done
             counting["at"] = None
         if done:
@@ -243,6 +245,10 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
     result.n_docs, result.avgdl, result.df = hits.n_docs, hits.avgdl, hits.df
     if hits.expired:
         _expire(hits.expired)
+    time_weight = 0.0
+    if boost and prof.w_time > 0:
+        time_weight = _time_candidates(client, user_id, window, hits, passed, docs, filters,
+                                       k1=prof.k1, conversation_id=conversation_id, types=types)
     if not passed:
         return
     own_terms = getattr(hits, "own_terms", None) or {}
@@ -252,21 +258,18 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         if doc is None:  # expired or removed between the two reads
             continue
         contributions = scoring.bm25_terms(terms, tfs, dl, hits.n_docs, hits.df, hits.avgdl,
-                                           k1=prof.k1, b=prof.b)
+                                           k1=prof.k1, b=prof.b) if tfs else {}
+        timed = time_weight if time_weight and temporal.in_window(
+            float(doc["created_at"]), window) else 0.0
         overlap = len(tfs) / len(terms)
-        context_terms = []
-        if prof.context:
-            own = own_terms.get(memory_id)
-            if own is None:  # not answered with the search (the Lua or catch-up path)
-                own = set(index_fields.ANALYZERS[field_name].tokens(doc["content"]))
-            context_terms = [t for t in contributions if t not in own]
-        scored.append((memory_id, doc, contributions, math.fsum(contributions.values()), overlap,
-                       context_terms))
+        context_terms = []  # filled for the returned hits only, below
+        scored.append((memory_id, doc, contributions, math.fsum(contributions.values()) + timed,
+                       overlap, context_terms, timed))
     if mode == MatchMode.ALL and prof.ranker == "keyword":
         scored = [s for s in scored if s[4] == 1.0]
     best = max((s[3] for s in scored), default=0.0)
     hits_out = []
-    for memory_id, doc, contributions, bm25, overlap, context_terms in scored:
+    for memory_id, doc, contributions, bm25, overlap, context_terms, timed in scored:
         relevance = overlap if prof.ranker == "keyword" else (bm25 / best if best > 0 else 0.0)
         stamp = doc.get("accessed_at") if prof.recency_from == "accessed_at" else ""
         stamp = float(stamp or doc["created_at"])
@@ -286,7 +289,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
             version=int(doc["version"]), score=final, metadata=json.loads(doc["metadata"]),
             created_at=float(doc["created_at"]), importance=imp,
             conversation_id=doc["conversation_id"] or None,
-            explain=Explain(bm25=bm25, relevance=relevance, recency=rec, importance=imp,
+            explain=Explain(bm25=bm25 - timed, relevance=relevance, time_term=timed, recency=rec, importance=imp,
                             terms=contributions, final=final, context_terms=context_terms,
                             time=factor,
                             weights={"relevance": prof.w_relevance, "recency": prof.w_recency,
@@ -296,6 +299,36 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         _rescore(hits_out, plan.text, prof.w_semantic)
     hits_out.sort(key=lambda h: (-h.score, h.memory_id))
     result.results = hits_out[:limit]
+    if prof.context:
+        # Matched terms the content lacks came from context. Analysing a memory's content is
+        # the costly part of an explanation: done for the returned hits, not the window.
+        # The search's own round trip brought each hit's own-content terms (feed.lua); only
+        # hits it did not answer (the Lua or catch-up path, time candidates) are analysed.
+        analyzer = index_fields.ANALYZERS[field_name]
+        for h in result.results:
+            own = own_terms.get(h.memory_id)
+            if own is None:
+                own = set(analyzer.tokens(h.content))
+            h.explain.context_terms = [t for t in h.explain.terms if t not in own]
+
+
+def _time_candidates(client, user_id, window, hits, passed, docs, filters, *, k1,
+                     conversation_id, types) -> float:
+    """The time range as a query term (search.temporal): the memories created in it join
+    ``passed`` (and ``docs``) even when they match no word; returns the term's weight."""
+    from search import time_rows
+
+    ids, n_in = time_rows.ids_in_range(user_id, window, cap=settings.MEMORY_RERANK_WINDOW,
+                                       conversation_id=conversation_id, types=types)
+    seen = {r[0] for r in hits.rows}
+    extra = [m for m in ids if m not in seen]
+    if extra:
+        found = docs_verified(serving.hashes(client, user_id, extra))
+        for memory_id in extra:
+            if memory_id in found and filters.keep(found[memory_id]):
+                docs[memory_id] = found[memory_id]
+                passed.append((memory_id, 0, {}))
+    return temporal.time_term(hits.n_docs, n_in, k1)
 
 
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -317,6 +350,10 @@ def _rescore(hits: list[Hit], text: str, w: float) -> None:
         # The shipped encoder is English-only: Chinese (Japanese, Korean) stays with BM25.
         return
     vectors = embeddings.vectors_for([h.memory_id for h in hits])
+    if not vectors:
+        # None computed yet (the worker embeds after commit): BM25's order as it is, and no
+        # query to encode.
+        return
     query = embeddings.query_vector(text)
     cosines = [float(vectors[h.memory_id] @ query) if h.memory_id in vectors else None
                for h in hits]
@@ -331,23 +368,10 @@ def _by_time(result: SearchResult, *, user_id, plan: TimePlan, filters: RecallFi
     """A query that is only a time ("yesterday", "上周"): the live memories created in that
     range, newest first (score 0: no terms to score; explain says where the range came from).
     """
-    import datetime as dt
+    from search import time_rows
 
-    from django.db.models import Q
-    from django.utils import timezone
-
-    from memories.models import Memory
-
-    rows = Memory.objects.filter(
-        user_id=user_id, deleted_at__isnull=True,
-        created_at__gte=dt.datetime.fromtimestamp(plan.window.since, tz=dt.UTC),
-        created_at__lt=dt.datetime.fromtimestamp(plan.window.until, tz=dt.UTC),
-    ).filter(Q(expire_at__isnull=True) | Q(expire_at__gt=timezone.now()))
-    if conversation_id:
-        rows = rows.filter(Q(conversation_id__isnull=True) | Q(conversation_id=conversation_id)
-                           | Q(type="long_term"))
-    if types:
-        rows = rows.filter(type__in=types)
+    rows = time_rows.in_range(user_id, plan.window, conversation_id=conversation_id,
+                              types=types)
     plan.applied = True
     out = []
     for m in rows.order_by("-created_at", "memory_id")[:max(limit * 8, 200)]:
@@ -364,20 +388,6 @@ def _by_time(result: SearchResult, *, user_id, plan: TimePlan, filters: RecallFi
         if len(out) == limit:
             break
     result.results = out
-
-
-def _counted(user_id: str, hits, dropped: list[str]) -> None:
-    """The search counted a hit on each row Redis held: put the namespace in the pending set
-    when it is not marked there, and take back the hits of rows not returned."""
-    from memories import access
-
-    try:
-        if hits.unlisted:
-            access.access_pending_add(user_id=user_id)
-        if dropped:
-            access.access_uncount(user_id=user_id, memory_ids=dropped)
-    except store.RedisError as exc:  # the results stand; the next recall asks again
-        log.warning("recall hits: pending set not updated: %s", type(exc).__name__)
 
 
 def _expire(memory_ids: list[str]) -> None:
