@@ -18,6 +18,8 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
+from redis import exceptions as redis_exceptions
+
 from memories import store
 
 _LUA = Path(__file__).with_name("lua")
@@ -55,18 +57,11 @@ class FieldTerms:
         return sum(self.tf.values())
 
 
-def put_memory(
-    client, *, user_id: str, memory_id: str, version: int, hash_fields: dict[str, str],
+def _put_call(
+    *, user_id: str, memory_id: str, version: int, hash_fields: dict[str, str],
     filter_fields: dict[str, str], fields: list[FieldTerms], ttl_seconds: int = 0,
     stream_maxlen: int = 10000, mode: str = "write",
-) -> str:
-    """Replace a memory's hot-store hash and postings in one atomic script.
-
-    Empty ``hash_fields`` and ``fields`` remove the memory entirely (forget, purge, expiry).
-    ``mode="build"`` writes only the generation a reindex is building. A put older than the
-    version already in Redis changes nothing. Returns ``"upsert"``, ``"delete"`` or
-    ``"stale"``; raises ``redis.RedisError`` when Redis fails.
-    """
+) -> tuple[list, list]:
     args: list = [store.namespace_base(user_id), memory_id, version, mode, DEFAULT_AVGDL_REF,
                   REF_K1, REF_B, int(ttl_seconds), stream_maxlen, len(hash_fields)]
     for name, value in hash_fields.items():
@@ -80,8 +75,42 @@ def put_memory(
         for term, tf in f.tf.items():
             args += [term, tf]
     args.append(INDEX_FORMAT)
-    keys = [store.key(user_id, "m", memory_id)]
+    return [store.key(user_id, "m", memory_id)], args
+
+
+def put_memory(client, **put) -> str:
+    """Replace a memory's hot-store hash and postings in one atomic script.
+
+    Keyword arguments: ``user_id``, ``memory_id``, ``version``, ``hash_fields`` and
+    ``filter_fields`` (str -> str), ``fields`` (list of :class:`FieldTerms`),
+    ``ttl_seconds`` (0 = none), ``stream_maxlen``, ``mode``. Empty ``hash_fields`` and
+    ``fields`` remove the memory entirely (forget, purge, expiry). ``mode="build"`` writes
+    only the generation a reindex is building. A put older than the version already in
+    Redis changes nothing. Returns ``"upsert"``, ``"delete"`` or ``"stale"``; raises
+    ``redis.RedisError`` when Redis fails.
+    """
+    keys, args = _put_call(**put)
     return store.text(_script("put.lua")(keys=keys, args=args, client=client))
+
+
+def queue_put(pipe, **put) -> None:
+    """:func:`put_memory` queued on a pipeline as a bare EVALSHA: redis-py's own script
+    handling would first send SCRIPT EXISTS, one more round trip per pipeline. Execute the
+    pipeline through :func:`run_with_scripts`, which loads the script when Redis lacks it."""
+    keys, args = _put_call(**put)
+    pipe.evalsha(_script("put.lua").sha, len(keys), *keys, *args)
+
+
+def run_with_scripts(client, run):
+    """``run()`` (which queues :func:`queue_put` calls and executes its pipelines), once more
+    after loading the scripts if Redis did not hold them (a restart, SCRIPT FLUSH). Safe to
+    repeat: ``put.lua`` accepts an equal version and leaves the same state."""
+    try:
+        return run()
+    except redis_exceptions.NoScriptError:
+        for name in ("put.lua",):
+            client.script_load(_script(name).script)
+        return run()
 
 
 @dataclass
