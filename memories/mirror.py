@@ -97,8 +97,7 @@ def sync_instances(memories: list[Memory]) -> bool:
 
     def run():
         pipes = store.NamespacePipelines(client)
-        for memory, args, _ in built:
-            _queue_put(pipes.for_namespace(memory.user_id), args)
+        _queue_puts(pipes, [args for _, args, _ in built])
         if not cluster:  # one slot per pipeline on a cluster: the registry goes apart
             pipes.for_namespace(users[0]).sadd(store.global_key("namespaces"), *users)
         pipes.execute()
@@ -211,8 +210,7 @@ def _put_rows(client, rows: list[Memory], now: dt.datetime) -> list[Memory]:
     def run():
         pipes = store.NamespacePipelines(client)
         _seed_reference_lengths(client, pipes, puts)
-        for args in puts:
-            _queue_put(pipes.for_namespace(args["user_id"]), args)
+        _queue_puts(pipes, puts)
         pipes.execute()
 
     postings.run_with_scripts(client, run)
@@ -236,8 +234,14 @@ def _seed_reference_lengths(client, pipes, puts: list[dict]) -> None:
                                                 repr(sum(dls) / len(dls)))
 
 
-def _queue_put(pipe, args: dict) -> None:
-    postings.queue_put(pipe, stream_maxlen=settings.MEMORY_STREAM_MAXLEN, **args)
+def _queue_puts(pipes, puts: list[dict]) -> None:
+    """Queue ``puts`` on the namespaces' pipelines, several memories per put.lua call."""
+    by_namespace: dict[str, list[dict]] = {}
+    for args in puts:
+        by_namespace.setdefault(args["user_id"], []).append(args)
+    for user_id, group in by_namespace.items():
+        postings.queue_puts(pipes.for_namespace(user_id), group,
+                            stream_maxlen=settings.MEMORY_STREAM_MAXLEN)
 
 
 def _put(client, args: dict) -> None:

@@ -137,10 +137,7 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL + IMMEDIATE transactions + busy timeout: concurrent API writes wait for the
-    # write lock instead of failing with "database is locked" (Django 5.1+ OPTIONS); the
-    # project's backend hands that lock from writer to writer without SQLite's sleeps
-    # (memory_console/sqlite/base.py).
-    DATABASES["default"]["ENGINE"] = "memory_console.sqlite"
+    # write lock instead of failing with "database is locked" (Django 5.1+ OPTIONS).
     DATABASES["default"]["OPTIONS"] = {
         "transaction_mode": "IMMEDIATE",
         "timeout": 20,
