@@ -49,6 +49,22 @@ def query_metrics(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> 
     }
 
 
+def live_figures(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> dict:
+    """What the compare page shows above a column as grades come in (as Quepid does):
+    ``{"ndcg", "precision"}`` (nDCG@k with graded gains, P@k; ``search.metrics``), both None
+    while the query has no relevant grade (grade > 0), plus ``judged`` (results of the top
+    k with a grade) and ``relevant`` (memories graded > 0 for the query, shown or not)."""
+    top = list(dict.fromkeys(ranked))[:k]
+    relevant = sum(1 for g in gains.values() if g > 0)
+    return {
+        "ndcg": ir.ndcg_at_k(top, gains, k) if relevant else None,
+        "precision": ir.precision_at_k(top, gains, k) if relevant else None,
+        "judged": sum(1 for m in top if m in gains),
+        "relevant": relevant,
+        "k": k,
+    }
+
+
 def mean_metrics(rows: Sequence[Mapping]) -> dict:
     """The mean of each metric over ``rows`` (0.0 each when there are none)."""
     n = len(rows)

@@ -68,3 +68,18 @@ def judgment_table(
         out.setdefault(memory_id, {})[reviewer] = grade
     return out
 
+
+
+
+def judgment_gains(*, user_id: str, query: str) -> dict[str, float]:
+    """``{memory_id: mean grade}`` of a query's judged memories that are still live: the
+    gains an evaluation run uses (forgotten or purged memories are left out, so they never
+    count in the ideal ranking). One query (the live check is a subquery)."""
+    live = Memory.objects.filter(user_id=user_id, deleted_at__isnull=True).values("memory_id")
+    rows = Judgment.objects.filter(
+        user_id=user_id, query=" ".join(query.split()), memory_id__in=live
+    )
+    return {
+        r["memory_id"]: float(r["grade"])
+        for r in rows.values("memory_id").annotate(grade=Avg("grade")).order_by()
+    }

@@ -181,8 +181,14 @@ def run_out(run: EvalRun) -> dict:
 
 def run_compare(a: EvalRun, b: EvalRun) -> dict:
     """Two runs side by side: a column per (run, profile), each with its mean metrics, and a
-    row per query with each column's nDCG@k; ``delta`` is the last column minus the first
-    (None when either has no relevant judgment for that query)."""
+    row per query with each column's nDCG@k.
+
+    A delta always compares a profile with itself: ``shared`` lists the profile names both
+    runs evaluated (in A's order); per query, ``deltas[name]`` is B's nDCG@k of that profile
+    minus A's (None when either has no relevant judgment for the query), and ``delta`` is
+    that of the first shared profile (None when the runs share no profile). ``mean_deltas``:
+    ``{name: {metric: B - A}}`` over each run's judged queries (absent when either run had
+    none)."""
     sources = [(label, run, prof) for label, run in (("A", a), ("B", b)) for prof in run.profiles]
     columns = [
         {
@@ -194,8 +200,11 @@ def run_compare(a: EvalRun, b: EvalRun) -> dict:
         }
         for label, run, prof in sources
     ]
+    names_b = {p["name"] for p in b.profiles}
+    shared = [p["name"] for p in a.profiles if p["name"] in names_b]
     queries: dict[tuple[str, str], dict] = {}
-    for index, (_label, run, prof) in enumerate(sources):
+    by_side: dict[tuple[str, str, str, str], float | None] = {}
+    for index, (label, run, prof) in enumerate(sources):
         for row in run.per_query:
             if row["profile"] != prof["name"]:
                 continue
@@ -204,9 +213,19 @@ def run_compare(a: EvalRun, b: EvalRun) -> dict:
                 {"user_id": row["user_id"], "query": row["query"], "ndcg": [None] * len(columns)},
             )
             entry["ndcg"][index] = row["ndcg"]
+            by_side[(label, prof["name"], row["user_id"], row["query"])] = row["ndcg"]
     rows = list(queries.values())
     for row in rows:
-        first, last = row["ndcg"][0], row["ndcg"][-1]
-        row["delta"] = None if first is None or last is None else last - first
-    return {"columns": columns, "queries": rows}
-
+        deltas = {}
+        for name in shared:
+            before = by_side.get(("A", name, row["user_id"], row["query"]))
+            after = by_side.get(("B", name, row["user_id"], row["query"]))
+            deltas[name] = None if before is None or after is None else after - before
+        row["deltas"] = deltas
+        row["delta"] = deltas[shared[0]] if shared else None
+    mean_deltas = {}
+    for name in shared:
+        ma, mb = a.metrics.get(name, {}), b.metrics.get(name, {})
+        if ma.get("queries") and mb.get("queries"):
+            mean_deltas[name] = {m: mb[m] - ma[m] for m in METRICS}
+    return {"columns": columns, "queries": rows, "shared": shared, "mean_deltas": mean_deltas}

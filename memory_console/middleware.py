@@ -2,7 +2,7 @@ from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import RequestDataTooBig
-from django.http import JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import resolve_url
 from django_htmx.http import HttpResponseClientRedirect
 
@@ -98,3 +98,24 @@ class ApiJsonErrorsMiddleware:
         except (InvalidInput, TooLarge) as exc:
             return JsonResponse(exc.as_dict(), status=exc.status)
         return None
+
+
+class ConsoleNotFoundMiddleware:
+    """A page's ``Http404`` (an unknown session, job, memory, run …) answers the console's own
+    404 page or htmx fragment (``console.views.errors.page_not_found``) with ``DEBUG`` on too,
+    where Django would show its technical 404 page. A URL that matches no pattern never
+    reaches a view, so with ``DEBUG`` on it still gets Django's list of URL patterns; the
+    API answers its own JSON errors."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if not isinstance(exception, Http404) or request.path_info.startswith("/api/"):
+            return None
+        from console.views.errors import page_not_found  # the console's views load late
+
+        return page_not_found(request, exception)

@@ -94,6 +94,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # A page's Http404 answers the console's own 404 page, with DEBUG on too.
+    "memory_console.middleware.ConsoleNotFoundMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     # Login rate limiting (django-axes): last, as its documentation asks.
     "axes.middleware.AxesMiddleware",

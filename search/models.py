@@ -71,6 +71,20 @@ class SynonymSet(models.Model):
         return ", ".join(self.terms)
 
 
+class SynonymText(models.Model):
+    """The synonym table as last saved from the console, comments and blank lines included
+    (one row at most), so ``#`` comments survive a save. ``SynonymSet`` stays what queries
+    read; ``search.synonyms.synonyms_replace`` writes both in one transaction, and the text is
+    shown again only while its sets are exactly the table's."""
+
+    text = models.TextField(blank=True, default="")
+    updated_by = models.CharField(max_length=150, blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"synonym text ({len(self.text)} characters)"
+
+
 
 class MemoryEmbedding(models.Model):
     """A memory's sentence embedding for semantic rescoring (``search.semantic``), computed

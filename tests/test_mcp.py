@@ -6,6 +6,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from urllib.parse import quote
 
 import anyio
 import httpx2
@@ -296,3 +297,27 @@ def test_stdio_refuses_to_start_without_a_live_token(editor):
                               stdin=subprocess.DEVNULL)
         assert done.returncode != 0
         assert "token" in done.stderr
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_context_resource_takes_session_ids_with_slashes_percent_encoded(live_server, editor):
+    """Session ids may hold ``/`` (as on every REST route): the resource URI carries them
+    percent-encoded (RFC 6570 simple expansion), including ``..`` and a leading ``/``,
+    which are ids here, not paths."""
+    token = token_create(user=editor)
+    ids = ["team/a", "/lead", "a/../b", "50%/off", "q?x=1#frag"]
+
+    async def steps(client):
+        out = {}
+        for sid in ids:
+            await client.call_tool("create_session", {"user_id": "alice", "session_id": sid})
+            await client.call_tool("append_messages", {"session_id": sid, "role": "user",
+                                                       "content": f"hello from {sid}"})
+            quoted = quote(sid, safe="")
+            out[sid] = await client.read_resource(f"session://{quoted}/context")
+        return out
+
+    out = run(http_client(live_server, token), steps)
+    for sid in ids:
+        body = json.loads(out[sid].contents[0].text)
+        assert [m["content"] for m in body["messages"]] == [f"hello from {sid}"]

@@ -26,19 +26,27 @@ def csrf_failure(request, reason: str = ""):
 # What a 404 is about, by the URL's first segment: the gone fragment names it and links back.
 _KINDS = {"memories": ("This memory", "memories:memories-list", "Back to the memories"),
           "sessions": ("This session", "memories:memories-sessions", "Back to the sessions"),
+          "jobs": ("This job", "memories:memories-index", "Back to the index"),
           "lab": ("This item", "lab:home", "Back to the lab")}
 
 
+def _kind(path: str) -> tuple[str, str, str]:
+    parts = path.strip("/").split("/")
+    first = "jobs" if parts[:2] == ["index", "jobs"] else parts[0]
+    return _KINDS.get(first, ("This page", "memories:memories-overview", "Back to the overview"))
+
+
 def page_not_found(request, exception=None):
-    """404 (``handler404``; Django's own page with ``DEBUG`` on). An htmx action on an object
+    """404 (``handler404``, and ``ConsoleNotFoundMiddleware`` for a view's ``Http404`` with
+    ``DEBUG`` on). An htmx action on an object
     purged after its page was loaded gets a small fragment saying it is gone, swapped over the
     element it was aimed at (``HX-Reswap: outerHTML``, the target's id kept), so the user sees
     it where they clicked; a plain request gets the full page."""
-    if request.headers.get("HX-Request") != "true":
-        return render(request, "404.html", status=404)
     first = request.path.strip("/").split("/", 1)[0]
-    what, back, label = _KINDS.get(first, ("This page", "memories:memories-overview",
-                                           "Back to the overview"))
+    what, back, label = _kind(request.path)
+    if request.headers.get("HX-Request") != "true":
+        return render(request, "404.html", {
+            "what": what, "back_url": reverse(back), "back_label": label}, status=404)
     target = request.headers.get("HX-Target", "")
     parts = request.path.strip("/").split("/")
     detail = parts[1] if first == "memories" and len(parts) > 1 else ""

@@ -8,6 +8,7 @@ One instance per process, shared by both transports: ``/mcp`` (Streamable HTTP, 
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.resources.templates import ResourceSecurity
 from pydantic import ValidationError
 
 from integrations.mcp import memory_tools, session_tools
@@ -54,8 +55,12 @@ def build_server() -> MCPServer:
                            instructions=INSTRUCTIONS, version="1", log_level="WARNING")
     for fn, annotations in memory_tools.TOOLS + session_tools.TOOLS:
         server.add_tool(fn, annotations=annotations, structured_output=True)
+    # Ids are opaque strings, not file paths: "a/../b" or "/lead" are valid ids (as on every
+    # REST route), so the SDK's path-traversal checks would refuse real records.
+    ids_are_not_paths = ResourceSecurity(reject_path_traversal=False, reject_absolute_paths=False)
     for uri, name, fn in session_tools.RESOURCES:
-        server.resource(uri, name=name, mime_type="application/json")(fn)
+        server.resource(uri, name=name, mime_type="application/json",
+                        security=ids_are_not_paths)(fn)
     return server
 
 

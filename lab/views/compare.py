@@ -136,6 +136,9 @@ def _compare_context(request, form) -> tuple[dict, int]:
         user_id=data["user_id"], query=data["q"], memory_ids=set(ids_a) | set(ids_b)
     )
     username = request.user.get_username()
+    gains = lab_judgments.judgment_gains(user_id=data["user_id"], query=data["q"])
+    live_a = lab_evaluation.live_figures(ids_a, gains, data["k"])
+    live_b = lab_evaluation.live_figures(ids_b, gains, data["k"])
     ctx.update(
         {
             "found_a": found_a,
@@ -158,7 +161,10 @@ def _compare_context(request, form) -> tuple[dict, int]:
             "judge_query": " ".join(data["q"].split()),
         }
     )
-    ctx["columns"] = [("a", ctx["rows_a"], found_a, prof_a), ("b", ctx["rows_b"], found_b, prof_b)]
+    ctx["columns"] = [
+        ("a", ctx["rows_a"], found_a, prof_a, live_a),
+        ("b", ctx["rows_b"], found_b, prof_b, live_b),
+    ]
     return ctx, 200
 
 

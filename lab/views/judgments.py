@@ -3,6 +3,7 @@
 from django.contrib import messages
 from django.http import HttpResponseRedirect
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
@@ -11,12 +12,14 @@ from django_htmx.http import reswap, retarget
 from accounts.roles import has_role
 from console.pages import MESSAGES_TARGET, forbidden, paginate, render_page, role_required
 from lab import judgments as lab_judgments
+from lab.evaluation import K_MAX, live_figures
 from lab.forms import JudgmentFilterForm
 from lab.models import Judgment
 from lab.views.common import lab_nav, safe_next
 from memories.audit import snippet
 from memories.errors import ServiceError
 from memories.models import Memory
+from memories.validation import MEMORY_ID_RE
 
 
 @require_http_methods(["GET", "POST"])
@@ -90,7 +93,7 @@ def _judge(request):
         user_id=judgment.user_id, query=judgment.query, memory_ids=[memory_id]
     ).get(memory_id, {})
     username = request.user.get_username()
-    return render(
+    response = render(
         request,
         "lab/_grade.html",
         {
@@ -104,4 +107,37 @@ def _judge(request):
             "others": sorted((r, g) for r, g in table.items() if r != username),
         },
     )
+    rankings = _rankings(request.POST)
+    if rankings:
+        # Both columns' nDCG@k / P@k, recomputed with this grade (out of band, by id).
+        k, sides = rankings
+        gains = lab_judgments.judgment_gains(user_id=judgment.user_id, query=judgment.query)
+        for side, ranked in sides.items():
+            response.write(
+                render_to_string(
+                    "lab/_live_metrics.html",
+                    {"side": side, "oob": True, "m": live_figures(ranked, gains, k)},
+                    request=request,
+                )
+            )
+    return response
+
+
+def _rankings(post) -> tuple[int, dict[str, list[str]]] | None:
+    """``(k, {"a": ids, "b": ids})`` from the compare page's ``#live-rankings`` (sent with
+    each grade by htmx), or None when they are absent or malformed (the grade still counts;
+    the figures then refresh with the next page load)."""
+    try:
+        k = int(post.get("k", ""))
+    except ValueError:
+        return None
+    if not 1 <= k <= K_MAX:
+        return None
+    sides = {}
+    for side in ("a", "b"):
+        ids = post.getlist(f"ranked_{side}")
+        if len(ids) > K_MAX or not all(MEMORY_ID_RE.match(i) for i in ids):
+            return None
+        sides[side] = ids
+    return k, sides
 

@@ -160,6 +160,10 @@ def run_compare(request):
                     "a": a,
                     "b": b,
                     "cmp": cmp,
+                    "mean_delta_rows": [
+                        (name, [d[m] for m in METRIC_LABELS])
+                        for name, d in cmp["mean_deltas"].items()
+                    ],
                     "chart": metric_bars(_series(a, "A · ") + _series(b, "B · ")),
                     "judged_any": any(m.get("queries") for r in (a, b) for m in r.metrics.values()),
                 }

@@ -18,7 +18,7 @@ from memories import services
 from memories.errors import ServiceError
 from search.forms import SynonymsForm
 from search.models import RankingProfile
-from search.synonyms import synonyms_replace, synonyms_text
+from search.synonyms import comment_lines, synonyms_replace, synonyms_text
 
 
 @require_http_methods(["GET", "POST"])
@@ -51,7 +51,13 @@ def synonyms_edit(request):
                 add_service_error(form, exc)
                 status = exc.status
             else:
-                messages.success(request, f"Saved {count} synonym set{'s' if count != 1 else ''}.")
+                kept = comment_lines(form.cleaned_data["text"])
+                messages.success(
+                    request,
+                    f"Saved {count} synonym set{'s' if count != 1 else ''}"
+                    + (f" and {kept} comment line{'s' if kept != 1 else ''}" if kept else "")
+                    + ". Profiles with synonyms on use them from the next query.",
+                )
                 if not request.htmx:
                     return redirect("memories:memories-synonyms")
                 form = SynonymsForm(initial={"text": synonyms_text()})

@@ -117,7 +117,12 @@ def test_only_admins_apply_or_undo(request, client_name, notes):
     merged = consolidate.consolidate_group(memory_ids=group.memory_ids)
     resp = client.post(f"/memories/{merged.memory_id}/undo-consolidation/", {"reason": "x"})
     assert resp.status_code == 403 and live(merged.memory_id)
-    assert "undo-consolidation-form" not in ids(text(client.get(f"/memories/{merged.memory_id}/")))
+    page = text(client.get(f"/memories/{merged.memory_id}/"))
+    assert "undo-consolidation-form" not in ids(page)
+    # Whoever may read the memory sees what it was merged from (read-only, links).
+    assert "Merged from 2 memories" in page
+    for source in group.memory_ids:
+        assert f'href="/memories/{source}/"' in page
 
 
 def test_undo_consolidation_on_the_merged_memory_page(admin_role_client, notes):

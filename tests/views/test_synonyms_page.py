@@ -40,7 +40,7 @@ def test_an_editor_replaces_the_table(editor_client, table):
         ["car", "automobile", "motorcar"],
         ["sofa", "couch"],
     ]
-    assert "Saved 2 synonym sets." in text(editor_client.get(resp["Location"]))
+    assert "Saved 2 synonym sets and 1 comment line." in text(editor_client.get(resp["Location"]))
     event = AuditEvent.objects.get(action="synonyms_replaced")
     assert (event.actor, event.data) == ("eddie", {"sets": 2})
 
@@ -80,3 +80,39 @@ def test_an_empty_text_clears_the_table(editor_client, table):
 def test_other_methods_are_refused(editor_client, table):
     assert editor_client.put("/search/synonyms/").status_code == 405
     assert editor_client.delete("/search/synonyms/").status_code == 405
+
+
+COMMENTED = (
+    "# Vehicles (ask Priya before changing these)\n"
+    "car, automobile, motorcar\n"
+    "\n"
+    "# Furniture\n"
+    "sofa, couch  # not settee\n"
+    "# end of the list\n"
+)
+
+
+@pytest.mark.parametrize("headers", [{}, HX])
+def test_comments_survive_a_save_and_the_save_is_confirmed(editor_client, table, headers):
+    resp = editor_client.post(
+        "/search/synonyms/", {"text": COMMENTED.replace("\n", "\r\n")}, headers=headers
+    )
+    assert resp.status_code in (200, 302)
+    page = text(editor_client.get("/search/synonyms/")) if resp.status_code == 302 else text(resp)
+    assert "Saved 2 synonym sets and 3 comment lines." in page
+    assert synonyms_text() == COMMENTED
+    assert COMMENTED.replace("\n", "&#10;") in page or COMMENTED in page  # in the textarea
+    assert [s.terms for s in SynonymSet.objects.all()] == [
+        ["car", "automobile", "motorcar"],
+        ["sofa", "couch"],
+    ]
+    # Saved again unchanged (what the page shows), nothing is lost.
+    editor_client.post("/search/synonyms/", {"text": synonyms_text()})
+    assert synonyms_text() == COMMENTED
+
+
+def test_a_table_changed_elsewhere_is_shown_as_it_is(editor_client, table):
+    """The saved text is shown only while it still parses to the stored sets."""
+    editor_client.post("/search/synonyms/", {"text": COMMENTED})
+    SynonymSet.objects.filter(terms=["sofa", "couch"]).delete()
+    assert synonyms_text() == "car, automobile, motorcar"
