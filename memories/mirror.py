@@ -91,11 +91,9 @@ def sync_instances(memories: list[Memory]) -> bool:
         return True
     now = timezone.now()
     built = [(memory, *mirror_args_or_flag(memory, now)) for memory in memories]
-    client = store.get_client()
     users = sorted({memory.user_id for memory in memories})
-    cluster = store.is_cluster(client)
 
-    def run():
+    def run(client, cluster):
         pipes = store.NamespacePipelines(client)
         _queue_puts(pipes, [args for _, args, _ in built])
         if not cluster:  # one slot per pipeline on a cluster: the registry goes apart
@@ -103,7 +101,9 @@ def sync_instances(memories: list[Memory]) -> bool:
         pipes.execute()
 
     try:
-        postings.run_with_scripts(client, run)
+        client = store.get_client()  # a Cluster client connects here: inside the try
+        cluster = store.is_cluster(client)
+        postings.run_with_scripts(client, lambda: run(client, cluster))
         if cluster:
             _note_namespaces(set(users))
     except store.RedisError as exc:
