@@ -1,12 +1,17 @@
 """Forms of the tokens page."""
 
 from django import forms
-from django.core.exceptions import ValidationError
+
+from console.forms import namespace_list_field
 
 
 class TokenCreateForm(forms.Form):
     username = forms.CharField(
-        max_length=150, label="User", widget=forms.TextInput(attrs={"list": "usernames"})
+        max_length=150,
+        label="User",
+        help_text="An existing user, or a new name: the user is created (an API user, no "
+        "password), as create_api_token does.",
+        widget=forms.TextInput(attrs={"list": "usernames", "autocomplete": "off"}),
     )
     role = forms.ChoiceField(
         required=False,
@@ -17,6 +22,20 @@ class TokenCreateForm(forms.Form):
             ("editor", "editor"),
             ("admin", "admin"),
         ],
+    )
+    change_role = forms.BooleanField(
+        required=False,
+        label="Yes, change this user's role",
+        help_text="Needed when the role chosen differs from an existing user's role.",
+    )
+    namespaces = namespace_list_field(
+        label="Namespaces",
+        help_text="Comma-separated; blank: every namespace. The token reaches only these.",
+    )
+    new_namespaces = forms.BooleanField(
+        required=False,
+        label="Allow namespaces that hold nothing yet",
+        help_text="For an agent that will write into a new namespace.",
     )
     name = forms.CharField(
         required=False,
@@ -29,13 +48,8 @@ class TokenCreateForm(forms.Form):
         kwargs.setdefault("auto_id", "token_%s")
         super().__init__(*args, **kwargs)
 
-    def clean_username(self):
-        from django.contrib.auth import get_user_model
-
-        name = self.cleaned_data["username"]
-        user = get_user_model().objects.filter(username=name, is_active=True).first()
-        if user is None:
-            raise ValidationError(f"No active user named {name!r}.")
-        self.user = user
-        return name
-
+    def clean(self):
+        data = super().clean()
+        if not data.get("new_namespaces") and data.get("namespaces"):
+            self.fields["namespaces"].check_exist(self, data["namespaces"])
+        return data

@@ -2,12 +2,22 @@
 
 import hashlib
 import secrets
+from dataclasses import dataclass
 
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import ApiToken
-from accounts.roles import role_of
+from accounts.roles import ROLES, role_of
 from memories import generation_cache
+from memories.errors import Conflict, InvalidInput, PermissionDenied
+from memories.services.audit import audit_record
+from memories.validation import clean_identifier
+
+NAMESPACES_MAX = 50
 
 
 def _digest(token: str) -> str:
@@ -18,8 +28,13 @@ def token_create(*, user, name: str = "", namespaces: list[str] | None = None) -
     """Create a token for ``user``, optionally restricted to ``namespaces``; returns the token
     itself (only its hash is kept)."""
     token = "mc_" + secrets.token_urlsafe(32)
-    ApiToken.objects.create(user=user, name=name, prefix=token[:10], key_hash=_digest(token),
-                            namespaces=sorted(set(namespaces or [])))
+    ApiToken.objects.create(
+        user=user,
+        name=name,
+        prefix=token[:10],
+        key_hash=_digest(token),
+        namespaces=sorted(set(namespaces or [])),
+    )
     return token
 
 
@@ -50,8 +65,11 @@ def token_lookup(token: str) -> ApiToken | None:
 
 
 def _load(digest: str) -> ApiToken | None:
-    row = (ApiToken.objects.select_related("user")
-           .filter(key_hash=digest, revoked_at__isnull=True).first())
+    row = (
+        ApiToken.objects.select_related("user")
+        .filter(key_hash=digest, revoked_at__isnull=True)
+        .first()
+    )
     if row is None or not row.user.is_active:
         return None
     role_of(row.user)  # resolved once per cached row, not once per request
@@ -61,6 +79,125 @@ def _load(digest: str) -> ApiToken | None:
 def token_revoke(*, prefix: str) -> int:
     """Revoke every live token starting with ``prefix``; returns how many."""
     revoked = ApiToken.objects.filter(prefix=prefix, revoked_at__isnull=True).update(
-        revoked_at=timezone.now())
+        revoked_at=timezone.now()
+    )
     generation_cache.bump()  # an update() sends no signal
     return revoked
+
+
+@dataclass
+class Issued:
+    """What :func:`token_issue` did: the token (shown once), its user, whether the user was
+    created, the user's role now and whether it changed."""
+
+    token: str
+    user: object
+    created: bool
+    role: str
+    role_changed: bool
+    namespaces: list[str]
+
+
+def clean_namespaces(values) -> list[str]:
+    """Namespaces a token is restricted to: distinct ids (DESIGN "Identifiers"), sorted."""
+    if not isinstance(values, list | tuple) or len(values) > NAMESPACES_MAX:
+        raise InvalidInput(f"namespaces takes at most {NAMESPACES_MAX} ids", field="namespaces")
+    return sorted({clean_identifier(v, "namespaces") for v in values})
+
+
+@transaction.atomic
+def token_issue(
+    *,
+    actor,
+    username: str,
+    role: str | None,
+    name: str = "",
+    namespaces=(),
+    change_role: bool = False,
+    audit_actor=None,
+) -> Issued:
+    """Create a token for ``username``, creating the user when there is none (no usable
+    password: an API user), as ``create_api_token`` does; one audited transaction.
+
+    ``role`` (viewer, editor, admin; None = keep) becomes the user's role, console and API
+    alike, but an existing user's role changes only with ``change_role`` (else Conflict 409
+    naming ``role``, and nothing is written): never silently. A new user needs a role; a
+    superuser is always admin (another role is refused); ``actor`` (the console's admin, None
+    for the command line) may not lower their own role nor mint a superuser's token unless
+    they are one. Raises InvalidInput (400), PermissionDenied (403), Conflict (409).
+    """
+    if role not in (None, "", *ROLES):
+        raise InvalidInput(f"role must be one of {', '.join(ROLES)}", field="role")
+    role = role or None
+    namespaces = clean_namespaces(list(namespaces))
+    users = get_user_model()
+    if not isinstance(username, str) or not username:
+        raise InvalidInput("username is required", field="username")
+    user = users.objects.filter(username=username).first()
+    created = user is None
+    if created:
+        try:
+            users.username_validator(username)
+            users._meta.get_field("username").run_validators(username)
+        except ValidationError as exc:
+            raise InvalidInput(" ".join(exc.messages), field="username") from None
+        if role is None:
+            raise InvalidInput(
+                f"{username} does not exist yet: choose a role, and the user is created with it",
+                field="role",
+            )
+        user = users(username=username)
+        user.set_unusable_password()
+        user.save()
+        current = None
+    else:
+        if not user.is_active:
+            raise InvalidInput(f"{username} is deactivated: no token for them", field="username")
+        current = role_of(user)
+        if user.is_superuser:
+            if actor is not None and not getattr(actor, "is_superuser", False):
+                raise PermissionDenied(
+                    "only a superuser may create a token for a superuser", field="username"
+                )
+            if role not in (None, "admin"):
+                raise InvalidInput(
+                    f"{username} is a superuser, always admin: keep the role", field="role"
+                )
+            role = None
+        if role is None and current is None:
+            raise InvalidInput(f"{username} has no role yet: choose one", field="role")
+        if role is not None and role != current and not change_role:
+            raise Conflict(
+                f"{username} is {current or 'without a role'}; a token with the role {role} "
+                f"would make them {role} everywhere (console and API). Confirm the change of "
+                "role, or keep their role.",
+                field="role",
+                current_role=current,
+            )
+        if (
+            role is not None
+            and actor is not None
+            and user == actor
+            and ROLES.index(role) < ROLES.index(current)
+        ):
+            raise InvalidInput("you cannot lower your own role here", field="role")
+    role_changed = role is not None and role != current
+    if role_changed:
+        user.groups.remove(*Group.objects.filter(name__in=ROLES))
+        user.groups.add(Group.objects.get(name=role))
+    token = token_create(user=user, name=name, namespaces=namespaces)
+    now_role = "admin" if user.is_superuser else (role or current)
+    audit_record(
+        actor=actor if audit_actor is None else audit_actor,
+        action="token_created",
+        target=f"user:{username}",
+        data={
+            "role": now_role,
+            "prefix": token[:10],
+            "name": name,
+            "namespaces": namespaces,
+            **({"user_created": True} if created else {}),
+            **({"role_was": current} if role_changed and not created else {}),
+        },
+    )
+    return Issued(token, user, created, now_role, role_changed, namespaces)

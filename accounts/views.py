@@ -1,14 +1,15 @@
-"""API tokens (admin): list, create for an existing user with a role, revoke.
+"""API tokens (admin): list, create (for a new or existing user, optionally restricted to
+namespaces), revoke.
 
 A new token is shown once, on the page that answers the POST (never stored in a session or
-a message, never shown again: only its SHA-256 is kept), with ``Cache-Control: no-store``.
-A token carries its user's role, so the role chosen here becomes the user's role, as
-``create_api_token`` does; "keep" leaves it. Every create and revoke is an audit event.
+a message, never shown again: only its SHA-256 is kept), with ``Cache-Control: no-store``,
+and a copy button. A token carries its user's role: a new user is created with the role
+chosen, as ``create_api_token`` does; an existing user's role changes only when the form
+confirms it. Every create and revoke is an audit event.
 """
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.db import transaction
 from django.http import Http404
 from django.shortcuts import redirect
@@ -19,10 +20,11 @@ from django.views.decorators.vary import vary_on_headers
 
 from accounts.forms import TokenCreateForm
 from accounts.models import ApiToken
-from accounts.roles import ROLES, role_of
-from accounts.tokens import token_create, token_revoke
+from accounts.tokens import token_issue, token_revoke
+from console.forms import add_service_error
 from console.pages import paginate, render_page, role_required
 from memories import services
+from memories.errors import ServiceError
 
 PER_PAGE = 25
 USERNAME_HINTS = 200
@@ -64,42 +66,40 @@ def token_list(request):
 @require_POST
 @role_required("admin")
 def token_new(request):
+    """Create a token (``accounts.tokens.token_issue``, as ``create_api_token`` does): the
+    user is created when the name is new; an existing user's role changes only when the
+    form confirms it (``change_role``), otherwise a form error says what would change; the
+    namespaces must exist unless ``new_namespaces`` is ticked. Every refusal is a form error
+    on the page, and nothing is written."""
     form = TokenCreateForm(request.POST)
     if not form.is_valid():
         return _page(request, form=form, status=400)
-    user, role = form.user, form.cleaned_data["role"]
-    current = role_of(user)
-    if not role and current is None:
-        form.add_error("role", f"{user.username} has no role yet: choose one.")
-        return _page(request, form=form, status=400)
-    if user.is_superuser and not request.user.is_superuser:
-        # A token carries its user's powers: minting one for a superuser would lift an admin
-        # to a superuser.
-        form.add_error("username", "Only a superuser may create a token for a superuser.")
-        return _page(request, form=form, status=403)
-    if role and user == request.user and ROLES.index(role) < ROLES.index(current):
-        form.add_error("role", "You cannot lower your own role here.")
-        return _page(request, form=form, status=400)
-    with transaction.atomic():
-        if role and role != current and not user.is_superuser:
-            user.groups.remove(*Group.objects.filter(name__in=ROLES))
-            user.groups.add(Group.objects.get(name=role))
-        token = token_create(user=user, name=form.cleaned_data["name"])
-        services.audit_record(
+    data = form.cleaned_data
+    try:
+        issued = token_issue(
             actor=request.user,
-            action="token_created",
-            target=f"user:{user.username}",
-            data={"role": role or current, "prefix": token[:10], "name": form.cleaned_data["name"]},
+            username=data["username"],
+            role=data["role"] or None,
+            name=data["name"],
+            namespaces=data["namespaces"],
+            change_role=data["change_role"],
         )
+    except ServiceError as exc:
+        add_service_error(form, exc)
+        if exc.field == "role" and "current_role" in exc.extra:
+            form.needs_role_confirmation = True
+        return _page(request, form=form, status=exc.status)
     response = render_page(
         request,
         "memories/token_created.html",
         {
-            "token": token,
-            "token_user": user,
-            "token_role": "admin" if user.is_superuser else (role or current),
-            "name": form.cleaned_data["name"],
-            "role_changed": bool(role) and role != current and not user.is_superuser,
+            "token": issued.token,
+            "token_user": issued.user,
+            "token_role": issued.role,
+            "name": data["name"],
+            "namespaces": issued.namespaces,
+            "user_created": issued.created,
+            "role_changed": issued.role_changed and not issued.created,
         },
         status=201,
     )

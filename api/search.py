@@ -93,6 +93,7 @@ def recall(request, payload: RecallIn):
                          "recency": h.explain.recency, "importance": h.explain.importance,
                          "terms": h.explain.terms, "weights": h.explain.weights,
                          "context_terms": h.explain.context_terms, "time": h.explain.time,
+                         "time_term": h.explain.time_term,
                          "semantic": h.explain.semantic}}
             for h in found.results
         ],

@@ -6,6 +6,8 @@ import os
 import sys
 from pathlib import Path
 
+import memory_console  # noqa: F401  (holds NumPy's BLAS to one thread before NumPy loads)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -10,8 +10,10 @@ client never builds context; whatever context a memory gets, the server built it
   ``POST .../messages`` (its ``at`` = the turn's time; role ``user`` for the first speaker,
   ``assistant`` for the other) and promoted at once with ``POST .../messages/{seq}/promote``.
 
-Each question is then ``POST /api/v1/recall`` (default profile, limit 50) in its namespace;
-recall@k counts the evidence turns found (a deduplicated turn maps to the memory returned).
+Each question is then ``POST /api/v1/recall`` (default profile, limit 50) in its namespace,
+once right after the writes and once after the worker's embedding job (the default
+profile's semantic rescoring needs the embeddings; before them it is BM25 alone); recall@k
+counts the evidence turns found (a deduplicated turn maps to the memory returned).
 """
 
 import json
@@ -87,12 +89,21 @@ def recall_runs(questions: list[dict], mapping: dict, prefix: str, depth: int) -
     return runs
 
 
-def run(data_dir: Path, questions: list[dict], mode: str) -> dict:
-    """Write LoCoMo through the API in ``mode`` and return the overall recall@k etc."""
+def run(data_dir: Path, questions: list[dict], mode: str) -> tuple[dict, dict]:
+    """Write LoCoMo through the API in ``mode``; return the overall recall@k etc. of recall
+    asked right after the writes (no embedding computed yet: BM25 for every memory), and
+    after the worker's embedding job has run (``bench.embedding_job``)."""
+    from bench import embedding_job
     from bench.quality_metrics import DEPTH, aggregate, query_metrics
 
     prefix = f"live-{mode[0]}-"
     mapping = write(data_dir, mode, prefix)
-    runs = recall_runs(questions, mapping, prefix, DEPTH)
-    return aggregate([(q["category"], query_metrics(r, q["relevant_live"]))
-                      for r, q in zip(runs, questions, strict=True)])["all"]
+    out = []
+    for step in ("before", "after"):
+        if step == "after":
+            n, seconds = embedding_job.run_until_done()
+            print(f"  ({mode}) embedding job: {n} memories in {seconds:.1f} s")
+        runs = recall_runs(questions, mapping, prefix, DEPTH)
+        out.append(aggregate([(q["category"], query_metrics(r, q["relevant_live"]))
+                              for r, q in zip(runs, questions, strict=True)])["all"])
+    return out[1], out[0]

@@ -70,13 +70,20 @@ def hit_at_k(questions: list[dict], profiles: tuple[str, ...], **search_kw) -> d
     return out
 
 
-def run(data_dir: Path, profiles: tuple[str, ...]) -> dict:
-    """Both languages: ``{lang: {"memories", "questions", "profiles": {...}}}``."""
+def run(data_dir: Path, profiles: tuple[str, ...], embed=None) -> dict:
+    """Both languages: ``{lang: {"memories", "questions", "profiles": {...}}}``. ``embed``:
+    the worker's embedding job, run after the writes (the default profile then also shows
+    as it answers before it, ``"context, before embeddings"``)."""
     results = {}
     for lang in ("en", "cn"):
         ids, questions = load(data_dir, lang)
+        scores = {}
+        if embed is not None:
+            scores["context, before embeddings"] = hit_at_k(questions, ("context",))["context"]
+            embed()
+        scores.update(hit_at_k(questions, profiles))
         results[lang] = {"memories": len(set(ids.values())), "questions": len(questions),
-                         "profiles": hit_at_k(questions, profiles)}
+                         "profiles": scores}
     return results
 
 

@@ -5,11 +5,11 @@ import statistics
 PROFILES = ("bm25", "stemmed", "context", "keyword")
 
 
-def run_ours(questions, *, namespace_of, depth) -> tuple[dict, dict]:
+def run_ours(questions, *, namespace_of, depth, profiles=PROFILES) -> tuple[dict, dict]:
     from search.memory_search import memory_search
 
     ranked, took = {}, {}
-    for name in PROFILES:
+    for name in profiles:
         runs, ms = [], []
         for q in questions:
             res = memory_search(

@@ -684,6 +684,56 @@ SUPPORT_FACTS = (
     (MEI, "roadmap 沟通", "客户询问路线图时，只能引用已公开的 Q4 路线图，不要承诺具体日期。"),
 )
 
+# Near-duplicates: the same fact noted twice (by two agents or on two days), so the Policy
+# page's consolidation has something to propose on the demo data. Each pair names the same
+# things (customer, version, address, number) in one language; (namespace, day, author, tags,
+# content).
+NEAR_DUPLICATES = (
+    (NS_SUPPORT, "2026-10-06", MEI, "refund policy",
+     "Refunds above 500 EUR need approval from Mei Lin before the support agent confirms them."),
+    (NS_SUPPORT, "2026-10-20", SOFIA, "email",
+     "Password reset emails now come from no-reply@mail.harbor.example after the INC-228 fix."),
+    (NS_TEAM, "2026-09-15", ARJUN, "release",
+     "Harbor v2.6.0 ships on Thursday 17 September; the release notes go out from "
+     "no-reply@mail.harbor.example."),
+    (NS_TEAM, "2026-09-16", MEI, "release",
+     "Harbor v2.6.0 ships on Thursday 17 September, and the release notes go out from "
+     "no-reply@mail.harbor.example."),
+    (NS_OPS, "2026-10-02", TOM, "backup",
+     "The nightly Postgres backup runs at 02:30 UTC and keeps 14 days of snapshots in the "
+     "eu-west bucket."),
+    (NS_OPS, "2026-10-09", WANG, "backup",
+     "Nightly Postgres backup: runs at 02:30 UTC, keeps 14 days of snapshots in the eu-west "
+     "bucket."),
+    (NS_WANG, "2026-10-12", WANG, "偏好",
+     "代码评审尽量安排在上午十点以后，周五下午不安排评审。"),
+    (NS_WANG, "2026-10-19", WANG, "偏好",
+     "代码评审尽量安排在上午十点以后，周五下午不安排代码评审。"),
+)
+
+# The ranking lab example: a query set over agent-support with graded judgments (0-3) given
+# by the demo reviewer, as (query, a phrase the judged memory holds, grade). load_demo
+# resolves each phrase to the memory that holds it, then saves two evaluation runs.
+LAB_QUERY_SET = "support questions (demo)"
+LAB_REVIEWER = "demo-reviewer"
+LAB_JUDGMENTS = (
+    ("refund approval", "Refunds above 500 EUR need approval from Mei Lin.", 3),
+    ("refund approval", "Annual plans get up to 15% off", 1),
+    ("password reset email sender", "Password reset emails come from no-reply", 3),
+    ("password reset email sender", "after the INC-228 fix", 3),
+    ("SSO on which plan", "SSO (SAML) is only available on the Enterprise plan.", 3),
+    ("SSO on which plan", "The public API allows 600 requests per minute", 0),
+    ("API rate limit", "The public API allows 600 requests per minute", 3),
+    ("export row limit", "One-off CSV export supports up to 1 million rows", 3),
+    ("export row limit", "导出文件的下载链接有效期为 7 天", 1),
+    ("发票抬头", "发票抬头修改需要客户管理员在设置页提交", 3),
+)
+# The profile the example tunes between its two runs (v1, then v2 with more importance).
+LAB_PROFILE = "support-tuned"
+LAB_PROFILE_V1 = {"ranker": "bm25", "stemming": True, "w_relevance": 1.0,
+                  "w_recency": 0.0, "w_importance": 0.0}
+LAB_PROFILE_V2 = {"w_relevance": 0.7, "w_recency": 0.1, "w_importance": 0.2}
+
 # (day, type, conversation_id, author, content)
 SUPPORT_SCRATCH = (
     ("2026-11-26", WORKING, "ticket-SUP-1084", SOFIA,
@@ -1622,6 +1672,12 @@ def demo_memories() -> list[dict]:
         + _personal_memories(rng, NS_WANG, WANG, WANG_NOTES)
         + _personal_memories(rng, NS_MEI, MEI, MEI_NOTES)
     )
+    # Drawn last, so the rest of the data stays as it was without them.
+    memories += [
+        _memory(rng, user_id=user_id, content=content, author=author, source="agent",
+                created_at=_at(rng, day), base=0.55, tags=tags)
+        for user_id, day, author, tags, content in NEAR_DUPLICATES
+    ]
     memories = _dedupe(memories)
     memories.sort(key=lambda m: (m["created_at"], m["user_id"], m["content"]))
     return memories

@@ -4,6 +4,7 @@ activity feed's filter."""
 from django import forms
 from django.core.exceptions import ValidationError
 
+from console.namespaces import namespaces_missing, no_such_namespace
 from memories.errors import InvalidInput, ServiceError
 from memories.validation import clean_identifier
 
@@ -43,6 +44,54 @@ class IdentifierField(forms.CharField):
     def clean(self, value):
         value = super().clean(value)
         return checked_identifier(value, self.id_name) if value else ""
+
+
+class NamespaceField(IdentifierField):
+    """A namespace (``user_id``): suggests the existing ones (``list="namespaces"``, the
+    ``_namespaces_datalist.html`` include) and, with ``must_exist``, refuses one that holds
+    no memory and no session ("no such namespace"). Blank is allowed unless ``required``."""
+
+    def __init__(self, *, name: str = "user_id", must_exist: bool = False, **kwargs):
+        self.must_exist = must_exist
+        kwargs.setdefault("widget", forms.TextInput(attrs={"list": "namespaces"}))
+        super().__init__(name=name, **kwargs)
+
+    def clean(self, value):
+        value = super().clean(value)
+        if value and self.must_exist and namespaces_missing([value]):
+            raise ValidationError(no_such_namespace([value]))
+        return value
+
+
+class NamespaceListField(forms.CharField):
+    """Comma-separated namespaces → a list of distinct ids, each checked as an id; whether
+    they exist is the form's call (:meth:`check_exist`)."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("max_length", 4000)
+        kwargs.setdefault(
+            "widget", forms.TextInput(attrs={"list": "namespaces", "autocomplete": "off"})
+        )
+        super().__init__(**kwargs)
+
+    def clean(self, value):
+        value = super().clean(value)
+        out = []
+        for part in (value or "").split(","):
+            part = part.strip()
+            if part and part not in out:
+                out.append(checked_identifier(part, "namespaces"))
+        return out
+
+    def check_exist(self, form: forms.Form, values: list[str]) -> None:
+        missing = namespaces_missing(values)
+        if missing:
+            form.add_error("namespaces", no_such_namespace(missing))
+
+
+def namespace_list_field(**kwargs) -> NamespaceListField:
+    return NamespaceListField(**kwargs)
 
 
 def per_page_field() -> forms.IntegerField:
@@ -108,7 +157,7 @@ class AuditFilterForm(PagedFilterForm):
         required=False, label="Action",
         choices=[("", "any action"), *((a, a) for a in AUDIT_ACTIONS)],
     )
-    namespace = IdentifierField(name="namespace", label="Namespace")
+    namespace = NamespaceField(name="namespace", label="Namespace")
     target = forms.CharField(
         required=False,
         max_length=200,

@@ -59,6 +59,7 @@ urlpatterns = [
     path("index/jobs/<str:job_id>/retry/", job_views.job_retry, name="memories-job-retry"),
     path("index/policy/", policy_views.policy_page, name="memories-policy"),
     path("index/policy/cleanup/", policy_views.policy_cleanup, name="memories-policy-cleanup"),
+    path("index/policy/plan/", policy_views.policy_plan_recompute, name="memories-policy-plan"),
     path("index/policy/consolidate/", consolidation_views.policy_consolidate, name="memories-policy-consolidate"),
     path("index/policy/consolidate/group/", consolidation_views.policy_group_apply, name="memories-policy-group"),
     path("index/policy/runs/<str:run_id>/undo/", policy_views.policy_run_undo, name="memories-policy-run-undo"),

@@ -1,12 +1,10 @@
 """Forms of the ranking lab pages."""
 
 from django import forms
-from django.core.exceptions import ValidationError
 
+from console.forms import NamespaceField
 from lab import evaluation as lab_evaluation
 from lab.models import EvalRun, QuerySet
-from memories.errors import InvalidInput
-from memories.validation import clean_identifier
 from search import profile_services
 from search.forms import RecallFilterFields
 from search.models import MatchMode, Ranker, RankingProfile
@@ -34,13 +32,7 @@ TUNE_PARAMS = {
 class CompareForm(RecallFilterFields):
     """The whole state of a comparison, as URL parameters (shareable, reloadable)."""
 
-    user_id = forms.CharField(
-        required=False,
-        max_length=128,
-        strip=False,
-        label="User",
-        widget=forms.TextInput(attrs={"list": "namespaces"}),
-    )
+    user_id = NamespaceField(must_exist=True, label="User")
     q = forms.CharField(
         required=False,
         max_length=lab_evaluation.QUERY_MAX_CHARS,
@@ -80,15 +72,6 @@ class CompareForm(RecallFilterFields):
         self.profiles = {p.name: p for p in profiles}
         choices = [(p.name, f"{p.name} (default)" if p.is_default else p.name) for p in profiles]
         self.fields["a"].choices = self.fields["b"].choices = choices
-
-    def clean_user_id(self):
-        value = self.cleaned_data["user_id"]
-        if not value:
-            return ""
-        try:
-            return clean_identifier(value, "user_id")
-        except InvalidInput as exc:
-            raise ValidationError(exc.message) from None
 
     def clean_k(self):
         return self.cleaned_data["k"] or K_DEFAULT
@@ -198,12 +181,7 @@ class ProfileForm(forms.Form):
 
 class QuerySetForm(forms.Form):
     name = forms.CharField(max_length=100)
-    user_id = forms.CharField(
-        max_length=128,
-        strip=False,
-        label="User",
-        widget=forms.TextInput(attrs={"list": "namespaces"}),
-    )
+    user_id = NamespaceField(required=True, must_exist=True, label="User")
     queries = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 6}), help_text="One query per line."
     )
@@ -246,7 +224,7 @@ class RunCompareForm(forms.Form):
 
 
 class JudgmentFilterForm(forms.Form):
-    user_id = forms.CharField(required=False, max_length=128, label="User")
+    user_id = NamespaceField(label="User")
     q = forms.CharField(required=False, max_length=lab_evaluation.QUERY_MAX_CHARS, label="Query")
     reviewer = forms.CharField(required=False, max_length=150)
 

@@ -8,7 +8,13 @@ page shows one kind of error however deep the check was made.
 from django import forms
 from django.core.exceptions import ValidationError
 
-from console.forms import REASON_MAX, IdentifierField, PagedFilterForm, per_page_field
+from console.forms import (
+    REASON_MAX,
+    IdentifierField,
+    NamespaceField,
+    PagedFilterForm,
+    per_page_field,
+)
 from memories.models import MemoryType
 
 
@@ -19,7 +25,7 @@ class MemoryFilterForm(PagedFilterForm):
         label="Text",
         widget=forms.TextInput(attrs={"type": "search", "placeholder": "contains…"}),
     )
-    user_id = IdentifierField(name="user_id", label="User")
+    user_id = NamespaceField(label="User")
     conversation_id = IdentifierField(name="conversation_id", label="Conversation")
     type = forms.ChoiceField(required=False, choices=[("", "any type"), *MemoryType.choices])
     state = forms.ChoiceField(

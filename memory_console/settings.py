@@ -124,6 +124,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "console.context_processors.namespaces",
             ],
         },
     },
@@ -234,6 +235,9 @@ MEMORY_SUMMARISER = os.environ.get("MEMORY_SUMMARISER", "sessions.summarise.Extr
 MEMORY_POLICY_IDLE_DAYS = env_int("MEMORY_POLICY_IDLE_DAYS", 90)
 MEMORY_POLICY_IMPORTANCE_BELOW = float(os.environ.get("MEMORY_POLICY_IMPORTANCE_BELOW", "0.3"))
 MEMORY_POLICY_MAX_LONG_TERM = env_int("MEMORY_POLICY_MAX_LONG_TERM", 10000)
+# The Policy page computes the consolidation dry run on the request only up to this many live
+# long-term memories in the namespace; above, a job computes it (operations.plan_cache).
+MEMORY_POLICY_INLINE_MAX = env_int("MEMORY_POLICY_INLINE_MAX", 1000)
 # Consolidation (operations/consolidate.py): a group's least similar pair scores at least the
 # threshold (0..1), and a group holds at most this many memories (2..50).
 MEMORY_CONSOLIDATION_THRESHOLD = float(os.environ.get("MEMORY_CONSOLIDATION_THRESHOLD", "0.65"))

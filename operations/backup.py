@@ -19,6 +19,7 @@ from memories import access, services
 from memories.errors import InvalidInput, ServiceError
 from memories.history import actor_name
 from memories.models import ChangeKind, Memory
+from memories.services.context import CLIENT, CONVERSATION, COPY, SESSION, batch_contexts
 from memories.services.create import build_memory
 from memories.text_check import LINE
 from memories.validation import MEMORY_ID_RE, clean_text
@@ -33,6 +34,8 @@ from operations.import_document import (
 )
 
 __all__ = ["FIELDS", "SCHEMA_VERSION", "export_memories", "import_memories"]
+
+CONTEXT_SOURCES = (CLIENT, CONVERSATION, SESSION, COPY)
 
 
 def export_memories(*, user_id: str | None = None) -> dict:
@@ -66,7 +69,23 @@ def _build_fields(m: dict, n: int, *, importance_default=None) -> dict:
             "importance": m.get("importance", importance_default), "tags": m.get("tags") or [],
             "metadata": m.get("metadata") or {}, "source": m.get("source") or "",
             "author": m.get("author") or "", "keywords": m.get("keywords") or [],
-            "context": m.get("context") or "", "created_at": item_date(m, n, "created_at")}
+            "created_at": item_date(m, n, "created_at"), **_context_fields(m, n)}
+
+
+def _context_fields(m: dict, n: int) -> dict:
+    """``context`` and ``context_from`` for the writer: absent or null context = built by the
+    server from the conversation (memories.services.context); a given one is kept, with the
+    item's ``context_from`` when it names a known source (``conversation``: rebuilt from the
+    neighbours it lands among)."""
+    context = m.get("context")
+    if context is None:
+        return {"context": None}
+    source = m.get("context_from") or None
+    if source is not None and source not in CONTEXT_SOURCES:
+        raise item_error(n, "context_from", f"must be one of {', '.join(CONTEXT_SOURCES)}")
+    if not context and source != CONVERSATION:
+        source = ""
+    return {"context": context, "context_from": source}
 
 
 @transaction.atomic
@@ -182,6 +201,9 @@ def _replace(doc: dict, items: list[dict], actor) -> dict:
     Memory.history.filter(user_id__in=namespaces).delete()
     old.delete()
     Memory.history.filter(user_id__in=namespaces).delete()  # the "-" rows delete() added
+    # Server-built contexts from the restored neighbours (the same text an export held,
+    # unless a neighbour was missing from it); a client's or copied context is kept.
+    batch_contexts([m for m in restored if m.deleted_at is None])
     bulk_create_with_history(restored, Memory, batch_size=500, default_change_reason="restore",
                              custom_historical_attrs={"kind": ChangeKind.RESTORE,
                                                       "changed_by": actor_name(actor)})

@@ -28,7 +28,7 @@ from operations.consolidation.grouping import (
     Corpus,
     plan_groups,
 )
-from operations.consolidation.merge import merge_texts
+from operations.consolidation.merge import merge_contexts, merge_texts
 from search.index.fields import ANALYZERS, CONTENT_STEMMED
 
 MAX_MEMBERS_LIMIT = 50  # the most members an admin may allow per group
@@ -180,6 +180,10 @@ def consolidate_group(*, memory_ids: list[str], actor=None,
     except ValueError as exc:
         raise InvalidInput(str(exc), field="memory_ids") from exc
     sources = [m.memory_id for m in rows]
+    # The sources' neighbouring turns stay indexed with the merged memory (copied, never
+    # rebuilt: its place in the conversation is theirs, not its own created_at's).
+    context = merge_contexts([m.context for m in rows], contents=[m.content for m in rows],
+                             max_chars=settings.MEMORY_MAX_CONTENT_CHARS)
     for m in rows:
         services.memory_forget(memory_id=m.memory_id, actor=actor, reason="consolidated")
     merged, deduplicated = services.memory_create(
@@ -188,7 +192,8 @@ def consolidate_group(*, memory_ids: list[str], actor=None,
         type=MemoryType.LONG_TERM,
         importance=min(1.0, round(max(m.importance for m in rows) + 0.1, 2)),
         tags=sorted({t for m in rows for t in m.tags})[:50], source="consolidation",
-        metadata={"consolidated_from": sources})
+        metadata={"consolidated_from": sources}, context=context,
+        context_from="copy" if context else "")
     if deduplicated:
         # Raising rolls the forgets back too: the group stays as it was.
         raise Conflict(f"{merged.memory_id} already holds the merged text", field="memory_ids")

@@ -2,7 +2,7 @@
 
 from django import forms
 
-from console.forms import REASON_MAX, IdentifierField, checked_identifier
+from console.forms import REASON_MAX, NamespaceField
 
 # --- index: reindex, policy -------------------------------------------------------------------
 
@@ -10,19 +10,11 @@ from console.forms import REASON_MAX, IdentifierField, checked_identifier
 class ReindexForm(forms.Form):
     """Blank ``user_id``: every namespace."""
 
-    user_id = IdentifierField(name="user_id", label="Namespace")
+    user_id = NamespaceField(must_exist=True, label="Namespace")
 
 
 class NamespaceForm(forms.Form):
-    user_id = forms.CharField(
-        max_length=128,
-        strip=False,
-        label="Namespace (user)",
-        widget=forms.TextInput(attrs={"list": "namespaces"}),
-    )
-
-    def clean_user_id(self):
-        return checked_identifier(self.cleaned_data["user_id"], "user_id")
+    user_id = NamespaceField(required=True, must_exist=True, label="Namespace (user)")
 
 
 class PolicyForm(NamespaceForm):

@@ -12,7 +12,11 @@ from memories.validation import parse_iso_datetime
 
 SCHEMA_VERSION = 2
 # Every field of a memory an export holds; ``content_hash`` is accepted and recomputed.
-FIELDS = ("memory_id", "user_id", "conversation_id", "type", "content", "context", "keywords",
+# ``context_from`` (who built ``context``: client, conversation, session, copy) came later
+# within schema 2: an item without it keeps its context as the client's. An item without
+# ``context`` (or with null) in a conversation gets a server-built one, as a create does.
+FIELDS = ("memory_id", "user_id", "conversation_id", "type", "content", "context",
+          "context_from", "keywords",
           "tags", "importance", "access_count", "accessed_at", "created_at", "updated_at",
           "expire_at", "source", "author", "metadata", "version", "deleted_at", "deleted_by")
 DATES = ("accessed_at", "created_at", "updated_at", "expire_at", "deleted_at")

@@ -9,7 +9,7 @@ import re
 import django_rq
 from rq import get_current_job
 
-from operations import consolidate, drift, drift_cache, policy, reindex
+from operations import consolidate, drift, drift_cache, plan_cache, policy, reindex
 
 _JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -190,6 +190,18 @@ def consolidate_job(user_id: str, groups: list[list[str]] | None = None,
         groups = consolidate.resolve_groups(user_id=user_id, threshold=threshold,
                                             max_members=max_members)
     return consolidate.consolidate_groups(groups=groups, actor=actor, reason=reason)
+
+
+def policy_plan_job(user_id: str, threshold: float | None = None,
+                    max_members: int | None = None) -> dict:
+    """Compute the Policy page's consolidation dry run and cache it (``plan_cache``):
+    ``{"user_id", "groups", "seconds"}``."""
+    try:
+        entry = plan_cache.plan_compute(user_id=user_id, threshold=threshold,
+                                        max_members=max_members)
+    finally:
+        plan_cache.plan_release(user_id=user_id, threshold=threshold, max_members=max_members)
+    return {"user_id": user_id, "groups": len(entry["groups"]), "seconds": entry["seconds"]}
 
 
 def export_job() -> dict:

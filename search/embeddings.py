@@ -43,7 +43,12 @@ def embed_pending(*, batch: int = 64, limit: int = 2048) -> int:
                     .values_list("memory_id", "content", "content_hash")[:batch])
         if not rows:
             break
-        vectors = encoder.encode([content for _, content, _ in rows])
+        vectors = _known(rows)
+        todo = [i for i, v in enumerate(vectors) if v is None]
+        if todo:
+            for i, vector in zip(todo, encoder.encode([rows[i][1] for i in todo]),
+                                 strict=True):
+                vectors[i] = vector
         for (memory_id, _, chash), vector in zip(rows, vectors, strict=True):
             MemoryEmbedding.objects.update_or_create(
                 memory_id=memory_id,
@@ -51,6 +56,17 @@ def embed_pending(*, batch: int = 64, limit: int = 2048) -> int:
                           "vector": vector.astype("<f4").tobytes()})
         done += len(rows)
     return done
+
+
+def _known(rows) -> list:
+    """For each ``(memory_id, content, content_hash)``: the vector an embedding of the same
+    content (hash) and model already holds, else None. The same text encodes to the same
+    vector, so a text seen in another memory or namespace is never encoded twice."""
+    hashes = {chash for _, _, chash in rows}
+    known = dict(MemoryEmbedding.objects.filter(content_hash__in=hashes, model=encoder.MODEL_NAME)
+                 .values_list("content_hash", "vector")[:len(hashes) * 4])
+    return [np.frombuffer(bytes(known[chash]), dtype="<f4") if chash in known else None
+            for _, _, chash in rows]
 
 
 def vectors_for(memory_ids: list[str]) -> dict[str, np.ndarray]:

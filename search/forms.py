@@ -3,7 +3,7 @@
 from django import forms
 from django.core.exceptions import ValidationError
 
-from console.forms import IdentifierField, checked_identifier
+from console.forms import IdentifierField, NamespaceField
 from memories.errors import InvalidInput
 from search.models import RankingProfile
 
@@ -50,12 +50,9 @@ class RecallFilterFields(forms.Form):
 
 
 class SearchForm(RecallFilterFields):
-    user_id = forms.CharField(
-        max_length=128,
-        strip=False,
-        label="User",
-        widget=forms.TextInput(attrs={"list": "namespaces"}),
-    )
+    # Suggested, not required to exist: an empty namespace answers "No results" (and the
+    # page says when no such namespace exists), as recall does.
+    user_id = NamespaceField(required=True, label="User")
     q = forms.CharField(
         required=False,
         max_length=1000,
@@ -85,9 +82,6 @@ class SearchForm(RecallFilterFields):
             # A search without a profile uses the default: show that, not the first option.
             self.data = self.data.copy()
             self.data["profile"] = self.default_profile
-
-    def clean_user_id(self):
-        return checked_identifier(self.cleaned_data["user_id"], "user_id")
 
     def clean_profile(self):
         return self.cleaned_data.get("profile") or self.default_profile or None

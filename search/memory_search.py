@@ -60,6 +60,8 @@ class Explain:
     # Cosine of query and memory embeddings when the profile rescores semantically (None:
     # not rescored, or the memory's embedding is not computed yet).
     semantic: float | None = None
+    # The query's time range as a term (search.temporal.time_term): its share of the score.
+    time_term: float = 0.0
 
 
 @dataclass
@@ -124,7 +126,8 @@ def memory_search(
     now = time.time() if now is None else now
     filters = RecallFilters(since=since, until=until, author=author, tags=tuple(tags or ()))
     plan = time_plan(query, mode=getattr(prof, "temporal", "off"), now=now, tz=_zone(),
-                     latest=lambda: _newest(user_id))
+                     latest=lambda: _newest(user_id),
+                     earliest=lambda: _newest(user_id, "created_at"))
     terms = query_terms(plan.text, prof)
     result = SearchResult([], mode if mode != MatchMode.ALL_THEN_ANY else MatchMode.ALL,
                           prof.name, 0.0, terms)
@@ -146,11 +149,12 @@ def _zone():
     return ZoneInfo(settings.TIME_ZONE)
 
 
-def _newest(user_id: str):
+def _newest(user_id: str, order: str = "-created_at"):
+    """The namespace's newest live memory time (``order="created_at"``: its oldest)."""
     from memories.models import Memory
 
     return (Memory.objects.filter(user_id=user_id, deleted_at__isnull=True)
-            .order_by("-created_at").values_list("created_at", flat=True).first())
+            .order_by(order).values_list("created_at", flat=True).first())
 
 
 def _hybrid(prof: RankingProfile) -> bool:
@@ -218,6 +222,10 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
     result.n_docs, result.avgdl, result.df = hits.n_docs, hits.avgdl, hits.df
     if hits.expired:
         _expire(hits.expired)
+    time_weight = 0.0
+    if boost and prof.w_time > 0:
+        time_weight = _time_candidates(client, user_id, window, hits, passed, docs, filters,
+                                       k1=prof.k1, conversation_id=conversation_id, types=types)
     if not passed:
         return
     scored = []
@@ -226,19 +234,18 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         if doc is None:  # expired or removed between the two reads
             continue
         contributions = scoring.bm25_terms(terms, tfs, dl, hits.n_docs, hits.df, hits.avgdl,
-                                           k1=prof.k1, b=prof.b)
+                                           k1=prof.k1, b=prof.b) if tfs else {}
+        timed = time_weight if time_weight and temporal.in_window(
+            float(doc["created_at"]), window) else 0.0
         overlap = len(tfs) / len(terms)
-        context_terms = []
-        if prof.context:
-            own = set(index_fields.ANALYZERS[field_name].tokens(doc["content"]))
-            context_terms = [t for t in contributions if t not in own]
-        scored.append((memory_id, doc, contributions, math.fsum(contributions.values()), overlap,
-                       context_terms))
+        context_terms = []  # filled for the returned hits only, below
+        scored.append((memory_id, doc, contributions, math.fsum(contributions.values()) + timed,
+                       overlap, context_terms, timed))
     if mode == MatchMode.ALL and prof.ranker == "keyword":
         scored = [s for s in scored if s[4] == 1.0]
     best = max((s[3] for s in scored), default=0.0)
     hits_out = []
-    for memory_id, doc, contributions, bm25, overlap, context_terms in scored:
+    for memory_id, doc, contributions, bm25, overlap, context_terms, timed in scored:
         relevance = overlap if prof.ranker == "keyword" else (bm25 / best if best > 0 else 0.0)
         stamp = doc.get("accessed_at") if prof.recency_from == "accessed_at" else ""
         stamp = float(stamp or doc["created_at"])
@@ -258,7 +265,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
             version=int(doc["version"]), score=final, metadata=json.loads(doc["metadata"]),
             created_at=float(doc["created_at"]), importance=imp,
             conversation_id=doc["conversation_id"] or None,
-            explain=Explain(bm25=bm25, relevance=relevance, recency=rec, importance=imp,
+            explain=Explain(bm25=bm25 - timed, relevance=relevance, time_term=timed, recency=rec, importance=imp,
                             terms=contributions, final=final, context_terms=context_terms,
                             time=factor,
                             weights={"relevance": prof.w_relevance, "recency": prof.w_recency,
@@ -268,6 +275,32 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         _rescore(hits_out, plan.text, prof.w_semantic)
     hits_out.sort(key=lambda h: (-h.score, h.memory_id))
     result.results = hits_out[:limit]
+    if prof.context:
+        # Matched terms the content lacks came from context. Analysing a memory's content is
+        # the costly part of an explanation: done for the returned hits, not the window.
+        analyzer = index_fields.ANALYZERS[field_name]
+        for h in result.results:
+            own = set(analyzer.tokens(h.content))
+            h.explain.context_terms = [t for t in h.explain.terms if t not in own]
+
+
+def _time_candidates(client, user_id, window, hits, passed, docs, filters, *, k1,
+                     conversation_id, types) -> float:
+    """The time range as a query term (search.temporal): the memories created in it join
+    ``passed`` (and ``docs``) even when they match no word; returns the term's weight."""
+    from search import time_rows
+
+    ids, n_in = time_rows.ids_in_range(user_id, window, cap=settings.MEMORY_RERANK_WINDOW,
+                                       conversation_id=conversation_id, types=types)
+    seen = {r[0] for r in hits.rows}
+    extra = [m for m in ids if m not in seen]
+    if extra:
+        found = docs_verified(serving.hashes(client, user_id, extra))
+        for memory_id in extra:
+            if memory_id in found and filters.keep(found[memory_id]):
+                docs[memory_id] = found[memory_id]
+                passed.append((memory_id, 0, {}))
+    return temporal.time_term(hits.n_docs, n_in, k1)
 
 
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -289,6 +322,10 @@ def _rescore(hits: list[Hit], text: str, w: float) -> None:
         # The shipped encoder is English-only: Chinese (Japanese, Korean) stays with BM25.
         return
     vectors = embeddings.vectors_for([h.memory_id for h in hits])
+    if not vectors:
+        # None computed yet (the worker embeds after commit): BM25's order as it is, and no
+        # query to encode.
+        return
     query = embeddings.query_vector(text)
     cosines = [float(vectors[h.memory_id] @ query) if h.memory_id in vectors else None
                for h in hits]
@@ -303,23 +340,10 @@ def _by_time(result: SearchResult, *, user_id, plan: TimePlan, filters: RecallFi
     """A query that is only a time ("yesterday", "上周"): the live memories created in that
     range, newest first (score 0: no terms to score; explain says where the range came from).
     """
-    import datetime as dt
+    from search import time_rows
 
-    from django.db.models import Q
-    from django.utils import timezone
-
-    from memories.models import Memory
-
-    rows = Memory.objects.filter(
-        user_id=user_id, deleted_at__isnull=True,
-        created_at__gte=dt.datetime.fromtimestamp(plan.window.since, tz=dt.UTC),
-        created_at__lt=dt.datetime.fromtimestamp(plan.window.until, tz=dt.UTC),
-    ).filter(Q(expire_at__isnull=True) | Q(expire_at__gt=timezone.now()))
-    if conversation_id:
-        rows = rows.filter(Q(conversation_id__isnull=True) | Q(conversation_id=conversation_id)
-                           | Q(type="long_term"))
-    if types:
-        rows = rows.filter(type__in=types)
+    rows = time_rows.in_range(user_id, plan.window, conversation_id=conversation_id,
+                              types=types)
     plan.applied = True
     out = []
     for m in rows.order_by("-created_at", "memory_id")[:max(limit * 8, 200)]:

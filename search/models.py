@@ -95,7 +95,8 @@ class MemoryEmbedding(models.Model):
 
     memory = models.OneToOneField("memories.Memory", on_delete=models.CASCADE, primary_key=True,
                                   related_name="embedding")
-    content_hash = models.CharField(max_length=64)
+    # Indexed: a new memory whose text another one already has reuses its vector.
+    content_hash = models.CharField(max_length=64, db_index=True)
     model = models.CharField(max_length=64)
     vector = models.BinaryField()
     updated_at = models.DateTimeField(auto_now=True)

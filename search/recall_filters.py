@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from search.analysis.timeparse import parse_query_time
+from search.analysis.timeparse import mentions_first, parse_query_time
 from search.temporal import TimeWindow
 
 _YEAR = re.compile(r"(?:19|20)\d{2}年?")
@@ -72,12 +72,14 @@ class TimePlan:
 
 
 def time_plan(query: str, *, mode: str, now: float, tz: dt.tzinfo,
-              latest: Callable[[], dt.datetime | None]) -> TimePlan:
+              latest: Callable[[], dt.datetime | None],
+              earliest: Callable[[], dt.datetime | None] = lambda: None) -> TimePlan:
     """Parse the query's time words for a profile whose ``temporal`` is ``mode``.
 
     ``now``: request time (epoch seconds); ``latest()``: the namespace's newest memory time,
     asked only when the query names a time (a month or day without a year means the latest
-    such date not after it). ``boost`` removes the time words from the searched text
+    such date not after it); ``earliest()``: its oldest, asked only when the query names the
+    first conversation (that memory's day). ``boost`` removes the time words from the searched text
     (an explicit year stays: it is also a word of the memories that name it);
     ``filter`` keeps them (a filter that matches nothing is dropped, and the words then
     still count). ``off`` parses nothing.
@@ -86,12 +88,13 @@ def time_plan(query: str, *, mode: str, now: float, tz: dt.tzinfo,
         return TimePlan(text=query, mode=mode)
     try:
         moment = dt.datetime.fromtimestamp(now, tz=dt.UTC)
-        parsed = parse_query_time(query, now=moment, tz=tz)
+        oldest = earliest() if mentions_first(query) else None
+        parsed = parse_query_time(query, now=moment, tz=tz, earliest=oldest)
         if parsed.range is None:
             return TimePlan(text=query, mode=mode)
         newest = latest()
         if newest is not None and newest < moment:
-            parsed = parse_query_time(query, now=moment, tz=tz, latest=newest)
+            parsed = parse_query_time(query, now=moment, tz=tz, latest=newest, earliest=oldest)
     except (ValueError, OverflowError, OSError):
         # A range past the calendar's ends (a "now" in year 1 or 9999): no time, not a 500.
         return TimePlan(text=query, mode=mode)

@@ -2,11 +2,11 @@
 
 from django import forms
 
-from console.forms import IdentifierField, PagedFilterForm, per_page_field
+from console.forms import IdentifierField, NamespaceField, PagedFilterForm, per_page_field
 
 
 class SessionFilterForm(PagedFilterForm):
-    user_id = IdentifierField(name="user_id", label="User")
+    user_id = NamespaceField(label="User")
     agent_id = IdentifierField(name="agent_id", label="Agent")
     active_since = forms.DateField(
         required=False,

@@ -10,3 +10,32 @@ document.addEventListener("click", (event) => {
     box.checked = all.checked;
   });
 });
+
+// A button with data-copy="#selector" copies that input's value to the clipboard (the new
+// API token) and says so next to it; where the Clipboard API is missing (plain http on
+// another host) the text is selected so Ctrl+C copies it.
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("[data-copy]");
+  if (!button) return;
+  const input = document.querySelector(button.dataset.copy);
+  const status = document.getElementById("copy-status");
+  if (!input) return;
+  const say = (text) => { if (status) status.textContent = text; };
+  input.focus();
+  input.select();
+  if (navigator.clipboard && window.isSecureContext) {
+    navigator.clipboard.writeText(input.value).then(
+      () => say("Copied."),
+      () => say("Selected: press Ctrl+C (⌘C) to copy."),
+    );
+  } else {
+    say("Selected: press Ctrl+C (⌘C) to copy.");
+  }
+});
+
+// An input with data-select-on-focus selects its whole text when focused (a token to copy).
+document.addEventListener("focusin", (event) => {
+  if (event.target.matches && event.target.matches("input[data-select-on-focus]")) {
+    event.target.select();
+  }
+});

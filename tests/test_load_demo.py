@@ -6,8 +6,12 @@ from django.contrib.auth import authenticate as django_authenticate
 from django.core.management import call_command
 
 from accounts.roles import role_of
+from console import demo_data
 from console.demo_data import demo_memories, demo_sessions
+from lab import runs as lab_runs
+from lab.models import EvalRun, Judgment, QuerySet
 from memories.models import Memory
+from operations.consolidate import consolidation_plan
 from search.memory_search import memory_search
 from sessions.models import Message, Session
 
@@ -27,7 +31,8 @@ def test_it_loads_the_demo_once(builtins, capsys):
     call_command("load_demo")
     out = capsys.readouterr().out
     assert f"memories: 0 created, {memories} already present" in out
-    assert "sessions: 0 created (0 messages), 12 already present" in out
+    assert "sessions: 0 created (0 messages, 0 summaries), 12 already present" in out
+    assert "lab: already present" in out
     assert (Memory.objects.count(), Session.objects.count(), Message.objects.count()) == (
         memories,
         12,
@@ -74,3 +79,39 @@ def test_it_creates_and_updates_the_admin_login(builtins, rf):
     call_command("load_demo", "--admin-password", "second-pw")
     assert authenticate(username="admin", password="first-pw") is None
     assert authenticate(username="admin", password="second-pw") is not None
+
+
+def test_it_seeds_summaries_a_lab_example_and_near_duplicates(builtins, capsys):
+    """A newcomer sees every page alive: sessions with summaries, a query set with graded
+    judgments and two runs (the same profile before and after tuning), and consolidation
+    groups on the Policy page."""
+    call_command("load_demo")
+    out = capsys.readouterr().out
+    assert "12 summaries" in out
+    summarised = Session.objects.exclude(summary="")
+    assert summarised.count() == 12
+    assert all(s.summary_upto_seq > 0 for s in summarised)
+
+    qs = QuerySet.objects.get(name=demo_data.LAB_QUERY_SET)
+    assert qs.user_id == "agent-support" and len(qs.queries) == 6
+    assert Judgment.objects.filter(reviewer="demo-reviewer").count() == len(
+        demo_data.LAB_JUDGMENTS
+    )
+    first, second = EvalRun.objects.filter(query_set=qs).order_by("pk")
+    assert [p["version"] for p in first.profiles if p["name"] == "support-tuned"] == [1]
+    assert [p["version"] for p in second.profiles if p["name"] == "support-tuned"] == [2]
+    assert first.metrics["bm25"]["queries"] == 6 and first.metrics["bm25"]["ndcg"] > 0.5
+    cmp = lab_runs.run_compare(first, second)
+    assert cmp["shared"] == ["bm25", "support-tuned"]
+    assert cmp["mean_deltas"]["bm25"]["ndcg"] == 0  # same profile, same data: no change
+
+    groups = {
+        ns: consolidation_plan(user_id=ns).groups for ns in demo_data.NAMESPACES
+    }
+    assert sum(len(g) for g in groups.values()) >= 4
+    assert all(len(g.memory_ids) == 2 for gs in groups.values() for g in gs)
+    harbor = next(g for g in groups["team-harbor"] if "v2.6.0" in g.merged_text)
+    assert "no-reply@mail.harbor.example" in harbor.merged_text  # byte for byte
+
+    call_command("load_demo")  # idempotent: the lab example is written once
+    assert QuerySet.objects.count() == 1 and EvalRun.objects.count() == 2

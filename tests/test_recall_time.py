@@ -78,7 +78,9 @@ def test_the_default_profile_boosts_the_named_month_and_drops_the_word(api):
     assert body["time"] == {"range": "2026-05-01..2026-05-31", "from": "in May",
                             "mode": "boost", "applied": True}
     assert ids(body)[:2] == [may, march]
-    assert verb not in ids(body)  # "may" is not a term
+    # "may" is not a term: the verb's memory is there only as one of May's (the time term).
+    (by_time,) = [r for r in body["results"] if r["memory_id"] == verb]
+    assert by_time["explain"]["terms"] == {} and by_time["explain"]["time_term"] > 0
     first, second = body["results"][:2]
     assert first["explain"]["time"] == pytest.approx(1.5)
     assert 1.0 < second["explain"]["time"] < 1.5
@@ -154,3 +156,38 @@ def test_a_now_at_the_ends_of_the_calendar_is_no_time_not_a_500(api, now):
     for query in ("yesterday standup", "next month", "上上周", "三天前"):
         resp = api.post("/recall", {"user_id": "u-a", "query": query, "now": now})
         assert resp.status_code == 200, (query, resp.content)
+
+
+def test_a_memory_of_the_day_asked_about_is_found_without_a_shared_word(api):
+    """The time range is a query term: "mood" is in no memory of 2 May, yet that day's turn
+    comes first, above the days whose turns say "mood"."""
+    day = write(api, "These days I've been feeling a bit down and anxious",
+                "2026-05-02T20:00:00Z")
+    for n in range(1, 4):
+        write(api, f"My mood was fine, the mood of a quiet day {n}", f"2026-05-0{n + 3}T20:00:00Z")
+    body = recall(api, "What was my mood on May 2nd?")
+    assert body["time"]["range"] == "2026-05-02..2026-05-02"
+    assert ids(body)[0] == day
+    top = body["results"][0]["explain"]
+    assert top["terms"] == {} and top["time_term"] > 0 and top["time"] == pytest.approx(1.5)
+
+
+def test_a_range_holding_every_memory_adds_almost_nothing(api):
+    a = write(api, "the harbour pilot boarded", "2026-05-02T20:00:00Z")
+    b = write(api, "tea on the harbour wall", "2026-05-03T20:00:00Z")
+    c = write(api, "harbour pilot harbour pilot log", "2026-05-04T20:00:00Z")
+    body = recall(api, "harbour pilot in May")
+    assert set(ids(body)) == {a, b, c}
+    assert ids(body)[0] == c  # the text decides: each gets the same small time term
+    terms = {r["explain"]["time_term"] for r in body["results"]}
+    assert len(terms) == 1 and 0 < terms.pop() < 0.25
+
+
+def test_our_first_conversation_is_the_day_of_the_oldest_memory(api):
+    first = write(api, "Hello, my name is Ivy and I play badminton with colleagues",
+                  "2026-04-27T20:00:00Z")
+    write(api, "We talked about films today, a long talk", "2026-05-03T20:00:00Z")
+    write(api, "Another talk about the weather", "2026-05-04T20:00:00Z")
+    body = recall(api, "Do you remember what we talked about during our first conversation?")
+    assert body["time"]["range"] == "2026-04-27..2026-04-27"
+    assert ids(body)[0] == first

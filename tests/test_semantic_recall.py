@@ -47,7 +47,8 @@ def test_the_cosine_reorders_the_bm25_window(semantic_profile):
     create("Calvin: the weather was nice")
     embeddings.embed_pending()
     plain = memory_search(user_id="u-a", query="How does Calvin relax and unwind?",
-                          profile="context", limit=3)
+                          profile=RankingProfile(name="plain", stemming=True, context=True),
+                          limit=3)
     mixed = memory_search(user_id="u-a", query="How does Calvin relax and unwind?",
                           profile=semantic_profile, limit=3)
     assert {h.memory_id for h in plain.results} >= {unwind.memory_id, other.memory_id}
@@ -70,8 +71,40 @@ def test_recall_never_embeds_a_memory(semantic_profile, monkeypatch):
     found = memory_search(user_id="u-a", query="guitar relax", profile=semantic_profile)
     assert [h.memory_id for h in found.results] == [m.memory_id]
     assert found.results[0].explain.semantic is None  # not embedded yet: BM25 part only
-    assert calls == [["guitar relax"]]  # only the query was encoded
+    assert calls == []  # nothing in the window is embedded: not even the query is encoded
     assert not MemoryEmbedding.objects.exists()
+
+
+def test_a_window_partly_embedded_mixes_the_known_and_keeps_bm25_for_the_rest(
+        semantic_profile, monkeypatch):
+    from search.memory_search import memory_search
+
+    old = create("Calvin relaxes with his guitar after work")
+    embeddings.embed_pending()
+    new = create("Calvin relaxes at the beach")  # written after the job ran
+    calls = []
+    real = embeddings.encoder.encode
+    monkeypatch.setattr(embeddings.encoder, "encode",
+                        lambda texts, **kw: calls.append(list(texts)) or real(texts, **kw))
+    embeddings.query_vector.cache_clear()
+    found = memory_search(user_id="u-a", query="Calvin relaxes", profile=semantic_profile)
+    by_id = {h.memory_id: h.explain.semantic for h in found.results}
+    assert by_id[old.memory_id] is not None and by_id[new.memory_id] is None
+    assert calls == [["Calvin relaxes"]]  # the query only; the new memory waits for the job
+
+
+def test_the_same_text_is_encoded_once_across_namespaces(builtins, monkeypatch):
+    create("the lighthouse keeper rows to the island", user_id="u-a")
+    calls = []
+    real = embeddings.encoder.encode
+    monkeypatch.setattr(embeddings.encoder, "encode",
+                        lambda texts, **kw: calls.append(list(texts)) or real(texts, **kw))
+    assert embeddings.embed_pending() == 1
+    create("the lighthouse keeper rows to the island", user_id="u-b")
+    assert embeddings.embed_pending() == 1
+    assert calls == [["the lighthouse keeper rows to the island"]]
+    a, b = MemoryEmbedding.objects.order_by("memory__user_id")
+    assert bytes(a.vector) == bytes(b.vector)
 
 
 def test_a_chinese_query_stays_with_bm25(semantic_profile):
@@ -81,3 +114,18 @@ def test_a_chinese_query_stays_with_bm25(semantic_profile):
     embeddings.embed_pending()
     found = memory_search(user_id="u-a", query="怎么放松", profile=semantic_profile)
     assert found.results and found.results[0].explain.semantic is None
+
+
+def test_the_default_profile_rescores_semantically(builtins):
+    from search.memory_search import memory_search
+    from search.profiles import profile_resolve
+
+    assert profile_resolve(None).name == "context" and profile_resolve(None).w_semantic == 0.4
+    unwind = create("Calvin: after a long day I unwind with my guitar and relax at home")
+    create("Calvin: the day was long, the unwind cable of the crane broke at work")
+    before = memory_search(user_id="u-a", query="How does Calvin relax and unwind?", limit=2)
+    assert all(h.explain.semantic is None for h in before.results)  # BM25 until the job ran
+    embeddings.embed_pending()
+    after = memory_search(user_id="u-a", query="How does Calvin relax and unwind?", limit=2)
+    assert after.results[0].memory_id == unwind.memory_id
+    assert all(h.explain.semantic is not None for h in after.results)

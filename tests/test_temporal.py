@@ -2,6 +2,7 @@
 
 import pytest
 
+from search import temporal
 from search.temporal import TimeWindow, boost_factor, in_window
 
 DAY = 86400.0
@@ -33,3 +34,14 @@ def test_no_weight_no_boost():
 def test_an_empty_window_is_refused():
     with pytest.raises(ValueError):
         TimeWindow(since=5.0, until=5.0)
+
+
+def test_the_time_term_weighs_a_narrow_range_like_a_rare_word():
+    from search.scoring import idf
+
+    assert temporal.time_term(100, 0, 1.2) == 0.0
+    assert temporal.time_term(100, 4, 1.2) == pytest.approx(idf(100, 4) / 2.2)
+    assert temporal.time_term(100, 4, 1.2) > temporal.time_term(100, 60, 1.2) > 0
+    assert temporal.time_term(3, 5, 1.2) == pytest.approx(idf(5, 5) / 2.2)  # N lags the DB
+    with pytest.raises(ValueError):
+        temporal.time_term(-1, 0, 1.2)

@@ -128,3 +128,27 @@ def test_naive_datetimes_are_refused():
         parse_query_time("yesterday", now=dt.datetime(2026, 12, 1))
     with pytest.raises(ValueError):
         parse_query_time("yesterday", now=NOW, latest=dt.datetime(2026, 12, 1))
+
+
+@pytest.mark.parametrize("query, text", [
+    ("Do you remember what we talked about during our first conversation?",
+     "Do you remember what we talked about?"),
+    ("What did I tell you the first time we talked?", "What did I tell you?"),
+    ("你还记得我们第一次对话的时候，聊了什么话题吗？", "你还记得，聊了什么话题吗？"),
+    ("第一次聊天时我提到了谁", "我提到了谁"),
+])
+def test_the_first_conversation_is_the_day_of_the_oldest_memory(query, text):
+    oldest = dt.datetime(2023, 4, 27, 23, 30, tzinfo=UTC)
+    q = parse_query_time(query, now=NOW, earliest=oldest)
+    assert (q.range.label, q.text) == ("2023-04-27..2023-04-27", text)
+    # In Shanghai that memory was written on the 28th.
+    q = parse_query_time(query, now=NOW, earliest=oldest, tz=ZoneInfo("Asia/Shanghai"))
+    assert q.range.label == "2023-04-28..2023-04-28"
+    # Without the oldest memory (an empty namespace) it names no time.
+    assert parse_query_time(query, now=NOW).range is None
+
+
+def test_first_without_a_conversation_is_not_a_time():
+    oldest = dt.datetime(2023, 4, 27, tzinfo=UTC)
+    for query in ("first prize in the contest", "my first car", "第一次去北京"):
+        assert parse_query_time(query, now=NOW, earliest=oldest).range is None

@@ -2,20 +2,7 @@
 
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from memories.models import Memory
-
-NAMESPACE_HINTS = 200
-
 METRIC_LABELS = {"ndcg": "nDCG@k", "precision": "P@k", "recall": "Recall@k", "mrr": "MRR"}
-
-
-def namespace_hints():
-    # Lazy: only the full page (its <datalist>) evaluates it.
-    return (
-        Memory.objects.values_list("user_id", flat=True)
-        .distinct()
-        .order_by("user_id")[:NAMESPACE_HINTS]
-    )
 
 
 def safe_next(request, url: str | None, fallback: str) -> str:

@@ -17,7 +17,6 @@ from lab import explain as lab_explain
 from lab import judgments as lab_judgments
 from lab.forms import MATCH_MODES, CompareForm, tune_params
 from lab.views.charts import PART_COLOURS, SIDE_COLOURS, score_chart, stacked_bar
-from lab.views.common import namespace_hints
 from memories import store
 from memories.errors import ServiceError
 from search import profile_services
@@ -171,7 +170,6 @@ def _compare_context(request, form) -> tuple[dict, int]:
 def _base_context(request, form) -> dict:
     return {
         "form": form,
-        "namespaces": namespace_hints(),
         "part_colours": PART_COLOURS,
         "side_colours": SIDE_COLOURS,
         "can_judge": has_role(request.user, "editor"),

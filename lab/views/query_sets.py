@@ -15,7 +15,7 @@ from console.pages import forbidden, render_page, role_required
 from lab import query_sets as lab_query_sets
 from lab.forms import QuerySetForm
 from lab.models import Judgment, QuerySet
-from lab.views.common import lab_nav, namespace_hints
+from lab.views.common import lab_nav
 from memories.errors import ServiceError
 from search.profiles import profile_default
 
@@ -52,7 +52,6 @@ def queryset_list(request):
         {
             **lab_nav("querysets"),
             "form": form,
-            "namespaces": namespace_hints(),
             "querysets": QuerySet.objects.annotate(n_runs=Count("runs")),
             "can_create": has_role(request.user, "editor"),
         },
@@ -121,7 +120,6 @@ def queryset_detail(request, pk: int):
             "rows": rows,
             "form": form,
             "can_edit": can_edit,
-            "namespaces": namespace_hints(),
             "runs": qs.runs.defer("per_query", "unjudged")[:20],
         },
         status=status,

@@ -13,10 +13,12 @@ PROFILES = [
     dict(name="stemmed", ranker="bm25", k1=1.2, b=0.75, w_relevance=1.0, w_recency=0.0,
          w_importance=0.0, half_life_hours=720.0, stemming=True, synonyms=False,
          match_mode="any", builtin=False, is_default=False),
-    # Stemmed BM25 over content + context (neighbouring turns): the best on LoCoMo, default.
+    # Stemmed BM25 over content + context (neighbouring turns), the query's time as a boost
+    # and a term, semantic rescoring of the window: the best on LoCoMo, default.
     dict(name="context", ranker="bm25", k1=1.2, b=0.75, w_relevance=1.0, w_recency=0.0,
          w_importance=0.0, half_life_hours=720.0, stemming=True, synonyms=False, context=True,
-         match_mode="any", builtin=False, is_default=True, temporal="boost", w_time=0.5),
+         match_mode="any", builtin=False, is_default=True, temporal="boost", w_time=0.5,
+         w_semantic=0.4),
 ]
 ROLES = ("viewer", "editor", "admin")
 

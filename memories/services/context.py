@@ -108,3 +108,47 @@ class Window:
             if context_rebuilt(row[i], text, sync=False):
                 changed.append(row[i])
         return changed
+
+
+def batch_contexts(new: list[Memory]) -> list[str]:
+    """Server-built contexts for a bulk write (``memory_create_many``, an import): each
+    memory of ``new`` whose ``context_from`` is ``conversation`` gets the context its
+    conversation gives it once the whole batch is in (neighbours from the batch and from
+    the live rows already stored), set on the unsaved instance; stored memories whose
+    window now holds a new one are rebuilt in place (:func:`context_rebuilt`). One query
+    per namespace and 500 conversations. Call inside the writing transaction, before the
+    batch is inserted. Returns the ids of the stored memories rebuilt."""
+    groups: dict[tuple[str, str], list[Memory]] = {}
+    for m in new:  # every new turn is a neighbour, whoever built its own context
+        if m.conversation_id:
+            groups.setdefault((m.user_id, m.conversation_id), []).append(m)
+    if not groups:
+        return []
+    stored: dict[tuple[str, str], list[Memory]] = {key: [] for key in groups}
+    by_user: dict[str, list[str]] = {}
+    for user_id, conversation_id in groups:
+        by_user.setdefault(user_id, []).append(conversation_id)
+    for user_id, conversations in by_user.items():
+        for start in range(0, len(conversations), 500):
+            rows = Memory.objects.filter(user_id=user_id, deleted_at__isnull=True,
+                                         conversation_id__in=conversations[start:start + 500])
+            for m in rows:
+                stored[(user_id, m.conversation_id)].append(m)
+    touched = []
+    for key, members in groups.items():
+        fresh = {m.memory_id for m in members}
+        turns = sorted([*stored[key], *members], key=lambda m: (m.created_at, m.memory_id))
+        for i, m in enumerate(turns):
+            if m.context_from != CONVERSATION:
+                continue
+            window = turns[max(0, i - PREVIOUS):i + NEXT + 1]
+            if m.memory_id not in fresh and not any(w.memory_id in fresh for w in window):
+                continue
+            text = join_context([t.content for t in turns[max(0, i - PREVIOUS):i]],
+                                [t.content for t in turns[i + 1:i + 1 + NEXT]])
+            if m.memory_id in fresh:
+                m.context = text
+            elif m.context != text:
+                context_rebuilt(m, text)
+                touched.append(m.memory_id)
+    return touched

@@ -188,7 +188,9 @@ def memory_create_many(*, items: list[dict], actor=None, reason: str = "") -> li
     """Bulk create (imports, benchmarks): validation and dedup as :func:`memory_create`.
 
     All or nothing: the first invalid item raises (with ``index`` in the error) and nothing
-    is written. One INSERT per 500 rows plus their history rows; the Redis mirror is
+    is written. An item in a conversation without ``context`` gets a server-built one from
+    its neighbours in the batch and in the database, and the stored memories it neighbours
+    are rebuilt (``memories.services.context.batch_contexts``). One INSERT per 500 rows plus their history rows; the Redis mirror is
     written after commit in pipelined batches. Returns ``[(memory, deduplicated)]`` in
     input order.
     """
@@ -196,8 +198,9 @@ def memory_create_many(*, items: list[dict], actor=None, reason: str = "") -> li
     built = []
     for n, item in enumerate(items):
         try:
-            # Bulk writes keep the context they are given (none: none), never build one.
-            built.append(build_memory(now=now, **{"context": "", **item}))
+            # An item without ``context`` in a conversation gets a server-built one, as a
+            # single create does (context.batch_contexts, below, once the batch is known).
+            built.append(build_memory(now=now, **item))
         except (InvalidInput, TooLarge) as exc:
             exc.extra["index"] = n
             raise
@@ -220,6 +223,7 @@ def memory_create_many(*, items: list[dict], actor=None, reason: str = "") -> li
         existing[k] = m
         new.append(m)
         out.append((m, False))
+    context_service.batch_contexts(new)
     bulk_create_with_history(
         new, Memory, batch_size=500, default_change_reason=reason, default_date=now,
         custom_historical_attrs={"kind": ChangeKind.CREATE, "changed_by": actor_name(actor)},

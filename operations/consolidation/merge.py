@@ -124,3 +124,22 @@ def merge_texts(texts: list[str], *, max_chars: int | None = None) -> str:
     if max_chars is not None and len(out) > max_chars:
         raise ValueError(f"the merged text would be {len(out)} characters (limit {max_chars})")
     return out
+
+
+def merge_contexts(contexts: list[str], *, contents: list[str], max_chars: int) -> str:
+    """The context of a merged memory: the distinct lines of its sources' contexts, in
+    source order, without the lines that are the sources' own text (now its content), cut
+    to whole lines within ``max_chars``. Their neighbouring turns stay findable in it."""
+    own = {line.strip() for text in contents for line in text.splitlines()}
+    seen, out, size = set(), [], 0
+    for text in contexts:
+        for line in text.splitlines():
+            key = line.strip()
+            if not key or key in own or key in seen:
+                continue
+            if size + len(line) + (1 if out else 0) > max_chars:
+                return "\n".join(out)
+            seen.add(key)
+            out.append(line)
+            size += len(line) + (1 if len(out) > 1 else 0)
+    return "\n".join(out)

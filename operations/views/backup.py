@@ -8,6 +8,7 @@ from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
+from console.namespaces import namespaces_missing, no_such_namespace
 from console.pages import redis_unavailable, render_page, role_required
 from memories import queue as job_queue
 from memories import services, store
@@ -38,6 +39,9 @@ def backup_export(request):
     except ServiceError as exc:
         return render_page(request, "memories/backup.html",
                            {"files": _files(), "error": exc.message}, status=400)
+    if namespaces_missing([user_id]):
+        return render_page(request, "memories/backup.html",
+                           {"files": _files(), "error": no_such_namespace([user_id])}, status=404)
     doc = backup.export_memories(user_id=user_id)
     response = HttpResponse(json.dumps(doc, ensure_ascii=False, indent=1),
                             content_type="application/json")

@@ -11,7 +11,7 @@ from console.forms import add_service_error
 from console.pages import bad_request, forbidden, refuse, role_required
 from memories.errors import PermissionDenied as ServicePermissionDenied
 from memories.errors import ServiceError
-from operations import consolidate, jobs
+from operations import consolidate, jobs, plan_cache
 from operations.forms import ApplyAllForm, ApplyGroupForm, PolicyForm
 from operations.views.index import form_errors
 from operations.views.jobs import enqueue_or_503
@@ -77,9 +77,11 @@ def policy_consolidate(request):
     data = form.cleaned_data
     group_ids = request.POST.getlist("group_id") or None
     try:
-        groups = consolidate.resolve_groups(user_id=data["user_id"], group_ids=group_ids,
-                                            threshold=data["threshold"],
-                                            max_members=data["max_members"])
+        groups = plan_cache.cached_groups(
+            user_id=data["user_id"], group_ids=group_ids, threshold=data["threshold"],
+            max_members=data["max_members"]) or consolidate.resolve_groups(
+            user_id=data["user_id"], group_ids=group_ids, threshold=data["threshold"],
+            max_members=data["max_members"])
     except ServiceError as exc:
         if request.htmx:  # a fragment for the messages area, the page stays as it was
             return refuse(request, exc.message, status=exc.status)

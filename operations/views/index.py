@@ -18,7 +18,6 @@ from operations.views.jobs import enqueue_or_503, failed_job_rows, job_history_r
 
 log = logging.getLogger(__name__)
 
-NAMESPACE_HINTS = 200
 
 
 def _drifted(ids: list[str]) -> list[dict]:

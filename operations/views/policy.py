@@ -6,6 +6,8 @@ applied by its own POST (:mod:`operations.views.consolidation`); a policy run is
 in one audited action.
 """
 
+import datetime as dt
+
 from django.conf import settings
 from django.contrib import messages
 from django.shortcuts import redirect
@@ -15,12 +17,14 @@ from django.views.decorators.vary import vary_on_headers
 
 from console.forms import add_service_error
 from console.pages import bad_request, forbidden, render_page, role_required
+from memories import queue as job_queue
+from memories import store
 from memories.errors import PermissionDenied as ServicePermissionDenied
 from memories.errors import ServiceError
 from memories.models import AuditEvent, Memory
-from operations import cleanup_undo, consolidate, jobs, policy
+from operations import cleanup_undo, consolidate, jobs, plan_cache, policy
 from operations.forms import ApplyAllForm, ApplyGroupForm, NamespaceForm, PolicyForm, UndoForm
-from operations.views.index import NAMESPACE_HINTS, form_errors
+from operations.views.index import form_errors
 from operations.views.jobs import enqueue_or_503
 
 PLAN_SHOWN = 200  # ids listed per plan section; the count above says how many in all
@@ -59,13 +63,49 @@ def _recent_consolidations(user_id: str, limit: int = 10) -> list[dict]:
              "sources": len(e.data.get("consolidated_from", []))} for e in events]
 
 
+def _dry_run(user_id: str, threshold, max_members) -> tuple:
+    """``(plan, state)``: the consolidation dry run the page shows, at a bounded cost
+    (``operations.plan_cache``): the cached one; or, when nothing fresh is cached, computed
+    now for a namespace of at most ``MEMORY_POLICY_INLINE_MAX`` live long-term memories,
+    else by a job (queued once; the stale plan, if any, is shown meanwhile). ``state``:
+    ``{"computed_at", "seconds", "stale", "job_id"}``."""
+    try:
+        entry = plan_cache.plan_cached(user_id=user_id, threshold=threshold,
+                                       max_members=max_members)
+        job_id = None
+        if entry is None or entry["stale"]:
+            if plan_cache.live_long_term_count(user_id) <= plan_cache.inline_max():
+                entry = {**plan_cache.plan_compute(user_id=user_id, threshold=threshold,
+                                                   max_members=max_members), "stale": False}
+            else:
+                job_id = plan_cache.plan_job_id(user_id=user_id, threshold=threshold,
+                                                max_members=max_members)
+                if job_id is None:
+                    job_id = plan_cache.plan_job_claim(
+                        user_id=user_id, threshold=threshold, max_members=max_members,
+                        job_id=job_queue.enqueue(jobs.policy_plan_job, user_id, threshold,
+                                                 max_members, queue="default",
+                                                 namespaces=[user_id]))
+    except store.RedisError:
+        # Without Redis there is no cache and no job: compute it here, as before.
+        return consolidate.consolidation_plan(user_id=user_id, threshold=threshold,
+                                              max_members=max_members), {}
+    t, m = consolidate.bounds(threshold, max_members)
+    cplan = consolidate.ConsolidationPlan(user_id=user_id, threshold=t, max_members=m)
+    state = {"job_id": job_id}
+    if entry is not None:
+        cplan.groups = plan_cache.plan_groups(entry)
+        state.update(computed_at=dt.datetime.fromisoformat(entry["computed_at"]),
+                     seconds=entry["seconds"], stale=entry["stale"])
+    return cplan, state
+
+
 def policy_context(user_id: str, *, threshold=None, max_members=None, skip=(),
                    group_forms=None) -> dict:
     """Everything the ``#policy`` partial shows for one namespace. ``group_forms``: bound
     forms with errors, by group id, shown in place of that group's fresh form."""
     plan = policy.cleanup_plan(user_id=user_id)
-    cplan = consolidate.consolidation_plan(user_id=user_id, threshold=threshold,
-                                           max_members=max_members)
+    cplan, dry_run = _dry_run(user_id, threshold, max_members)
     skip = [g for g in dict.fromkeys(skip) if g]
     shown_groups = [g for g in cplan.groups if g.group_id not in skip][:GROUPS_SHOWN]
     shown = {
@@ -93,6 +133,10 @@ def policy_context(user_id: str, *, threshold=None, max_members=None, skip=(),
     ]
     return {
         "user_id": user_id,
+        "dry_run": dry_run,
+        "threshold_param": threshold,
+        "max_members_param": max_members,
+        "reload_url": policy_url(user_id, threshold, max_members, skip),
         "plan": plan,
         "sections": [(key, title, len(ids), [previews[i] for i in shown[key] if i in previews])
                      for key, title, ids in sections],
@@ -123,11 +167,6 @@ def render_policy(request, form, context: dict, *, status: int = 200):
     form.fields["threshold"].widget.attrs["placeholder"] = f"{threshold:g} (default)"
     form.fields["max_members"].widget.attrs["placeholder"] = f"{max_members} (default)"
     context = {"form": form, **context}
-    context["namespaces"] = (
-        Memory.objects.values_list("user_id", flat=True)
-        .distinct()
-        .order_by("user_id")[:NAMESPACE_HINTS]
-    )
     return render_page(request, TEMPLATE, context, partial="policy", status=status)
 
 
@@ -147,6 +186,28 @@ def policy_page(request):
                                  skip=request.GET.getlist("skip"))
         return render_policy(request, form, context)
     return render_policy(request, form, {}, status=400 if submitted else 200)
+
+
+@require_POST
+@role_required("admin")
+def policy_plan_recompute(request):
+    """Compute the consolidation dry run again, as a job (``jobs.policy_plan_job``); back to
+    the policy page, which shows the job until its plan is cached."""
+    form = PolicyForm(request.POST)
+    if not form.is_valid():
+        return bad_request(request, form_errors(form))
+    data = form.cleaned_data
+    params = {"user_id": data["user_id"], "threshold": data["threshold"],
+              "max_members": data["max_members"]}
+    try:
+        plan_cache.plan_forget(**params)  # first: the job's fresh plan must not be dropped
+        if plan_cache.plan_job_id(**params) is None:
+            plan_cache.plan_job_claim(**params, job_id=job_queue.enqueue(
+                jobs.policy_plan_job, data["user_id"], data["threshold"], data["max_members"],
+                queue="default", namespaces=[data["user_id"]]))
+    except store.RedisError:
+        return bad_request(request, "Redis is unreachable: no job can run now.")
+    return redirect(policy_url(data["user_id"], data["threshold"], data["max_members"]))
 
 
 def _policy_apply(request, func, action: str):

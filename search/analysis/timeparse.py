@@ -19,6 +19,8 @@ What is recognised (case-insensitive; a leading "in/on/during/since/..." or "在
   ISO "2025-05-02" / "2025-05", "in 2025". A bare month name counts only after a preposition or
   with a day or year ("What may happen" and "March on" are not dates), or capitalised inside a
   sentence (except May and March, too common as words).
+* The first conversation: "our first conversation|chat", "the first time we talked", "when we
+  first met", "第一次对话|聊天|见面" (with ``earliest``: the day of the namespace's oldest memory).
 * Chinese: 今天 昨天 前天 大前天 (昨晚, 今早 ...), 上周 本周 这周 上上周 下周 上星期 上个礼拜,
   上个月 这个月 本月, 去年 今年 前年, 2025年, N天前 / N周前 / N个月前 / N年前, 最近N天, 周五 / 上周五,
   "三月", "4月27号", "2025年3月", "2025年4月27日" (numerals as digits or 一..三十一).
@@ -50,7 +52,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["TimeQuery", "TimeRange", "parse_query_time", "warm_up"]
+__all__ = ["TimeQuery", "TimeRange", "mentions_first", "parse_query_time", "warm_up"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,11 +295,28 @@ def _zh_date(m: re.Match, latest: dt.date) -> tuple[dt.date, dt.date] | None:
         return None
 
 
+# "Our first conversation": the day of the namespace's oldest memory (``earliest``).
+_FIRST = re.compile(
+    r"(?i)\b(?:(?:during|in|on|at) )?(?:our|the) (?:very )?first (?:conversation|chat|talk)s?\b"
+    r"|\bthe first time (?:we|i) (?:talked|chatted|spoke|met)\b"
+    r"|\bwhen we first (?:met|talked|chatted|spoke)\b"
+    r"|(?:在)?(?:我们)?第一次(?:对话|聊天|交谈|谈话|见面|聊)(?:的时候|时)?")
+
+
+def mentions_first(query: str) -> bool:
+    """Whether ``query`` names the first conversation ("our first chat", "第一次聊天"), which
+    resolves only with the namespace's oldest memory (``earliest`` of :func:`parse_query_time`)."""
+    return _FIRST.search(query) is not None
+
+
 # --- the parser ----------------------------------------------------------------------------------
 
 
-def _candidates(raw: str, today: dt.date, latest: dt.date):
+def _candidates(raw: str, today: dt.date, latest: dt.date, earliest: dt.date | None = None):
     """Yield ``(start, end, (first_day, end_day) or None)`` for every time-word match."""
+    if earliest is not None:
+        for m in _FIRST.finditer(raw):
+            yield m.start(), m.end(), _unit_range(earliest, "day")
     for m in _ZH_DATE.finditer(raw):
         yield m.start(), m.end(), _zh_date(m, latest)
     for m in _ZH_DAY.finditer(raw):
@@ -331,25 +350,29 @@ def parse_query_time(
     now: dt.datetime,
     tz: dt.tzinfo | None = None,
     latest: dt.datetime | None = None,
+    earliest: dt.datetime | None = None,
 ) -> TimeQuery:
     """Find the time words of ``query`` and resolve them into a created_at range.
 
     ``now``: the request time (aware). ``tz``: the calendar's time zone (default ``now``'s).
     ``latest``: the namespace's newest memory time (aware; default ``now``), the anchor of a
-    month or day without a year. Returns :class:`TimeQuery` whose ``text`` is ``query`` with
+    month or day without a year. ``earliest``: the namespace's oldest memory time (aware);
+    with it, "our first conversation" / "第一次聊天" is that memory's day. Returns :class:`TimeQuery` whose ``text`` is ``query`` with
     the time words (and their preposition) cut out and white space tidied; ``range`` is None
     when the query names no time. Overlapping matches keep the longest. Raises ``ValueError``
     for a naive ``now`` or ``latest``.
     """
-    if now.tzinfo is None or (latest is not None and latest.tzinfo is None):
-        raise ValueError("now and latest must be aware datetimes")
+    if now.tzinfo is None or any(d is not None and d.tzinfo is None for d in (latest, earliest)):
+        raise ValueError("now, latest and earliest must be aware datetimes")
     zone = tz or now.tzinfo
     today = now.astimezone(zone).date()
     anchor = min(latest, now) if latest is not None else now
     latest_day = anchor.astimezone(zone).date()
 
     found = sorted(
-        (c for c in _candidates(query, today, latest_day) if c[2] is not None),
+        (c for c in _candidates(query, today, latest_day,
+                                None if earliest is None else earliest.astimezone(zone).date())
+         if c[2] is not None),
         key=lambda c: (c[0], -(c[1] - c[0])),
     )
     spans: list[tuple[int, int, tuple[dt.date, dt.date]]] = []

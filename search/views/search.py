@@ -4,14 +4,12 @@ from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
 from console.forms import add_service_error
+from console.namespaces import namespaces_missing, no_such_namespace
 from console.pages import render_page, role_required
 from memories import store
 from memories.errors import ServiceError
-from memories.models import Memory
 from search.forms import SearchForm
 from search.memory_search import memory_search
-
-NAMESPACE_HINTS = 200
 
 
 @require_GET
@@ -54,6 +52,9 @@ def search_page(request):
         else:
             status = 400
     top = found.results[0].score if found and found.results else 0.0
+    unknown = bool(
+        found is not None and not found.results and namespaces_missing([data["user_id"]])
+    )
     return render_page(
         request,
         "memories/search.html",
@@ -62,10 +63,8 @@ def search_page(request):
             "found": found,
             "top_score": top,
             "error": error,
-            # Lazy: only the full page (its <datalist>) evaluates it, never the fragment.
-            "namespaces": Memory.objects.values_list("user_id", flat=True)
-            .distinct()
-            .order_by("user_id")[:NAMESPACE_HINTS],
+            "unknown_namespace": unknown,
+            "unknown_namespace_text": no_such_namespace([data["user_id"]]) if unknown else "",
         },
         partial="results",
         status=status,

@@ -47,7 +47,7 @@ def test_the_profiles_table_shows_every_setting(viewer_client, context_profile):
         ("counted from", "last access"),
         ("index field", "content and neighbouring turns, stemmed"),
     ]:
-        assert f"{label} <b>{value}</b>" in row
+        assert f"{label}&nbsp;<b>{value}</b>" in row
     assert "<b>xs</b>" not in body and ">c<" not in row
     for label in ("Ranker", "BM25", "Weights", "Recency", "Text analysis", "Matching"):
         assert f"<th>{label}</th>" in body and f'data-label="{label}"' in body

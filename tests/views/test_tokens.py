@@ -1,8 +1,11 @@
 """API tokens (admin): list, create for an existing user with a role (shown once), revoke;
 each an audit event."""
 
+import io
+
 import pytest
 from django.contrib.auth.models import User
+from django.core.management import call_command
 
 from accounts.models import ApiToken
 from accounts.roles import role_of
@@ -54,34 +57,118 @@ def test_an_admin_creates_a_token_shown_once(admin_role_client, editor):
     assert row.prefix == token[:10] and token not in row.key_hash
     event = AuditEvent.objects.get(action="token_created")
     assert (event.actor, event.target) == ("ada", "user:eddie")
-    assert event.data == {"role": "editor", "prefix": token[:10], "name": "deploy bot"}
+    assert event.data == {
+        "role": "editor",
+        "prefix": token[:10],
+        "name": "deploy bot",
+        "namespaces": [],
+    }
     # Never again: the list shows the prefix only.
     listing = text(admin_role_client.get("/tokens/"))
     assert token[:10] in listing and token not in listing
 
 
-def test_creating_with_a_role_sets_the_users_role(admin_role_client, viewer):
+def test_a_role_change_needs_a_confirmation(admin_role_client, viewer):
+    """Never silently: a role that differs from the user's is a form error first."""
     resp = admin_role_client.post("/tokens/new/", {"username": "vera", "role": "editor"})
+    body = text(resp)
+    assert resp.status_code == 409 and "vera is viewer; a token with the role editor" in body
+    assert "token_change_role" in ids(body)  # the confirmation box is offered
+    assert role_of(User.objects.get(pk=viewer.pk)) == "viewer"
+    assert not ApiToken.objects.exists() and not AuditEvent.objects.exists()
+    resp = admin_role_client.post(
+        "/tokens/new/", {"username": "vera", "role": "editor", "change_role": "on"}
+    )
     assert resp.status_code == 201 and "Their role is now <strong>editor</strong>" in text(resp)
     assert role_of(User.objects.get(pk=viewer.pk)) == "editor"
     assert token_user(token_on(resp.content)) == viewer
+    event = AuditEvent.objects.get(action="token_created")
+    assert event.data["role"] == "editor" and event.data["role_was"] == "viewer"
+
+
+def test_the_same_role_needs_no_confirmation(admin_role_client, viewer):
+    resp = admin_role_client.post("/tokens/new/", {"username": "vera", "role": "viewer"})
+    assert resp.status_code == 201 and "Their role is now" not in text(resp)
 
 
 @pytest.mark.parametrize(
-    ("data", "message"),
+    ("data", "message", "status"),
     [
-        ({"username": "nobody"}, "No active user named"),
-        ({"username": ""}, "This field is required"),
-        ({"username": "eddie", "role": "root"}, "Select a valid choice"),
-        ({"username": "nora"}, "nora has no role yet"),
-        ({"username": "ada", "role": "viewer"}, "cannot lower your own role"),
+        ({"username": "nobody"}, "nobody does not exist yet: choose a role", 400),
+        ({"username": ""}, "This field is required", 400),
+        ({"username": "bad name!", "role": "viewer"}, "Enter a valid username", 400),
+        ({"username": "eddie", "role": "root"}, "Select a valid choice", 400),
+        ({"username": "nora"}, "nora has no role yet", 400),
+        ({"username": "ada", "role": "viewer"}, "Confirm the change of role", 409),
+        ({"username": "ada", "role": "viewer", "change_role": "on"}, "cannot lower your own", 400),
+        ({"username": "gone", "role": "viewer"}, "gone is deactivated", 400),
+        ({"username": "eddie", "namespaces": "team-x"}, "No such namespace: “team-x”", 400),
+        ({"username": "eddie", "namespaces": "u-a, bad\u0007id"}, "control characters", 400),
     ],
 )
-def test_bad_input_is_a_form_error(admin_role_client, editor, data, message):
+def test_bad_input_is_a_form_error(admin_role_client, editor, data, message, status):
     User.objects.create_user("nora")
+    User.objects.create_user("gone", is_active=False)
+    users = User.objects.count()
     resp = admin_role_client.post("/tokens/new/", data)
-    assert resp.status_code == 400 and message in text(resp)
+    assert resp.status_code == status and message in text(resp)
+    assert "token-form" in ids(text(resp))  # the form again, with what was typed
     assert not ApiToken.objects.exists() and not AuditEvent.objects.exists()
+    assert User.objects.count() == users  # no user created by a refused form
+
+
+def test_it_creates_the_user_as_the_cli_does(admin_role_client, make_memory):
+    """A new name: the user is created with the role (no usable password), restricted to
+    the namespaces given, exactly as ``create_api_token`` leaves a user."""
+    make_memory("deploys run on Tuesdays", user_id="team-a")
+    resp = admin_role_client.post(
+        "/tokens/new/",
+        {"username": "agent-7", "role": "editor", "namespaces": "team-a", "name": "bot"},
+    )
+    body = text(resp)
+    assert resp.status_code == 201 and "was created with the role <strong>editor</strong>" in body
+    assert "Restricted to <code>team-a</code>" in body
+    assert 'data-copy="#new-token"' in body and "copy-token" in ids(body)
+    web = User.objects.get(username="agent-7")
+    row = ApiToken.objects.get(user=web)
+    assert row.namespaces == ["team-a"] and token_user(token_on(body)) == web
+
+    out = io.StringIO()
+    call_command(
+        "create_api_token", "agent-8", "--role", "editor", "--namespace", "team-a", stdout=out
+    )
+    cli = User.objects.get(username="agent-8")
+    web_state = (web.has_usable_password(), role_of(web), web.is_active)
+    cli_state = (cli.has_usable_password(), role_of(cli), cli.is_active)
+    assert web_state == cli_state == (False, "editor", True)
+    assert ApiToken.objects.get(user=cli).namespaces == row.namespaces
+    event = AuditEvent.objects.get(action="token_created", target="user:agent-7")
+    assert event.data["user_created"] is True and event.data["namespaces"] == ["team-a"]
+
+
+def test_a_new_namespace_needs_the_box(admin_role_client, editor):
+    resp = admin_role_client.post(
+        "/tokens/new/", {"username": "eddie", "namespaces": "brand-new", "new_namespaces": "on"}
+    )
+    assert resp.status_code == 201
+    assert ApiToken.objects.get().namespaces == ["brand-new"]
+
+
+def test_the_form_suggests_users_and_namespaces(admin_role_client, editor, make_memory):
+    make_memory("a note", user_id="team-a")
+    body = text(admin_role_client.get("/tokens/"))
+    options = [a["value"] for t, a in tags(body) if t == "option" and "value" in a]
+    assert "team-a" in options and "eddie" in options
+    assert 'list="namespaces"' in body and 'id="namespaces"' in body
+
+
+def test_the_cli_keeps_an_existing_role_without_role(editor):
+    out = io.StringIO()
+    call_command("create_api_token", "eddie", stdout=out)
+    assert role_of(User.objects.get(pk=editor.pk)) == "editor"
+    assert "updated user eddie (editor)" in out.getvalue()
+    call_command("create_api_token", "eddie", "--role", "viewer", stdout=out)
+    assert role_of(User.objects.get(pk=editor.pk)) == "viewer"  # --role is explicit
 
 
 def test_an_admin_revokes_a_token(admin_role_client, editor):
@@ -125,7 +212,7 @@ def test_tokens_are_for_admins(request, client_name, editor):
 def test_token_list_query_count_is_pinned(admin_role_client, editor, django_assert_num_queries):
     for n in range(5):
         token_create(user=editor, name=f"t{n}")
-    # session, user, role groups; COUNT, one page of tokens with their users; usernames for
-    # the create form's suggestions.
-    with django_assert_num_queries(6):
+    # session, user, role groups; COUNT, one page of tokens with their users; usernames and
+    # namespaces for the create form's suggestions.
+    with django_assert_num_queries(7):
         assert admin_role_client.get("/tokens/").status_code == 200

@@ -1,14 +1,15 @@
-"""Create an API token for a user (created if needed) with a role; prints the token last."""
+"""Create an API token for a user (created if needed) with a role; prints the token last.
 
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
-from django.core.management.base import BaseCommand
-from django.db import transaction
+The same writer as the console's Tokens page (``accounts.tokens.token_issue``): a new user
+gets ``--role`` (viewer when absent); an existing user's role changes only when ``--role``
+names it explicitly, and without ``--role`` it is kept.
+"""
+
+from django.core.management.base import BaseCommand, CommandError
 
 from accounts.roles import ROLES
-from accounts.tokens import token_create
-from memories.services.audit import audit_record
-from memories.validation import clean_identifier
+from accounts.tokens import token_issue
+from memories.errors import ServiceError
 
 
 class Command(BaseCommand):
@@ -16,23 +17,41 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("username")
-        parser.add_argument("--role", choices=ROLES, default="viewer")
+        parser.add_argument(
+            "--role",
+            choices=ROLES,
+            default=None,
+            help="the user's role (a new user: viewer when absent; an existing one: kept)",
+        )
         parser.add_argument("--name", default="cli")
-        parser.add_argument("--namespace", action="append", default=[], dest="namespaces",
-                            help="restrict the token to this namespace (repeatable)")
+        parser.add_argument(
+            "--namespace",
+            action="append",
+            default=[],
+            dest="namespaces",
+            help="restrict the token to this namespace (repeatable)",
+        )
 
-    @transaction.atomic
     def handle(self, *args, username, role, name, namespaces, **options):
-        user, created = get_user_model().objects.get_or_create(username=username)
-        if created:
-            user.set_unusable_password()
-            user.save()
-        user.groups.remove(*Group.objects.filter(name__in=ROLES))
-        user.groups.add(Group.objects.get(name=role))
-        for ns in namespaces:
-            clean_identifier(ns, "namespace")
-        token = token_create(user=user, name=name, namespaces=namespaces)
-        audit_record(actor="cli", action="token_created", target=f"user:{username}",
-                     data={"role": role, "prefix": token[:10], "namespaces": namespaces})
-        self.stdout.write(f"{'created' if created else 'updated'} user {username} ({role})")
-        self.stdout.write(token)
+        from django.contrib.auth import get_user_model
+
+        if role is None and not get_user_model().objects.filter(username=username).exists():
+            role = "viewer"
+        try:
+            issued = token_issue(
+                actor=None,
+                audit_actor="cli",
+                username=username,
+                role=role,
+                name=name,
+                namespaces=namespaces,
+                change_role=True,  # --role on the command line is the explicit choice
+            )
+        except ServiceError as exc:
+            raise CommandError(
+                f"{exc.field}: {exc.message}" if exc.field else exc.message
+            ) from None
+        self.stdout.write(
+            f"{'created' if issued.created else 'updated'} user {username} ({issued.role})"
+        )
+        self.stdout.write(issued.token)

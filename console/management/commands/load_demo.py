@@ -1,8 +1,9 @@
 """Load the fictional demo data (``console.demo_data``) and, optionally, a console login.
 
 Idempotent: memories go through ``services.memory_create_many`` (a second run deduplicates
-every one of them) and sessions whose id exists already are skipped, so the command can run
-on every start. ``--admin-password`` creates or updates the superuser ``admin`` (group
+every one of them), sessions whose id exists already are skipped (a new one gets its rolling
+summary), and the ranking-lab example (``console.demo_lab``) is written once, so the command
+can run on every start. ``--admin-password`` creates or updates the superuser ``admin`` (group
 ``admin``) with that password.
 """
 
@@ -13,7 +14,7 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from console import demo_data
+from console import demo_data, demo_lab
 from memories import services
 from sessions import services as sessions
 from sessions.models import Session
@@ -58,6 +59,7 @@ class Command(BaseCommand):
         dup = sum(1 for _, was_dup in results if was_dup)
 
         new_sessions = skipped = messages = 0
+        created_ids = []
         for spec in demo_data.demo_sessions():
             if Session.objects.filter(session_id=spec["session_id"]).exists():
                 skipped += 1
@@ -79,17 +81,31 @@ class Command(BaseCommand):
                 )
             new_sessions += 1
             messages += len(spec["messages"])
+            created_ids.append(spec["session_id"])
+        summaries = demo_lab.demo_summaries(created_ids)
+        lab = demo_lab.demo_lab()
 
         self.stdout.write(
             f"memories: {len(results) - dup} created, {dup} already present; "
-            f"sessions: {new_sessions} created ({messages} messages), {skipped} already present"
+            f"sessions: {new_sessions} created ({messages} messages, {summaries} summaries), "
+            f"{skipped} already present; "
+            + (
+                f"lab: query set {lab['query_set']}, {lab['judgments']} judgments, "
+                f"runs {lab['runs'][0]} and {lab['runs'][1]}"
+                if lab
+                else "lab: already present"
+            )
         )
-        if len(results) - dup or new_sessions:
+        if len(results) - dup or new_sessions or lab:
             services.audit_record(
                 actor="cli",
                 action="load_demo",
                 target="demo",
-                data={"memories_created": len(results) - dup, "sessions_created": new_sessions},
+                data={
+                    "memories_created": len(results) - dup,
+                    "sessions_created": new_sessions,
+                    "lab": lab,
+                },
             )
 
     @transaction.atomic
