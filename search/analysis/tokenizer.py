@@ -67,6 +67,7 @@ __all__ = [
     "Analyzer",
     "CjkMode",
     "normalize",
+    "stem",
     "tokenize",
 ]
 
@@ -185,6 +186,12 @@ def _stem(word: str) -> str:
     if _LATIN_LETTER_RE.search(word) is None:
         return word
     return _english_stemmer().stemWord(word)
+
+
+def stem(word: str) -> str:
+    """The stem a ``stemming=True`` analyzer gives the token ``word`` of an unstemmed one
+    (tokens without a Latin letter, such as numbers, dates and CJK, are left as they are)."""
+    return _stem(word)
 
 
 def _date_tokens(text: str) -> list[str]:
