@@ -76,6 +76,53 @@ def sync_after_commit(memory: Memory) -> None:
     transaction.on_commit(lambda: sync_memory(memory.memory_id, memory=memory))
 
 
+def sync_instances_after_commit(memories: list[Memory]) -> None:
+    """:func:`sync_instances` of these saved instances once the transaction commits."""
+    transaction.on_commit(lambda: sync_instances(memories))
+
+
+def sync_instances(memories: list[Memory]) -> bool:
+    """:func:`sync_memory` of several rows as just committed, in one Redis round trip (one
+    pipeline: every ``put.lua`` and the namespace registry). Same guarantees: each row is
+    mirrored atomically, a failed Redis flags them all ``needs_resync`` (instances too), a
+    row Redis cannot take is flagged ``index_error``. Returns False when any was flagged;
+    never raises RedisError."""
+    if not memories:
+        return True
+    now = timezone.now()
+    built = [(memory, *mirror_args_or_flag(memory, now)) for memory in memories]
+    users = sorted({memory.user_id for memory in memories})
+
+    def run(client, cluster):
+        pipes = store.NamespacePipelines(client)
+        _queue_puts(pipes, [args for _, args, _ in built])
+        if not cluster:  # one slot per pipeline on a cluster: the registry goes apart
+            pipes.for_namespace(users[0]).sadd(store.global_key("namespaces"), *users)
+        pipes.execute()
+
+    try:
+        client = store.get_client()  # a Cluster client connects here: inside the try
+        cluster = store.is_cluster(client)
+        postings.run_with_scripts(client, lambda: run(client, cluster))
+        if cluster:
+            _note_namespaces(set(users))
+    except store.RedisError as exc:
+        log.warning("redis mirror failed for %d memories: %s", len(memories),
+                    type(exc).__name__)
+        Memory.objects.filter(memory_id__in=[m.memory_id for m in memories]).update(
+            needs_resync=True)
+        for memory in memories:
+            memory.needs_resync = True
+        return False
+    stale = [m for m, _, ok in built if ok and (m.needs_resync or m.index_error)]
+    if stale:
+        Memory.objects.filter(memory_id__in=[m.memory_id for m in stale]).update(
+            needs_resync=False, index_error="")
+        for memory in stale:
+            memory.needs_resync, memory.index_error = False, ""
+    return all(ok for _, _, ok in built)
+
+
 def _is_live(memory: Memory, now: dt.datetime) -> bool:
     return memory.deleted_at is None and (memory.expire_at is None or memory.expire_at > now)
 
@@ -111,11 +158,8 @@ def mirror_args(memory: Memory, now: dt.datetime) -> dict:
         "#conv": memory.conversation_id or "",
         "#exp": repr(memory.expire_at.timestamp()) if memory.expire_at else "",
     }
-    fields = [
-        postings.FieldTerms(name, analyzer.term_frequencies(
-            index_fields.field_text(name, memory.content, memory.context)))
-        for name, analyzer in index_fields.ANALYZERS.items()
-    ]
+    fields = [postings.FieldTerms(name, tf) for name, tf in
+              index_fields.field_term_frequencies(memory.content, memory.context).items()]
     args = {"user_id": memory.user_id, "memory_id": memory.memory_id,
             "version": memory.version, "hash_fields": hash_fields,
             "filter_fields": filter_fields, "fields": [f for f in fields if f.tf],
@@ -124,29 +168,27 @@ def mirror_args(memory: Memory, now: dt.datetime) -> dict:
     return args
 
 
-def sync_memories(memory_ids: list[str], *, batch: int = 500) -> int:
+def sync_memories(memory_ids: list[str], *, batch: int = 500,
+                  memories: list[Memory] | None = None) -> int:
     """Idempotently bring Redis in line with the database for these ids (pipelined).
 
     Ids without a row are skipped (a purge removes its own keys, see :func:`sync_memory`).
-    Returns how many were synced. On ``RedisError`` the rows are flagged ``needs_resync``
-    (logged, never raised); a row Redis cannot take is flagged, logged and skipped
-    (``index_error``), the others synced.
+    ``memories``: the rows as just committed (a bulk create), mirrored without reading them
+    again; ``memory_ids`` is then ignored. Returns how many were synced. On ``RedisError``
+    the rows are flagged ``needs_resync`` (logged, never raised); a row Redis cannot take is
+    flagged, logged and skipped (``index_error``), the others synced.
     """
     done = 0
-    for start in range(0, len(memory_ids), batch):
-        chunk = memory_ids[start:start + batch]
-        rows = list(Memory.objects.filter(memory_id__in=chunk))
-        now = timezone.now()
+    total = len(memory_ids) if memories is None else len(memories)
+    for start in range(0, total, batch):
+        if memories is None:
+            chunk = memory_ids[start:start + batch]
+            rows = list(Memory.objects.filter(memory_id__in=chunk))
+        else:
+            rows = memories[start:start + batch]
+            chunk = [m.memory_id for m in rows]
         try:
-            client = store.get_client()
-            built = [(memory, *mirror_args_or_flag(memory, now)) for memory in rows]
-            puts = [args for _, args, _ in built]
-            rows = [memory for memory, _, ok in built if ok]
-            pipes = store.NamespacePipelines(client)
-            _seed_reference_lengths(client, pipes, puts)
-            for args in puts:
-                _queue_put(pipes.for_namespace(args["user_id"]), args)
-            pipes.execute()
+            rows = _put_rows(store.get_client(), rows, timezone.now())
         except store.RedisError as exc:
             log.warning("redis mirror failed for %d memories: %s", len(rows), type(exc).__name__)
             Memory.objects.filter(memory_id__in=chunk).update(needs_resync=True)
@@ -158,6 +200,21 @@ def sync_memories(memory_ids: list[str], *, batch: int = 500) -> int:
         _note_namespaces({m.user_id for m in rows})
         done += len(rows)
     return done
+
+
+def _put_rows(client, rows: list[Memory], now: dt.datetime) -> list[Memory]:
+    """Mirror ``rows`` in one pipeline; returns those Redis could take (raises RedisError)."""
+    built = [(memory, *mirror_args_or_flag(memory, now)) for memory in rows]
+    puts = [args for _, args, _ in built]
+
+    def run():
+        pipes = store.NamespacePipelines(client)
+        _seed_reference_lengths(client, pipes, puts)
+        _queue_puts(pipes, puts)
+        pipes.execute()
+
+    postings.run_with_scripts(client, run)
+    return [memory for memory, _, ok in built if ok]
 
 
 def _seed_reference_lengths(client, pipes, puts: list[dict]) -> None:
@@ -177,7 +234,17 @@ def _seed_reference_lengths(client, pipes, puts: list[dict]) -> None:
                                                 repr(sum(dls) / len(dls)))
 
 
-def _queue_put(client, args: dict) -> None:
+def _queue_puts(pipes, puts: list[dict]) -> None:
+    """Queue ``puts`` on the namespaces' pipelines, several memories per put.lua call."""
+    by_namespace: dict[str, list[dict]] = {}
+    for args in puts:
+        by_namespace.setdefault(args["user_id"], []).append(args)
+    for user_id, group in by_namespace.items():
+        postings.queue_puts(pipes.for_namespace(user_id), group,
+                            stream_maxlen=settings.MEMORY_STREAM_MAXLEN)
+
+
+def _put(client, args: dict) -> None:
     postings.put_memory(client, stream_maxlen=settings.MEMORY_STREAM_MAXLEN, **args)
 
 
@@ -200,30 +267,17 @@ def sync_memory(memory_id: str, *, user_id: str | None = None,
     """
     if memory is None:
         memory = Memory.objects.filter(memory_id=memory_id).first()
-    mirrored = True
     if memory is not None:
-        args, mirrored = mirror_args_or_flag(memory, timezone.now())
+        return sync_instances([memory])
+    if user_id is None:
+        return True
     try:
-        if memory is None:
-            if user_id is not None:
-                # Purged: no row, no version; a version above any real one removes it.
-                _queue_put(store.get_client(), {
-                    "user_id": user_id, "memory_id": memory_id, "version": PURGED_VERSION,
-                    "hash_fields": {}, "filter_fields": {}, "fields": []})
-            return True
-        _queue_put(store.get_client(), args)
-        _note_namespaces({memory.user_id})
-        if not mirrored:
-            return False
+        # Purged: no row, no version; a version above any real one removes it.
+        _put(store.get_client(), {
+            "user_id": user_id, "memory_id": memory_id, "version": PURGED_VERSION,
+            "hash_fields": {}, "filter_fields": {}, "fields": []})
     except store.RedisError as exc:
+        # No row to flag: reads drop it, the reconcile removes it.
         log.warning("redis mirror failed for %s: %s", memory_id, type(exc).__name__)
-        if memory is None:  # purged: no row to flag; reads drop it, the reconcile removes it
-            return False
-        Memory.objects.filter(memory_id=memory_id).update(needs_resync=True)
-        memory.needs_resync = True
         return False
-    if memory.needs_resync or memory.index_error:
-        Memory.objects.filter(memory_id=memory_id).update(needs_resync=False, index_error="")
-        memory.needs_resync, memory.index_error = False, ""
     return True
-

@@ -77,8 +77,7 @@ def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | No
             if not chunk:
                 break
             last = chunk[-1].memory_id
-            pipes = store.NamespacePipelines(client)
-            pipe = pipes.for_namespace(user_id)
+            puts = []
             for memory in chunk:
                 # A row Redis cannot take is flagged, logged and left out; the build goes on.
                 had_error = bool(memory.index_error)
@@ -88,8 +87,14 @@ def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | No
                     continue
                 if had_error:
                     recovered.append(memory.memory_id)
-                postings.put_memory(pipe, mode="build", **args)
-            pipes.execute()
+                puts.append(args)
+
+            def build(puts=puts):
+                pipe = store.NamespacePipelines(client).for_namespace(user_id)
+                postings.queue_puts(pipe, puts, mode="build")
+                pipe.execute()
+
+            postings.run_with_scripts(client, build)
             done += len(chunk)
             if progress:
                 progress(min(done, total), total)

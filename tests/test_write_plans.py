@@ -57,3 +57,19 @@ def test_the_bulk_duplicate_check_searches_the_dedup_key_index(big_namespace):
         plan = _plan(sql)
         assert "content_hash=?" in plan and "SCAN" not in plan, plan
     assert [dup for _, dup in result["out"]] == [False] * 20 + [True]
+
+
+def test_every_query_of_a_conversation_create_searches_an_index(big_namespace):
+    """The window of neighbours (two queries), the dedup lookup and the neighbours' context
+    updates: none scans the memory table or walks the namespace's created_at index."""
+    services.memory_create(user_id="u-big", content="first turn", conversation_id="c3")
+    with CaptureQueriesContext(connection) as ctx:
+        services.memory_create(user_id="u-big", content="second turn", conversation_id="c3")
+    plans = [_plan(q["sql"]) for q in ctx.captured_queries
+             if q["sql"].lstrip().upper().startswith(("SELECT", "UPDATE"))
+             and "memories_memory" in q["sql"].partition(" WHERE ")[0]]
+    assert len(plans) >= 3, plans  # dedup, the window before and after, an update
+    for plan in plans:
+        assert "SCAN memories_memory" not in plan, plan
+        assert "SEARCH memories_memory USING" in plan, plan
+        assert "(user_id=? AND created_at" not in plan, plan

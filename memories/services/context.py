@@ -63,29 +63,51 @@ def conversation_context(memory: Memory) -> str:
     return join_context([m.content for m in before], [m.content for m in after])
 
 
-def context_rebuilt(memory: Memory, text: str) -> None:
-    """Store a rebuilt server context in place (no version, see the module docstring) and
-    re-mirror the row after the commit. Call inside the writing transaction."""
+def context_rebuilt(memory: Memory, text: str, *, sync: bool = True) -> bool:
+    """Store a rebuilt server context in place (no version, see the module docstring) and,
+    with ``sync``, re-mirror the row after the commit (without: the caller mirrors it, as
+    :func:`memory_create` does in one pipeline with the new memory). Returns whether the
+    text changed. Call inside the writing transaction."""
     if memory.context == text:
-        return
+        return False
     memory.context = text
     Memory.objects.filter(memory_id=memory.memory_id).update(context=text)
-    transaction.on_commit(lambda m=memory: sync_memory(m.memory_id, memory=m))
+    if sync:
+        transaction.on_commit(lambda m=memory: sync_memory(m.memory_id, memory=m))
+    return True
 
 
-def conversation_arrived(memory: Memory) -> list[str]:
-    """After ``memory`` is saved in a conversation: rebuild the server-built contexts of the
-    memories whose window now holds it (the one before it, the two after it). Returns their
-    ids. Call inside the writing transaction."""
-    if not memory.conversation_id:
-        return []
-    before, after = _neighbours(memory)
-    touched = []
-    for other in [*before[-NEXT:], *after[:PREVIOUS]]:
-        if other.context_from == CONVERSATION:
-            context_rebuilt(other, conversation_context(other))
-            touched.append(other.memory_id)
-    return touched
+class Window:
+    """The live memories around one new memory of a conversation, read once (two indexed
+    queries): up to ``PREVIOUS + 1`` before it and ``PREVIOUS + NEXT`` after it, enough to
+    build its own context and that of every neighbour whose window it enters (the one
+    before it reads the two before that; the second after it reads the one after that)."""
+
+    def __init__(self, memory: Memory):
+        self.memory = memory
+        self.before, self.after = _neighbours(memory) if memory.conversation_id else ([], [])
+
+    def context(self) -> str:
+        """The new memory's own context (what :func:`conversation_context` would give)."""
+        return join_context([m.content for m in self.before], [m.content for m in self.after])
+
+    def arrived(self) -> list[Memory]:
+        """After the new memory is saved: rebuild the server-built contexts of the memories
+        whose window now holds it (the one before it, the two after it), in place, without
+        a sync; returns those whose context changed (the caller mirrors them)."""
+        if not self.memory.conversation_id:
+            return []
+        row = [*self.before, self.memory, *self.after]
+        at = len(self.before)
+        changed = []
+        for i in [*range(at - NEXT, at), *range(at + 1, at + 1 + PREVIOUS)]:
+            if not 0 <= i < len(row) or row[i].context_from != CONVERSATION:
+                continue
+            text = join_context([m.content for m in row[max(0, i - PREVIOUS):i]],
+                                [m.content for m in row[i + 1:i + 1 + NEXT]])
+            if context_rebuilt(row[i], text, sync=False):
+                changed.append(row[i])
+        return changed
 
 
 def batch_contexts(new: list[Memory]) -> list[str]:

@@ -17,7 +17,7 @@ from integrations.webhooks import outbox
 from memories import importance as importance_estimate
 from memories.errors import InvalidInput, TooLarge
 from memories.history import actor_name
-from memories.mirror import sync_after_commit, sync_memories
+from memories.mirror import sync_instances_after_commit, sync_memories
 from memories.models import ChangeKind, Memory, MemoryType
 from memories.services import context as context_service
 from memories.text_check import LINE
@@ -172,13 +172,14 @@ def memory_create(*, actor=None, kind: str = ChangeKind.CREATE, reason: str = ""
                                    type=memory.type, chash=memory.content_hash)
         if existing is not None:
             return existing, True
+        window = context_service.Window(memory)
         if memory.context_from == context_service.CONVERSATION:
-            memory.context = context_service.conversation_context(memory)
+            memory.context = window.context()
         stamp_change(memory, kind, actor, reason)
         memory.save(force_insert=True)
         outbox.outbox_memory_event(memory, kind=kind, actor=actor, reason=reason)
-        sync_after_commit(memory)
-        context_service.conversation_arrived(memory)
+        # The new memory and the neighbours whose context it changed: one Redis round trip.
+        sync_instances_after_commit([memory, *window.arrived()])
     return memory, False
 
 
@@ -230,7 +231,8 @@ def memory_create_many(*, items: list[dict], actor=None, reason: str = "") -> li
     )
     outbox.outbox_memories_created(new, actor=actor, reason=reason)
     ids = [m.memory_id for m in new]
-    transaction.on_commit(lambda: sync_memories(ids))
+    # The instances are what committed (bulk_create): mirrored without reading them again.
+    transaction.on_commit(lambda: sync_memories(ids, memories=new))
     # bulk history rows send no signal: counted here (integrations/metrics/receivers.py
     # counts every other versioned write).
     transaction.on_commit(lambda: count_write(ChangeKind.CREATE, len(ids)))

@@ -18,6 +18,8 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
+from redis import exceptions as redis_exceptions
+
 from memories import store
 
 _LUA = Path(__file__).with_name("lua")
@@ -57,20 +59,17 @@ class FieldTerms:
         return sum(self.tf.values())
 
 
-def put_memory(
-    client, *, user_id: str, memory_id: str, version: int, hash_fields: dict[str, str],
-    filter_fields: dict[str, str], fields: list[FieldTerms], ttl_seconds: int = 0,
-    stream_maxlen: int = 10000, mode: str = "write",
-) -> str:
-    """Replace a memory's hot-store hash and postings in one atomic script.
+# The most postings one put.lua call writes: a bulk load is cut into calls of at most this
+# many (a single memory of more goes alone), so no call holds Redis for long (about 1 ms
+# per 1,000 postings on an idle server here; see bench/ingest.py for the measured longest).
+PUT_POSTINGS_PER_CALL = 500
+PUT_MEMORIES_PER_CALL = 200
 
-    Empty ``hash_fields`` and ``fields`` remove the memory entirely (forget, purge, expiry).
-    ``mode="build"`` writes only the generation a reindex is building. A put older than the
-    version already in Redis changes nothing. Returns ``"upsert"``, ``"delete"`` or
-    ``"stale"``; raises ``redis.RedisError`` when Redis fails.
-    """
-    args: list = [store.namespace_base(user_id), memory_id, version, mode, DEFAULT_AVGDL_REF,
-                  REF_K1, REF_B, int(ttl_seconds), stream_maxlen, len(hash_fields)]
+
+def _memory_args(*, user_id: str, memory_id: str, version: int, hash_fields: dict[str, str],
+                 filter_fields: dict[str, str], fields: list[FieldTerms],
+                 ttl_seconds: int = 0) -> list:
+    args: list = [memory_id, version, int(ttl_seconds), len(hash_fields)]
     for name, value in hash_fields.items():
         args += [name, value]
     args.append(len(filter_fields))
@@ -81,9 +80,85 @@ def put_memory(
         args += [f.field, f.dl, len(f.tf)]
         for term, tf in f.tf.items():
             args += [term, tf]
-    args.append(INDEX_FORMAT)
-    keys = [store.key(user_id, "m", memory_id)]
-    return store.text(_script("put.lua")(keys=keys, args=args, client=client))
+    return args
+
+
+def _put_call(puts: list[dict], *, stream_maxlen: int, mode: str) -> tuple[list, list]:
+    """KEYS and ARGV of one put.lua call for ``puts`` (one namespace, distinct ids)."""
+    user_id = puts[0]["user_id"]
+    args: list = [store.namespace_base(user_id), mode, DEFAULT_AVGDL_REF, REF_K1, REF_B,
+                  stream_maxlen, INDEX_FORMAT, len(puts)]
+    for put in puts:
+        args += _memory_args(**put)
+    return [store.key(user_id, "m", puts[0]["memory_id"])], args
+
+
+def _postings(put: dict) -> int:
+    return sum(len(f.tf) for f in put["fields"])
+
+
+def put_batches(puts: list[dict]) -> list[list[dict]]:
+    """``puts`` cut into put.lua calls: one namespace per call, distinct memory ids per call
+    (a later put of an id starts a new call, so order is kept), at most
+    ``PUT_MEMORIES_PER_CALL`` memories and ``PUT_POSTINGS_PER_CALL`` postings (a memory with
+    more goes alone)."""
+    batches: list[list[dict]] = []
+    open_: dict[str, tuple[list[dict], set, list[int]]] = {}
+    for put in puts:
+        n = _postings(put)
+        batch = open_.get(put["user_id"])
+        if (batch is None or put["memory_id"] in batch[1]
+                or len(batch[0]) >= PUT_MEMORIES_PER_CALL
+                or batch[2][0] + n > PUT_POSTINGS_PER_CALL):
+            batch = open_[put["user_id"]] = ([], set(), [0])
+            batches.append(batch[0])
+        batch[0].append(put)
+        batch[1].add(put["memory_id"])
+        batch[2][0] += n
+    return batches
+
+
+def put_memory(client, *, stream_maxlen: int = 10000, mode: str = "write", **put) -> str:
+    """Replace a memory's hot-store hash and postings in one atomic script.
+
+    Keyword arguments: ``user_id``, ``memory_id``, ``version``, ``hash_fields`` and
+    ``filter_fields`` (str -> str), ``fields`` (list of :class:`FieldTerms`),
+    ``ttl_seconds`` (0 = none), ``stream_maxlen``, ``mode``. Empty ``hash_fields`` and
+    ``fields`` remove the memory entirely (forget, purge, expiry). ``mode="build"`` writes
+    only the generation a reindex is building. A put older than the version already in
+    Redis changes nothing. Returns ``"upsert"``, ``"delete"`` or ``"stale"``; raises
+    ``redis.RedisError`` when Redis fails.
+    """
+    keys, args = _put_call([put], stream_maxlen=stream_maxlen, mode=mode)
+    return store.text(_script("put.lua")(keys=keys, args=args, client=client)[0])
+
+
+def queue_puts(pipe, puts: list[dict], *, stream_maxlen: int = 10000,
+               mode: str = "write") -> int:
+    """Queue ``puts`` (each as :func:`put_memory` takes it; one namespace per pipeline on a
+    cluster) on a pipeline, several memories per put.lua call (:func:`put_batches`), each
+    call atomic, each as a bare EVALSHA: redis-py's own script handling would first send
+    SCRIPT EXISTS, one more round trip per pipeline. Execute the pipeline through
+    :func:`run_with_scripts`, which loads the script when Redis lacks it. Returns the
+    number of calls queued."""
+    sha = _script("put.lua").sha
+    batches = put_batches(puts)
+    for batch in batches:
+        keys, args = _put_call(batch, stream_maxlen=stream_maxlen, mode=mode)
+        pipe.evalsha(sha, len(keys), *keys, *args)
+    return len(batches)
+
+
+def run_with_scripts(client, run):
+    """``run()`` (which queues :func:`queue_put` calls and executes its pipelines), once more
+    after loading the scripts if Redis did not hold them (a restart, SCRIPT FLUSH). Safe to
+    repeat: ``put.lua`` accepts an equal version and leaves the same state."""
+    try:
+        return run()
+    except redis_exceptions.NoScriptError:
+        for name in ("put.lua",):
+            client.script_load(_script(name).script)
+        return run()
 
 
 @dataclass

@@ -1,0 +1,91 @@
+"""Several memories per ``put.lua`` call (bulk writes, reindex) leave Redis exactly as one
+call per memory does: the same postings with the same scores, document vectors, statistics,
+registries and versions; and a call never holds more than its postings budget."""
+
+import random
+
+import pytest
+
+from memories import services, store
+from memories.mirror import sync_memories, sync_memory
+from memories.models import Memory
+from search.index import fields as index_fields
+from search.index import postings
+
+WORDS = ["harbour", "pilot", "tide", "kumquat", "ledger", "invoice", "lantern", "orbit", "cedar", "copper", "willow", "signal", "meadow", "quartz", "ember", "杭州", "出差", "会员", "续费", "4月27号"]
+
+
+def _items(n: int, seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 25)))
+        out.append({"content": f"{text} {i}", "context": " ".join(rng.sample(WORDS, 4)),
+                    "conversation_id": f"c{i % 3}"})
+    return out
+
+
+def _state(client, user_id: str) -> dict:
+    """Every index key of a namespace, by its name without the namespace, with its value."""
+    base = store.namespace_base(user_id)
+    out = {}
+    for key in client.scan_iter(match=base + "*", count=5000):
+        name = key[len(base):]
+        kind = client.type(key)
+        if name in ("stream", "format") or name.startswith("m:"):
+            continue
+        if kind == "zset":
+            out[name] = client.zrange(key, 0, -1, withscores=True)
+        elif kind == "hash":
+            out[name] = client.hgetall(key)
+        elif kind == "set":
+            out[name] = sorted(client.smembers(key))
+        else:
+            out[name] = client.get(key)
+    return out
+
+
+@pytest.mark.django_db(transaction=True)
+def test_many_memories_per_call_equal_one_call_per_memory(builtins, redis_client):
+    items = _items(120, seed=3)
+    # Same ids in both namespaces, so the states compare key for key. A first bulk load
+    # sets each field's avgdl_ref to the batch's average: the twin gets the same ones
+    # before its puts, so every impact is computed with them.
+    created = services.memory_create_many(items=[{"user_id": "u-many", **it} for it in items])
+    for field in index_fields.ANALYZERS:
+        ref = redis_client.hget(store.key("u-many", field, "stats"), "avgdl_ref")
+        redis_client.hset(store.key("u-one", field, "stats"), "avgdl_ref", ref)
+    for memory, _ in created:
+        twin = Memory.objects.get(memory_id=memory.memory_id)
+        twin.user_id = "u-one"
+        sync_memory(twin.memory_id, memory=twin)
+    many, one = _state(redis_client, "u-many"), _state(redis_client, "u-one")
+    assert many.keys() == one.keys()
+    for name in many:
+        assert many[name] == one[name], name
+    # Re-mirroring every memory again, many per call (old postings out, new in), changes
+    # nothing either, and the statistics stay exact.
+    sync_memories([m.memory_id for m, _ in created])
+    assert _state(redis_client, "u-many") == many
+    for field in index_fields.ANALYZERS:
+        stats = redis_client.hgetall(store.key("u-many", field, "stats"))
+        dls = [sum(index_fields.field_term_frequencies(it["content"], it["context"])[field]
+                   .values()) for it in items]
+        dls = [d for d in dls if d]
+        assert int(stats["N"]) == len(dls) and int(stats["total_len"]) == sum(dls), field
+
+
+def test_a_call_stays_within_its_postings_budget():
+    def put(i, n_terms, user="u"):
+        tf = {f"t{j}": 1 for j in range(n_terms)}
+        return {"user_id": user, "memory_id": f"mem_{i:016x}", "version": 1,
+                "hash_fields": {}, "filter_fields": {},
+                "fields": [postings.FieldTerms("c", tf)]}
+
+    puts = [put(i, 90) for i in range(20)] + [put(99, 2000)] + [put(0, 5)]
+    batches = postings.put_batches(puts)
+    for batch in batches:
+        total = sum(len(f.tf) for p in batch for f in p["fields"])
+        assert total <= postings.PUT_POSTINGS_PER_CALL or len(batch) == 1
+        assert len({p["memory_id"] for p in batch}) == len(batch)  # distinct ids per call
+    assert [p["memory_id"] for b in batches for p in b] == [p["memory_id"] for p in puts]
