@@ -73,13 +73,16 @@ def recall(request, payload: RecallIn):
                               conversation_id=conversation_id, types=payload.types,
                               profile=payload.profile, match_mode=payload.match_mode,
                               since=when.get("since"), until=when.get("until"),
-                              now=when.get("now"), author=payload.author, tags=tags)
+                              now=when.get("now"), author=payload.author, tags=tags,
+                              count_hits=True)
     except store.RedisError as exc:
         count_redis_error("api")
         return redis_error_response(request, exc, "the search index (Redis)")
     observe_recall(profile=found.profile, took_ms=found.took_ms, results=len(found.results))
     try:
-        access.access_record(user_id=user_id, memory_ids=[h.memory_id for h in found.results])
+        if not found.hits_counted:  # else counted by the search in its own round trip
+            access.access_record(user_id=user_id,
+                                 memory_ids=[h.memory_id for h in found.results])
     except store.RedisError as exc:  # the results stand; only these hits go uncounted
         count_redis_error("recall_hits")
         log.warning("recall hits not counted: %s", type(exc).__name__)

@@ -19,13 +19,19 @@ from bench.load_server import GUNICORN, ROOT, free_port
 
 
 class Deployment:
-    """Environment of one run: the database file, Redis URL and prefix (cleaned at exit)."""
+    """Environment of one run: the database file, Redis URL and prefix (cleaned at exit).
+
+    ``BENCH_DB_FILE`` and ``BENCH_KEY_PREFIX`` name a kept corpus instead (built by an
+    earlier run with them, left in place at the end): a size is ingested once and timed
+    many times."""
 
     def __init__(self, name: str):
         pid = os.getpid()
-        self.db = ROOT / "var" / "bench" / f"{name}-{pid}.sqlite3"
+        self.kept = bool(os.environ.get("BENCH_DB_FILE") and os.environ.get("BENCH_KEY_PREFIX"))
+        self.db = Path(os.environ["BENCH_DB_FILE"]) if self.kept else (
+            ROOT / "var" / "bench" / f"{name}-{pid}.sqlite3")
         self.db.parent.mkdir(parents=True, exist_ok=True)
-        self.prefix = f"mcbench-{name}-{pid}"
+        self.prefix = os.environ["BENCH_KEY_PREFIX"] if self.kept else f"mcbench-{name}-{pid}"
         self.env = {
             **{k: v for k, v in os.environ.items()
                if k not in {"DATABASE_URL", "REDIS_URL", "RQ_REDIS_URL"}},
@@ -48,6 +54,8 @@ class Deployment:
         atexit.register(self.cleanup)  # also when the run fails half-way
 
     def cleanup(self) -> None:
+        if self.kept:
+            return
         from memories import store
 
         client = store.get_client()

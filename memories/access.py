@@ -92,6 +92,71 @@ def access_record(*, user_id: str, memory_ids: list[str], now: float | None = No
     pipe.execute()
 
 
+# How long a namespace's ``access:listed`` mark vouches for its place in the pending set: a
+# set lost on its own (another Cluster node's failover) is repaired within this time.
+LISTED_SECONDS = 300
+
+
+def access_pending_add(*, user_id: str) -> None:
+    """Mark namespace ``user_id`` listed (``access:listed``, in its own slot), then put it in
+    the set of namespaces with pending hits: for recalls that count their hits inside their
+    own script (the search's ``feed.lua``), which asks for this only while the mark is
+    absent. A fold takes the namespace out of the set, then drops the mark, then puts the
+    namespace back when hits came meanwhile. The two orders make "marked but not in the set"
+    impossible: that needs our mark after the fold's drop and the fold's removal after our
+    add. So a hit counted under the mark is always folded. Raises ``RedisError`` (the mark
+    is dropped again when the add failed, so the next recall asks again)."""
+    client = store.get_client()
+    mark = store.key(user_id, "access", "listed")
+    client.set(mark, "1", ex=LISTED_SECONDS)
+    try:
+        client.sadd(_pending_set(), user_id)
+    except store.RedisError:
+        client.delete(mark)
+        raise
+
+
+# KEYS: pending hash, then one memory hash per id; ARGV: the ids. Takes back one counted hit.
+_UNCOUNT = """
+for i = 2, #KEYS do
+  local id = ARGV[i - 1]
+  if redis.call('EXISTS', KEYS[i]) == 1 then
+    redis.call('HINCRBY', KEYS[i], 'access_count', -1)
+  end
+  if redis.call('HINCRBY', KEYS[1], 'n:' .. id, -1) <= 0 then
+    redis.call('HDEL', KEYS[1], 'n:' .. id, 't:' .. id)
+  end
+end
+return #KEYS - 1
+"""
+
+
+def access_uncount(*, user_id: str, memory_ids: list[str]) -> None:
+    """Take back one hit of each of ``memory_ids``, counted by a recall that then did not
+    return them (the database no longer serves them: ``search.pending``). Raises
+    ``RedisError``."""
+    if not memory_ids:
+        return
+    keys = [store.key(user_id, "access")]
+    keys += [store.key(user_id, "m", memory_id) for memory_id in memory_ids]
+    store.get_client().eval(_UNCOUNT, len(keys), *keys, *memory_ids)
+
+
+def access_counted(*, user_id: str, unlisted: bool, dropped: list[str]) -> None:
+    """After a search that counted its hits in its own script: put the namespace in the
+    pending set when it was not marked there (:func:`access_pending_add`), and take back the
+    hits of rows it counted and did not return (:func:`access_uncount`). Logs and never
+    raises: the results stand, and an unmarked namespace is asked for again by the next
+    recall."""
+    try:
+        if unlisted:
+            access_pending_add(user_id=user_id)
+        if dropped:
+            access_uncount(user_id=user_id, memory_ids=dropped)
+    except store.RedisError as exc:
+        log.warning("recall hits: pending set not updated: %s", type(exc).__name__)
+
+
 def access_fold(*, user_ids: list[str] | None = None) -> dict:
     """Fold pending hits of ``user_ids`` (default: every namespace holding some) into the
     database; returns ``{"namespaces", "batches", "hits"}`` folded. Raises ``RedisError``."""
@@ -152,6 +217,7 @@ def access_discard(*, user_id: str) -> None:
     for memory_id in ids:
         pipe.hdel(store.key(user_id, "m", memory_id), "access_count", "accessed_at")
     pipe.delete(store.key(user_id, "access"), store.key(user_id, "access", "batches"),
+                store.key(user_id, "access", "listed"),
                 *[store.key(user_id, "access", "b", b) for b in batches])
     pipe.execute()
     client.srem(_pending_set(), user_id)
@@ -174,6 +240,7 @@ def _fold_namespace(client, user_id: str) -> tuple[int, int]:
     # fold), and in again at once if hits came meanwhile: a hit's SADD either follows our
     # SREM or precedes it, and then its pending hash is what we see here.
     client.srem(_pending_set(), user_id)
+    client.delete(store.key(user_id, "access", "listed"))  # after the SREM: access_pending_add
     if client.exists(pending) or client.scard(batches):
         client.sadd(_pending_set(), user_id)
     return done, hits

@@ -8,9 +8,16 @@ class MemoriesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.core.signals import request_finished, request_started
         from simple_history.signals import pre_create_historical_record
 
-        from memories import history
+        from memories import generation_cache, history
+
+        # The row cache reads its generation once per request.
+        request_started.connect(generation_cache.request_started,
+                                dispatch_uid="memories.rowcache_request_started")
+        request_finished.connect(generation_cache.request_finished,
+                                 dispatch_uid="memories.rowcache_request_finished")
 
         # Every historical row (memories and ranking profiles) records its kind and actor.
         pre_create_historical_record.connect(

@@ -10,6 +10,12 @@ start again and could meet an old value. With Redis unreachable nothing is cache
 read loads from the database) and the cache is dropped. Entries also expire after
 ``MEMORY_ROW_CACHE_SECONDS`` (default 60): the bound on staleness for a process that sat idle
 through an outage in which a change could not bump the generation.
+
+Within one HTTP request the generation is read once (:func:`request_started` /
+:func:`request_finished`, connected in ``memories.apps``): the token check and the profile
+lookup of a recall then cost one GET, not one each. A change that commits while a request
+runs is seen by the next request, as if it had committed a moment later; a change made by
+the request itself is seen at once (:func:`bump` forgets the request's generation).
 """
 
 import logging
@@ -27,6 +33,9 @@ log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _state: dict = {"generation": None, "entries": {}}
 _MISSING = object()
+# The generation read by the request this thread serves (gthread: one request per thread at
+# a time); ``active`` only between request_started and request_finished.
+_request = threading.local()
 
 
 def _key() -> str:
@@ -65,17 +74,36 @@ def cached(name: str, load):
 
 def _generation() -> str:
     """The current generation; a missing key (a flushed Redis) gets a fresh token first, so
-    a process that cached before the flush cannot find its old generation again."""
+    a process that cached before the flush cannot find its old generation again. Read once
+    per request (see the module's docstring)."""
+    memo = getattr(_request, "generation", None)
+    if memo is not None:
+        return memo
     client = store.get_client()
     generation = client.get(_key())
     if generation is None:
         client.set(_key(), secrets.token_hex(8), nx=True)
         generation = client.get(_key())
-    return store.text(generation)
+    generation = store.text(generation)
+    if getattr(_request, "active", False):
+        _request.generation = generation
+    return generation
+
+
+def request_started(**kwargs) -> None:
+    """Signal receiver (``request_started``): this thread's request reads the generation
+    once, on its first cached read."""
+    _request.active, _request.generation = True, None
+
+
+def request_finished(**kwargs) -> None:
+    """Signal receiver (``request_finished``): the next request reads it afresh."""
+    _request.active, _request.generation = False, None
 
 
 def clear() -> None:
     """Drop this process's cache (other processes are told by :func:`bump`)."""
+    _request.generation = None
     with _lock:
         _state["generation"], _state["entries"] = None, {}
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from memories import store
+from memories import access, store
 from search import scoring, synonyms, temporal
 from search.index import fields as index_fields
 from search.index import postings
@@ -41,7 +41,8 @@ from search.models import MatchMode, RankingProfile
 from search.pending import docs_verified
 from search.profiles import profile_resolve
 from search.recall_filters import RecallFilters, TimePlan, time_plan
-from search.serving import feed as serving
+from search.serving import answer as serving
+from search.serving import feed
 
 
 @dataclass
@@ -90,6 +91,8 @@ class SearchResult:
     df: dict[str, int] = field(default_factory=dict)
     # {"range", "from", "mode", "applied"} when the query named a time, else None.
     time: dict | None = None
+    # True when the search itself counted the results' recall hits (``count_hits``).
+    hits_counted: bool = False
 
 
 def query_terms(query: str, profile: RankingProfile) -> list[str]:
@@ -111,7 +114,7 @@ def memory_search(
     types: list[str] | None = None, profile: str | RankingProfile | None = None,
     match_mode: str | None = None, now: float | None = None,
     since: float | None = None, until: float | None = None, author: str | None = None,
-    tags: list[str] | None = None,
+    tags: list[str] | None = None, count_hits: bool = False,
 ) -> SearchResult:
     """Top ``limit`` memories of namespace ``user_id`` for ``query``.
 
@@ -119,6 +122,10 @@ def memory_search(
     the clock). A query without usable tokens returns no results (never an error), unless it
     names a time. Raises NotFound for an unknown profile name and ``redis.RedisError`` when
     Redis is unreachable. ``took_ms`` is wall time in milliseconds.
+
+    ``count_hits``: the caller will count a recall hit on each result
+    (``memories.access.access_record``); the search may do it in its own round trip, and
+    then says so in ``hits_counted`` (the caller then does not).
     """
     started = time.perf_counter()
     prof = profile_resolve(profile)
@@ -134,7 +141,7 @@ def memory_search(
     if terms:
         _run(result, prof, user_id=user_id, terms=terms, limit=limit, mode=mode,
              conversation_id=conversation_id, types=types, now=now, filters=filters,
-             plan=plan)
+             plan=plan, count_hits=count_hits)
     elif plan.window is not None:
         _by_time(result, user_id=user_id, plan=plan, filters=filters, limit=limit,
                  conversation_id=conversation_id, types=types)
@@ -162,7 +169,8 @@ def _hybrid(prof: RankingProfile) -> bool:
 
 
 def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversation_id, types, now,
-         filters: RecallFilters | None = None, plan: TimePlan | None = None):
+         filters: RecallFilters | None = None, plan: TimePlan | None = None,
+         count_hits: bool = False):
     client = store.get_client()
     field_name = _field(prof)
     filters = filters or RecallFilters()
@@ -173,6 +181,11 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
     wide = _hybrid(prof) or boost or filters.active or (window is not None) or semantic
     k = max(limit, settings.MEMORY_RERANK_WINDOW) if wide else limit
     lua_mode = "collect" if prof.ranker == "keyword" else mode
+    own_field = index_fields.own_field(field_name)
+    # Hits are counted with the search when its rows are the results: one fetch of exactly
+    # ``limit`` best rows (no window to re-rank, no second fetch in all_then_any).
+    counting = {"at": time.time() if count_hits and not wide and mode != MatchMode.ALL_THEN_ANY
+                and lua_mode != "collect" else None}
 
     def fetch(m):
         if getattr(settings, "MEMORY_SERVING_INDEX", True):
@@ -180,8 +193,9 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
                 return serving.search(
                     client, user_id=user_id, field_name=field_name, terms=terms, k=k,
                     k1=prof.k1, b=prof.b, mode=m, now=now, conversation_id=conversation_id,
-                    types=types, with_hashes=True)
-            except (serving.Unsupported, serving.NotReady):
+                    types=types, with_hashes=True, own_field=own_field,
+                    hit_time=counting["at"])
+            except (feed.Unsupported, feed.NotReady):
                 pass
         return postings.search_field(
             client, user_id=user_id, field=field_name, terms=terms, k=k, k1=prof.k1, b=prof.b,
@@ -202,6 +216,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         docs = getattr(hits, "hashes", None)
         if docs is None:
             docs = serving.hashes(client, user_id, [r[0] for r in hits.rows])
+        held = docs
         # Checked against the database: a write whose mirror failed (needs_resync) is served
         # as the database holds it, or not at all when forgotten or purged (search.pending).
         docs = docs_verified(docs)
@@ -212,7 +227,15 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
             in_range = bool(timely)
         # Widen until enough survive or every match was seen: exact under any filter.
         exhausted = len(hits.rows) < k or k >= hits.n_docs or lua_mode == "collect"
-        if exhausted or len(timely if filter_time else passed) >= limit:
+        done = exhausted or len(timely if filter_time else passed) >= limit
+        if getattr(hits, "counted", False):
+            # Rows the database dropped were counted and are not results; when the window
+            # widens, none of this fetch's rows are (the wider fetch is counted by the caller).
+            access.access_counted(user_id=user_id, unlisted=hits.unlisted,
+                                  dropped=[m for m in held if m not in docs] if done else list(held))
+            result.hits_counted = done
+            counting["at"] = None
+        if done:
             break
         k = min(k * 8, max(hits.n_docs, limit))
     if filter_time:
@@ -228,6 +251,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
                                        k1=prof.k1, conversation_id=conversation_id, types=types)
     if not passed:
         return
+    own_terms = getattr(hits, "own_terms", None) or {}
     scored = []
     for memory_id, dl, tfs in passed:
         doc = docs.get(memory_id)
@@ -278,9 +302,13 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
     if prof.context:
         # Matched terms the content lacks came from context. Analysing a memory's content is
         # the costly part of an explanation: done for the returned hits, not the window.
+        # The search's own round trip brought each hit's own-content terms (feed.lua); only
+        # hits it did not answer (the Lua or catch-up path, time candidates) are analysed.
         analyzer = index_fields.ANALYZERS[field_name]
         for h in result.results:
-            own = set(analyzer.tokens(h.content))
+            own = own_terms.get(h.memory_id)
+            if own is None:
+                own = set(analyzer.tokens(h.content))
             h.explain.context_terms = [t for t in h.explain.terms if t not in own]
 
 

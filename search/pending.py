@@ -11,9 +11,23 @@ importance, version, ...), so what a profile weighs is the truth. BM25 itself is
 index computed it: the text that matched is the text that was indexed.
 """
 
+from django.db import connection
 from django.utils import timezone
 
 from memories.models import Memory
+
+
+def _flags(memory_ids: list[str]) -> dict[str, bool]:
+    """``{memory_id: needs_resync}`` of the rows that exist: one primary-key query in plain
+    SQL (the ORM's query building cost more than the query itself, on every recall)."""
+    table = connection.ops.quote_name(Memory._meta.db_table)
+    key = connection.ops.quote_name(Memory._meta.get_field("memory_id").column)
+    flag = connection.ops.quote_name(Memory._meta.get_field("needs_resync").column)
+    marks = ", ".join(["%s"] * len(memory_ids))
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {key}, {flag} FROM {table} WHERE {key} IN ({marks})",
+                       memory_ids)
+        return {memory_id: bool(value) for memory_id, value in cursor.fetchall()}
 
 
 def docs_verified(docs: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
@@ -22,8 +36,7 @@ def docs_verified(docs: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
     database's state (or dropped when it is not live). Raises nothing of Redis."""
     if not docs:
         return docs
-    flags = dict(Memory.objects.filter(memory_id__in=list(docs))
-                 .values_list("memory_id", "needs_resync"))
+    flags = _flags(list(docs))
     pending = [memory_id for memory_id, flag in flags.items() if flag]
     out = {memory_id: doc for memory_id, doc in docs.items()
            if memory_id in flags and not flags[memory_id]}

@@ -45,3 +45,38 @@ def oracle_scores(user_id: str, query: str, *, field: str = index_fields.CONTENT
         if score > 0:
             out[memory_id] = score
     return out
+
+
+def with_folds_running(workers: list, folders: int = 2) -> list[Exception]:
+    """Run ``workers`` (callables) on threads while ``folders`` threads fold access hits in
+    a loop until the workers end; returns the exceptions any of them raised."""
+    import threading
+
+    from django.db import connection
+
+    from memories import access
+
+    errors, done = [], threading.Event()
+
+    def guard(fn):
+        try:
+            fn()
+        except Exception as exc:  # noqa: BLE001 - returned to the test
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    def fold():
+        while not done.is_set():
+            access.access_fold()
+
+    working = [threading.Thread(target=guard, args=(w,)) for w in workers]
+    folding = [threading.Thread(target=guard, args=(fold,)) for _ in range(folders)]
+    for t in folding + working:
+        t.start()
+    for t in working:
+        t.join()
+    done.set()
+    for t in folding:
+        t.join()
+    return errors

@@ -2,18 +2,16 @@
 exactly once, also across crashes and concurrent folders."""
 
 import datetime as dt
-import threading
 
 import django_rq
 import pytest
-from django.db import connection
 from django.utils import timezone
 from rq.registry import ScheduledJobRegistry
 
 from memories import access, services, store
 from memories.models import AccessFold, Memory
 from operations import backup, jobs, policy
-from tests.helpers import create, memory_hash
+from tests.helpers import create, memory_hash, with_folds_running
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -90,34 +88,12 @@ def test_a_batch_taken_before_a_crash_is_applied_by_the_next_fold(builtins, monk
 def test_counts_stay_exact_with_recalls_and_folds_running_at_once(builtins):
     ms = [create(f"shared memory number {n} about lunch") for n in range(3)]
     ids = [m.memory_id for m in ms]
-    errors = []
-    recalls_done = threading.Event()
 
     def recall(n):
-        try:
-            for _ in range(40):
-                access.access_record(user_id="u-a", memory_ids=ids[: 1 + n % 3])
-        except Exception as exc:  # noqa: BLE001 - collected and asserted below
-            errors.append(exc)
+        for _ in range(40):
+            access.access_record(user_id="u-a", memory_ids=ids[: 1 + n % 3])
 
-    def fold():
-        try:
-            while not recalls_done.is_set():
-                access.access_fold()
-        except Exception as exc:  # noqa: BLE001
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    recallers = [threading.Thread(target=recall, args=(n,)) for n in range(6)]
-    folders = [threading.Thread(target=fold) for _ in range(2)]
-    for t in folders + recallers:
-        t.start()
-    for t in recallers:
-        t.join()
-    recalls_done.set()
-    for t in folders:
-        t.join()
+    errors = with_folds_running([lambda n=n: recall(n) for n in range(6)])
     assert errors == []
     access.access_fold()
     # Recallers 0 and 3 hit one memory, 1 and 4 two, 2 and 5 three: 40 times each.

@@ -96,3 +96,31 @@ def test_nothing_read_inside_a_rolled_back_transaction_stays_cached(builtins):
         assert profile_resolve("bm25").k1 == 2.5
         raise RuntimeError("roll back")
     assert profile_resolve("bm25").k1 == saved_k1
+
+
+def test_a_request_reads_the_generation_once(builtins):
+    """The token check and the profile lookup of one request share one GET; the next
+    request sees a change made in between."""
+    from django.core.signals import request_finished, request_started
+
+    key = store.global_key("rowcache:generation")
+    request_started.send(sender=None)
+    try:
+        assert generation_cache.cached("probe", lambda: "first") == "first"
+        store.get_client().set(key, "changed-by-another-process")
+        assert generation_cache.cached("probe", lambda: "second") == "first"
+    finally:
+        request_finished.send(sender=None)
+    assert generation_cache.cached("probe", lambda: "second") == "second"
+
+
+def test_a_change_made_by_the_request_itself_is_seen_at_once(builtins):
+    from django.core.signals import request_finished, request_started
+
+    request_started.send(sender=None)
+    try:
+        assert generation_cache.cached("probe", lambda: "first") == "first"
+        generation_cache.bump()  # no transaction: at once
+        assert generation_cache.cached("probe", lambda: "second") == "second"
+    finally:
+        request_finished.send(sender=None)

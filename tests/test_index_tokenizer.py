@@ -176,3 +176,40 @@ def test_it_exposes_a_default_analyzer():
     assert DEFAULT_ANALYZER.tokens("Running 杭州") == ["running", "杭州"]
     with pytest.raises(AttributeError):
         DEFAULT_ANALYZER.stemming = True  # frozen
+
+
+def test_threads_stemming_at_once_get_each_word_s_own_stem():
+    """gunicorn's threads analyse texts at once (a recall beside a write): a shared Snowball
+    stemmer mixed their words up, raising IndexError or returning another word's stem."""
+    import sys
+    import threading
+
+    import snowballstemmer
+
+    from search.analysis import tokenizer
+
+    words = [f"{stem}{n}{suffix}" for n in range(800)
+             for stem, suffix in (("national", "izations"), ("relat", "ional"), ("run", "ning"))]
+    want = {w: snowballstemmer.stemmer("english").stemWord(w) for w in words}
+    tokenizer._stem.cache_clear()
+    got, errors = {}, []
+
+    def stem_all(part):
+        try:
+            for w in part:
+                got[w] = tokenizer._stem(w)
+        except Exception as exc:  # noqa: BLE001 - asserted below
+            errors.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=stem_all, args=(words[i::6],)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+        tokenizer._stem.cache_clear()
+    assert errors == [] and got == want

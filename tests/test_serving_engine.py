@@ -147,3 +147,63 @@ def test_top_k_equals_the_oracle_prefix_on_a_larger_index():
         order = sorted(want, key=lambda m: (-want[m], m))
         for k in (1, 10, 100):
             assert ranked(index, terms, k=k)[0] == order[:k]
+
+
+def _zipf_docs(rng, n, vocab=400):
+    words = [f"w{i}" for i in range(vocab)]
+    weights = [1 / (i + 1) for i in range(vocab)]
+    docs = {}
+    for d in range(n):
+        tf = {}
+        for word in rng.choices(words, weights, k=rng.randint(2, 30)):
+            tf[word] = tf.get(word, 0) + 1
+        memory_id = f"mem_{d:05d}"
+        docs[memory_id] = Doc(memory_id, sum(tf.values()), tf,
+                              type=rng.choice(["long_term", "working", "short_term"]),
+                              conv=rng.choice(["", "s1", "s2"]))
+    return docs, words
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_pruned_top_k_equals_the_exhaustive_ranking_on_a_skewed_corpus(seed):
+    """MaxScore (search.serving.prune) walks only the postings that can change the top k:
+    common and rare terms mixed, filters, removed and re-added documents, every k."""
+    rng = random.Random(seed)
+    docs, words = _zipf_docs(rng, 4000)
+    index = FieldIndex(list(docs.values()))
+    for memory_id in rng.sample(sorted(docs), 300):  # dead postings, a delta segment
+        if rng.random() < 0.5:
+            del docs[memory_id]
+            index.remove(memory_id)
+        else:
+            docs[memory_id] = _doc(rng, memory_id)
+            index.upsert(docs[memory_id])
+    pool = words[:8] + words[40:60] + words[200:]
+    for _ in range(25):
+        terms = list(dict.fromkeys(rng.sample(pool, rng.randint(1, 6))))
+        want = oracle(docs, terms)
+        for kw, keep in (({}, lambda d: True),
+                         ({"types": ["working"]}, lambda d: d.type == "working"),
+                         ({"conversation_id": "s1"},
+                          lambda d: d.conv in ("", "s1") or d.type == "long_term")):
+            order = sorted((m for m in want if keep(docs[m])), key=lambda m: (-want[m], m))
+            for k in (1, 10, 50):
+                assert ranked(index, terms, k=k, **kw)[0] == order[:k], (terms, kw, k)
+        every = [m for m in want if all(t in docs[m].tf for t in terms)]
+        every.sort(key=lambda m: (-want[m], m))
+        assert ranked(index, terms, k=20, mode="all")[0] == every[:20]
+
+
+def test_a_common_and_a_rare_term_are_answered_without_a_dense_scan(monkeypatch):
+    rng = random.Random(3)
+    docs, _ = _zipf_docs(rng, 4000)
+    index = FieldIndex(list(docs.values()))
+    from search.serving import prune
+
+    def no_dense(*args, **kwargs):
+        raise AssertionError("scanned every match")
+
+    monkeypatch.setattr(prune, "dense", no_dense)
+    terms = ["w0", "w1", "w250"]  # two in most documents, one rare
+    want = oracle(docs, terms)
+    assert ranked(index, terms, k=10)[0] == sorted(want, key=lambda m: (-want[m], m))[:10]

@@ -260,6 +260,9 @@ def test_an_unchanged_namespace_is_answered_in_one_round_trip_and_a_write_is_see
     assert serving.counters.fast == fast + 1 and len(found.results) == 3
     assert all(h.content.startswith("quarry stone") for h in found.results)
     new = create("quarry granite").memory_id
-    got, _ = scores("granite")  # the check sees the write: caught up, not answered stale
-    assert list(got) == [new] and serving.counters.fast == fast + 1
+    applied = serving.counters.applied
+    # The check sees the write and brings it along: applied, searched again, not stale.
+    got, _ = scores("granite")
+    assert list(got) == [new] and serving.counters.fast == fast + 2
+    assert serving.counters.applied == applied + 1
     assert_oracle("quarry granite")

@@ -62,10 +62,13 @@ def search_memories(caller, **args) -> dict:
                                        required=False)
     found = memory_search(user_id=user_id, query=payload.query, limit=payload.limit,
                           conversation_id=conversation_id, types=payload.types,
-                          profile=payload.profile, match_mode=payload.match_mode)
+                          profile=payload.profile, match_mode=payload.match_mode,
+                          count_hits=True)
     observe_recall(profile=found.profile, took_ms=found.took_ms, results=len(found.results))
     try:
-        access.access_record(user_id=user_id, memory_ids=[h.memory_id for h in found.results])
+        if not found.hits_counted:  # else counted by the search in its own round trip
+            access.access_record(user_id=user_id,
+                                 memory_ids=[h.memory_id for h in found.results])
     except store.RedisError as exc:  # the results stand; only these hits go uncounted
         count_redis_error("recall_hits")
         log.warning("recall hits not counted: %s", type(exc).__name__)

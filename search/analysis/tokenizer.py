@@ -49,6 +49,7 @@ composes them. Thai/Lao/Khmer runs (no spaces) become one token per run.
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
@@ -164,12 +165,19 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
-@lru_cache(maxsize=1)
-def _english_stemmer():
-    """Return the cached Snowball English stemmer (PyStemmer-backed if present)."""
-    import snowballstemmer
+_stemmers = threading.local()
 
-    return snowballstemmer.stemmer("english")
+
+def _english_stemmer():
+    """This thread's Snowball English stemmer (PyStemmer-backed if present). One per thread:
+    a stemmer keeps the word it works on in itself, so two threads sharing one (gunicorn's
+    threads, a recall beside a write) corrupt each other's stems or raise IndexError."""
+    stemmer = getattr(_stemmers, "english", None)
+    if stemmer is None:
+        import snowballstemmer
+
+        stemmer = _stemmers.english = snowballstemmer.stemmer("english")
+    return stemmer
 
 
 @lru_cache(maxsize=65536)

@@ -18,10 +18,14 @@ Layout (doc ids are dense ``int32`` numbers of this process, never shown outside
 A changed document is removed (its id marked dead) and added again under a new id; dead
 postings stay in place until :meth:`FieldIndex.merge` drops them, which happens when the
 delta or the dead share grows (amortised, a few tens of ms per 100k documents).
-Scores are accumulated with ``np.bincount`` over the query terms' postings (in query-term
-order, so an incrementally maintained index and a rebuilt one give the same sums bit for
-bit), the top k found with ``np.argpartition``, and the boundary of the top k settled with
-``math.fsum`` per document, as :func:`memories.index.scoring.bm25` sums, ties by memory id.
+The top k of ``any`` and ``all`` queries comes from ``search.serving.prune`` (MaxScore with
+per-term bounds kept here: the largest tf and the shortest document of each term's postings;
+intersection from the rarest term), which walks only postings that can change it; a query
+whose essential postings cover much of the namespace, and ``collect``, score every match with
+``np.bincount``. Contributions are summed in query-term order (so an incrementally maintained
+index and a rebuilt one give the same sums bit for bit) and the boundary of the top k is
+settled with ``math.fsum`` per document, as :func:`memories.index.scoring.bm25` sums, ties
+by memory id.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from search.serving import prune
 
 LONG_TERM = "long_term"
 # Below this share of the base segment the delta is not merged yet.
@@ -66,8 +72,14 @@ class Found:
     df: dict[str, int]
     rows: list[tuple[str, int, dict[str, int]]] = field(default_factory=list)
     expired: list[str] = field(default_factory=list)
-    # Filled by the caller that fetched the hits' stored rows with the search (or None).
+    # Filled by the caller that fetched the hits' stored rows with the search (or None):
+    # their hot-store hashes, the query terms each one's own content holds (None: not
+    # fetched), whether their recall hits were counted, and whether the namespace then
+    # needs its place in the pending access set (search.serving.feed.search).
     hashes: dict | None = None
+    own_terms: dict | None = None
+    counted: bool = False
+    unlisted: bool = False
 
     @property
     def avgdl(self) -> float:
@@ -129,6 +141,8 @@ class FieldIndex:
         self.total_len = 0
         self.dead = 0  # dead doc ids not yet merged away
         self.expiring: set[int] = set()  # live doc ids with an expiry
+        self.tmax = self.dlmin = np.zeros(0, np.int32)
+        self._scratch = prune.Scratch()
         if docs:
             self._load(docs)
 
@@ -177,6 +191,16 @@ class FieldIndex:
         self.indptr = np.zeros(len(self.vocab) + 1, np.int64)
         np.cumsum(counts, out=self.indptr[1:])
         self.delta, self.delta_postings = {}, 0
+        # Per term: the largest tf and the shortest document of its postings, which bound
+        # its contribution to any document (search.serving.prune); a removal leaves them as
+        # they were, still bounds.
+        self.tmax = np.zeros(len(self.vocab), np.int32)
+        self.dlmin = np.zeros(len(self.vocab), np.int32)
+        filled = counts > 0
+        if filled.any():
+            starts = self.indptr[:-1][filled]
+            self.tmax[filled] = np.maximum.reduceat(self.p_tfs, starts)
+            self.dlmin[filled] = np.minimum.reduceat(self.dl[self.p_docs], starts)
 
     def upsert(self, doc: Doc) -> None:
         """Add ``doc``, replacing the memory's previous document if any."""
@@ -248,27 +272,34 @@ class FieldIndex:
         """Approximate memory held, in bytes (arrays plus the Python dictionaries)."""
         arrays = sum(a.nbytes for a in (self.indptr, self.p_docs, self.p_tfs, self.dl,
                                         self.type_code, self.conv_code, self.exp, self.live,
-                                        self.ids))
+                                        self.ids, self.tmax, self.dlmin, self._scratch.stamp,
+                                        self._scratch.acc))
         # dict entry + str object: ~100 bytes for a memory id, ~90 for a term.
         return arrays + 100 * len(self.doc_of) + 90 * len(self.vocab) + 40 * self.delta_postings
 
     def _postings(self, term: str, live: np.ndarray, clean: bool):
+        """``(docs, tfs, max tf, min dl)`` of a term (live documents only unless ``clean``),
+        or None for an unknown term."""
         tid = self.vocab.get(term)
         if tid is None:
-            return None, None
+            return None
+        tmax, dmin = 0, np.iinfo(np.int32).max
         if tid + 1 < len(self.indptr):
             lo, hi = self.indptr[tid], self.indptr[tid + 1]
             docs, tfs = self.p_docs[lo:hi], self.p_tfs[lo:hi]
+            if hi > lo:
+                tmax, dmin = int(self.tmax[tid]), int(self.dlmin[tid])
         else:
             docs = tfs = np.empty(0, np.int32)
         extra = self.delta.get(tid)
         if extra:
-            docs = np.concatenate([docs, np.array(extra[0], np.int32)])
-            tfs = np.concatenate([tfs, np.array(extra[1], np.int32)])
+            ddocs, dtfs = np.array(extra[0], np.int32), np.array(extra[1], np.int32)
+            tmax, dmin = max(tmax, int(dtfs.max())), min(dmin, int(self.dl[ddocs].min()))
+            docs, tfs = np.concatenate([docs, ddocs]), np.concatenate([tfs, dtfs])
         if not clean:
             keep = live[docs]
             docs, tfs = docs[keep], tfs[keep]
-        return docs, tfs
+        return docs, tfs, tmax, dmin
 
     def search(self, terms: list[str], *, k: int, k1: float = 1.2, b: float = 0.75,
                mode: str = "any", now: float = 0.0, types: list[str] | None = None,
@@ -279,6 +310,8 @@ class FieldIndex:
         statistics nor as matches, and are listed in ``expired``. ``types`` keeps documents
         of those types; ``conversation_id`` keeps documents of that conversation, of none,
         and long-term ones (as the Lua search did). Filters never change the statistics.
+        ``any`` and ``all`` walk only the postings that can change the top k
+        (``search.serving.prune``); ``collect`` scores every match.
         """
         live, expired = self.live, []
         n_live, total = self.n_live, self.total_len
@@ -291,93 +324,65 @@ class FieldIndex:
             expired = sorted(self.ids[d].decode() for d in gone)
         clean = self.dead == 0 and not gone
         found = Found(n_live, total, {}, expired=expired)
-        lists = []
-        for term in terms:
-            docs, tfs = self._postings(term, live, clean)
-            found.df[term] = 0 if docs is None else len(docs)
-            lists.append((docs, tfs))
+        got = [self._postings(term, live, clean) for term in terms]
+        for term, p in zip(terms, got, strict=True):
+            found.df[term] = 0 if p is None else len(p[0])
         if n_live == 0:
             return found
-        present = [j for j, (docs, _) in enumerate(lists) if docs is not None and len(docs)]
+        present = [j for j, p in enumerate(got) if p is not None and len(p[0])]
         if not present or (mode == "all" and len(present) < len(terms)):
             return found
         avgdl = total / n_live
-        contribs = {}
+        lists = [None] * len(terms)
         for j in present:
-            docs, tfs = lists[j]
+            docs, tfs, tmax, dmin = got[j]
             df = len(docs)
             idf = math.log(1.0 + (n_live - df + 0.5) / (df + 0.5))
-            tf = tfs.astype(np.float64)
-            # The operations of scoring.tf_part in its order, so the values are its own.
-            contribs[j] = idf * (tf / (tf + k1 * ((1.0 - b) + (b * self.dl[docs]) / avgdl)))
-        cat_docs = np.concatenate([lists[j][0] for j in present])
-        scores = np.bincount(cat_docs, weights=np.concatenate(list(contribs.values())),
-                             minlength=self.n)
+            ub = idf * float(prune.tf_part(np.array([tmax]), np.array([dmin]), avgdl, k1, b)[0])
+            lists[j] = prune.Term(docs, tfs, idf, ub, live_only=True)
+        accept = self._accept(types, conversation_id)
         if mode == "all":
-            counts = np.bincount(cat_docs, minlength=self.n)
-            cand = np.flatnonzero(counts == len(terms))
-        elif len(present) == 1:
-            cand = lists[present[0]][0]
+            cand, matrix = prune.intersect(lists, live=live, dl=self.dl, avgdl=avgdl, k1=k1,
+                                           b=b, accept=accept)
+        elif mode == "collect":
+            cand, matrix = prune.dense(lists, dl=self.dl, n=self.n, avgdl=avgdl, k1=k1, b=b,
+                                       accept=accept, k=None)
         else:
-            cand = np.flatnonzero(scores)
-        cand = self._filter(cand, types, conversation_id)
+            cand, matrix = prune.maxscore(lists, k=k, live=live, dl=self.dl, avgdl=avgdl,
+                                          k1=k1, b=b, accept=accept, scratch=self._scratch,
+                                          n=self.n)
         if len(cand) == 0:
             return found
         if mode != "collect":
-            cand = self._top(cand, scores, k, lists, contribs)
-        found.rows = self._rows(cand, terms, lists, contribs)
+            cand = prune.top(cand, matrix, k, self.ids)
+        found.rows = self._rows(cand, terms, lists)
         return found
 
-    def _filter(self, cand, types, conversation_id):
-        if types:
-            codes = [self.types[t] for t in types if t in self.types]
-            cand = cand[np.isin(self.type_code[cand], codes)]
-        if conversation_id:
-            conv = self.conv_code[cand]
-            ok = (conv == 0) | (conv == self.convs.get(conversation_id, -1))
-            if LONG_TERM in self.types:
-                ok |= self.type_code[cand] == self.types[LONG_TERM]
-            cand = cand[ok]
-        return cand
+    def _accept(self, types, conversation_id):
+        """The filters as a mask over doc ids (None: no filter)."""
+        if not types and not conversation_id:
+            return None
+        codes = [self.types[t] for t in types if t in self.types] if types else None
+        conv = self.convs.get(conversation_id, -1) if conversation_id else None
+        long_term = self.types.get(LONG_TERM, -1)
 
-    def _top(self, cand, scores, k, lists, contribs):
-        s = scores[cand]
-        if len(cand) > k:
-            kth = np.partition(s, len(s) - k)[len(s) - k]
-            # A band below the k-th score: the order is then settled with exact sums, so a
-            # last-bit difference between the two ways of summing never changes the top k.
-            band = kth - abs(kth) * 1e-12
-            cand, s = cand[s >= band], s[s >= band]
-        if len(cand) <= 4 * k + 64:
-            exact = self._exact(cand, lists, contribs)
-            order = sorted(range(len(cand)), key=lambda r: (-exact[r], self.ids[cand[r]]))
-            return cand[order[:k]]
-        # Many exact ties (equal tf and dl): they are equal under any summation order.
-        order = np.lexsort((self.ids[cand], -s))
-        return cand[order[:k]]
+        def accept(docs):
+            ok = np.ones(len(docs), bool)
+            if codes is not None:
+                ok &= np.isin(self.type_code[docs], codes)
+            if conv is not None:
+                code = self.conv_code[docs]
+                ok &= (code == 0) | (code == conv) | (self.type_code[docs] == long_term)
+            return ok
 
-    @staticmethod
-    def _locate(docs, cand):
-        """Positions of ``cand`` in the ascending ``docs``, and which are there."""
-        pos = np.searchsorted(docs, cand)
-        pos[pos >= len(docs)] = 0
-        return pos, docs[pos] == cand
+        return accept
 
-    def _exact(self, cand, lists, contribs) -> list[float]:
-        """Each candidate's BM25 summed as scoring.bm25 sums it (math.fsum, term order)."""
-        out = [[] for _ in cand]
-        for j, values in contribs.items():
-            pos, hit = self._locate(lists[j][0], cand)
-            for r in np.flatnonzero(hit):
-                out[r].append(values[pos[r]])
-        return [math.fsum(row) for row in out]
-
-    def _rows(self, cand, terms, lists, contribs):
+    def _rows(self, cand, terms, lists):
         tfs = [{} for _ in cand]
-        for j in contribs:
-            docs, tf = lists[j]
-            pos, hit = self._locate(docs, cand)
-            term = terms[j]
+        for j, term_list in enumerate(lists):
+            if term_list is None:
+                continue
+            pos, hit = prune.locate(term_list.docs, cand)
             for r in np.flatnonzero(hit):
-                tfs[r][term] = int(tf[pos[r]])
+                tfs[r][terms[j]] = int(term_list.tfs[pos[r]])
         return [(self.ids[d].decode(), int(self.dl[d]), tfs[r]) for r, d in enumerate(cand)]

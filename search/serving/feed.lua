@@ -1,23 +1,36 @@
 -- What changed in one index field of one namespace since a stream position, atomically.
 -- KEYS[1]: the namespace's write stream (routes the script to the namespace's slot).
 -- ARGV: base, field, last_id (exclusive start), count (entries to read at most; 0 = none),
---       then memory ids whose hot-store hash to return when no entry follows last_id (a
---       search made on the index as it was is then current: one round trip in all).
+--       hit_time (epoch seconds; '' = count no hits), own_field ('' = none), n_terms,
+--       n_terms query terms, then memory ids: the hits of a search made on the index as it
+--       was. When no entry follows last_id that search is current, and the same call
+--       returns each hit's hot-store hash, which query terms its own_field document holds
+--       (a field of the memory's own content, for the explanation), and, with a hit_time,
+--       counts one recall hit on each hit that Redis still holds (as memories/access.py's
+--       record script does). One round trip in all.
 --
 -- put.lua appends one entry per write ('op', 'id', 'version') in the same script that
 -- changes the postings, so the entry is in the stream before the write returns. This script
 -- reads at most `count` entries after `last_id` and, in the same atomic step, the current
 -- document vector (`<field>:d:<id>`) of every memory they name, plus the live generation,
 -- the format stamp, the field's N / total_len and the stream's trim state, from which the
--- caller tells whether it can catch up (no gap) or must rebuild. Bounded by `count`.
+-- caller tells whether it can catch up (no gap) or must rebuild. Bounded by `count` and by
+-- the number of hits the caller sends (search.serving.feed.ROWS_WITH_FEED).
 -- Trimming (MAXLEN, XTRIM) removes the oldest entries: entries_added - length of them.
 -- Reply: {gen, format, N, total_len, length, last_generated_id, entries_added,
---         {entry ids...}, {ids...}, {{field, value, ...}...}, {{hash field, value, ...}...}}
+--         {entry ids...}, {ids...}, {{field, value, ...}...}, {{hash field, value, ...}...},
+--         {{tf or false per term}...}, counted (1 when hits were counted), unlisted (1 when
+--         the namespace then holds pending hits without its access:listed mark)}
 local base, field, last, count = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local hit_time, own, n_terms = ARGV[5], ARGV[6], tonumber(ARGV[7])
+local first_id = 8 + n_terms
 local gen = redis.call('GET', base .. 'gen') or '0'
 local format = redis.call('GET', base .. 'format') or '1'
-local fname = field
-if gen ~= '0' then fname = field .. '@' .. gen end
+local fname, oname = field, own
+if gen ~= '0' then
+  fname = field .. '@' .. gen
+  oname = own .. '@' .. gen
+end
 local st = redis.call('HMGET', base .. fname .. ':stats', 'N', 'total_len')
 local stream = KEYS[1]
 local length, top, added = 0, '0-0', 0
@@ -46,8 +59,38 @@ for _, entry in ipairs(entries) do
   end
 end
 for n, id in ipairs(ids) do docs[n] = redis.call('HGETALL', base .. fname .. ':d:' .. id) end
-local hashes = {}
+local hashes, owns, counted, unlisted = {}, {}, 0, 0
 if #read == 0 then
-  for n = 5, #ARGV do hashes[n - 4] = redis.call('HGETALL', base .. 'm:' .. ARGV[n]) end
+  local terms = {}
+  for n = 1, n_terms do terms[n] = ARGV[7 + n] end
+  for n = first_id, #ARGV do
+    local id = ARGV[n]
+    local key = base .. 'm:' .. id
+    hashes[#hashes + 1] = redis.call('HGETALL', key)
+    if own ~= '' and n_terms > 0 then
+      owns[#owns + 1] = redis.call('HMGET', base .. oname .. ':d:' .. id, unpack(terms))
+    end
+  end
+  if hit_time ~= '' then
+    local pending = base .. 'access'
+    for n = first_id, #ARGV do
+      local id = ARGV[n]
+      local key = base .. 'm:' .. id
+      -- A hash that is gone (expired, forgotten) is neither re-created nor counted.
+      if #hashes[n - first_id + 1] > 0 then
+        redis.call('HINCRBY', key, 'access_count', 1)
+        redis.call('HSET', key, 'accessed_at', hit_time)
+        redis.call('HINCRBY', pending, 'n:' .. id, 1)
+        redis.call('HSET', pending, 't:' .. id, hit_time)
+      end
+    end
+    counted = 1
+    -- Not vouched for in the set of namespaces with pending hits: the caller adds it
+    -- (memories/access.py access_pending_add).
+    if redis.call('EXISTS', pending) == 1 and redis.call('EXISTS', pending .. ':listed') == 0 then
+      unlisted = 1
+    end
+  end
 end
-return {gen, format, st[1] or '0', st[2] or '0', length, top, added, read, ids, docs, hashes}
+return {gen, format, st[1] or '0', st[2] or '0', length, top, added, read, ids, docs, hashes,
+        owns, counted, unlisted}

@@ -15,6 +15,10 @@ statistics that ``put.lua`` maintains. A serving index of one field of one names
   flush), or, once caught up, its N / total length differ from the field's statistics in
   Redis (a check that holds exactly, since both describe the same documents).
 
+A search is answered by ``search.serving.answer``: on the index as it stands, proved current
+(and given the hits' hashes) by the same ``feed.lua`` call, which also brings any writes made
+since.
+
 Indexes live in an LRU within ``MEMORY_SERVING_BUDGET_MB`` per process; an evicted
 namespace is rebuilt on its next recall. Thread-safe: one lock per index.
 """
@@ -37,7 +41,9 @@ from search.serving.engine import Builder, Doc, FieldIndex
 
 log = logging.getLogger(__name__)
 
-FEED_COUNT = 256
+# Stream entries one feed.lua call reads (with each one's document vector): 256 took 4-14 ms
+# of Redis time here under load, over the 5 ms any command of a recall may take; 64 ~1 ms.
+FEED_COUNT = 64
 BUILD_CHUNK = 1000
 # A field with more documents than this is built on a background thread (seconds per 100k
 # documents) while recalls are answered by search.lua; a smaller one is built inline.
@@ -118,27 +124,38 @@ def _doc(memory_id: str, raw) -> Doc | None:
                conv=meta.get("#conv", ""), exp=float(meta.get("#exp") or 0.0))
 
 
-def _feed(client, user_id: str, field_name: str, last_id: str, count: int,
-          hash_ids: list[str] = ()):
-    args = [store.namespace_base(user_id), field_name, last_id, count, *hash_ids]
+def feed_reply(client, user_id: str, field_name: str, last_id: str, count: int,
+          hash_ids: list[str] = (), *, hit_time: float | None = None, own_field: str = "",
+          terms: list[str] = ()):
+    terms = list(terms) if own_field else []
+    args = [store.namespace_base(user_id), field_name, last_id, count,
+            "" if hit_time is None else repr(hit_time), own_field, len(terms), *terms,
+            *hash_ids]
     reply = _script()(keys=[store.key(user_id, "stream")], args=args, client=client)
-    gen, fmt, n, total, length, top, added, read, ids, docs, hashes = reply
+    (gen, fmt, n, total, length, top, added, read, ids, docs, hashes, owns, counted,
+     unlisted) = reply
     text = store.text
     return {"gen": text(gen), "format": text(fmt), "N": int(n), "total_len": int(total),
             "length": int(length), "top": text(top), "added": int(added),
             "read": [text(i) for i in read], "ids": [text(i) for i in ids], "docs": docs,
-            "hashes": hashes}
+            "hashes": hashes, "owns": owns, "counted": bool(counted),
+            "unlisted": bool(unlisted)}
 
 
-def _unchanged(got: dict, served: Served) -> bool:
+def unchanged(got: dict, served: Served) -> bool:
     """True when nothing was written since ``served`` was last caught up and checked."""
     return (not got["read"] and got["added"] == served.added and got["gen"] == served.gen
             and got["format"] == served.format and got["top"] == served.last_id
             and got["N"] == served.index.n_live and got["total_len"] == served.index.total_len)
 
 
-def _hash(raw) -> dict[str, str]:
-    pairs = raw.items() if isinstance(raw, dict) else zip(raw[::2], raw[1::2], strict=True)
+def hash_of(raw) -> dict[str, str]:
+    if isinstance(raw, dict):
+        pairs = raw.items()
+    elif raw and isinstance(raw[0], str):  # a decoding client: already text
+        return dict(zip(raw[::2], raw[1::2], strict=True))
+    else:
+        pairs = zip(raw[::2], raw[1::2], strict=True)
     return {store.text(k): store.text(v) for k, v in pairs}
 
 
@@ -149,7 +166,7 @@ def _fname(field_name: str, gen: str) -> str:
 def _build(client, user_id: str, field_name: str, served: Served) -> None:
     """Fill ``served`` from Redis in bounded chunks, noting the stream position first."""
     started = time.perf_counter()
-    head = _feed(client, user_id, field_name, "0-0", 0)
+    head = feed_reply(client, user_id, field_name, "0-0", 0)
     if head["format"] not in FORMATS:
         raise Unsupported(head["format"])
     prefix = store.namespace_base(user_id) + _fname(field_name, head["gen"]) + ":d:"
@@ -185,35 +202,44 @@ def _catch_up(client, user_id: str, field_name: str, served: Served) -> str:
     """Apply the stream to ``served``: ``"ok"``; ``"rebuild"`` when it cannot be caught up;
     ``"mismatch"`` when caught up but its N / total length differ from Redis's."""
     while True:
-        got = _feed(client, user_id, field_name, served.last_id, FEED_COUNT)
-        if got["format"] not in FORMATS:
-            raise Unsupported(got["format"])
-        # ``served.added`` counts the entries applied (the ordinal of ``last_id``); trimming
-        # removed the oldest ``added - length``: any of ours not yet applied is a gap. A
-        # stream recreated after a flush counts from zero again.
-        if (got["gen"] != served.gen or got["format"] != served.format
-                or got["added"] - got["length"] > served.added or got["added"] < served.added
-                or _stream_id(got["top"]) < _stream_id(served.last_id)):
-            return "rebuild"
-        index = served.index
-        for memory_id, raw in zip(got["ids"], got["docs"], strict=True):
-            doc = _doc(memory_id, raw) if raw else None
-            if doc is None:
-                index.remove(memory_id)
-            else:
-                index.upsert(doc)
-        counters.applied += len(got["ids"])
-        if got["read"]:
-            served.last_id = got["read"][-1]
-            served.added += len(got["read"])
-        elif served.added < got["added"]:
-            return "rebuild"  # entries deleted one by one (XDEL): cannot tell which
-        if served.added >= got["added"]:
-            same = got["N"] == index.n_live and got["total_len"] == index.total_len
-            return "ok" if same else "mismatch"
+        got = feed_reply(client, user_id, field_name, served.last_id, FEED_COUNT)
+        state = apply_reply(got, served)
+        if state != "more":
+            return state
 
 
-def _entry(user_id: str, field_name: str) -> Served:
+def apply_reply(got: dict, served: Served) -> str:
+    """Apply one ``feed.lua`` reply to ``served``: ``"more"`` when entries remain after it,
+    else as :func:`_catch_up` answers."""
+    if got["format"] not in FORMATS:
+        raise Unsupported(got["format"])
+    # ``served.added`` counts the entries applied (the ordinal of ``last_id``); trimming
+    # removed the oldest ``added - length``: any of ours not yet applied is a gap. A
+    # stream recreated after a flush counts from zero again.
+    if (got["gen"] != served.gen or got["format"] != served.format
+            or got["added"] - got["length"] > served.added or got["added"] < served.added
+            or _stream_id(got["top"]) < _stream_id(served.last_id)):
+        return "rebuild"
+    index = served.index
+    for memory_id, raw in zip(got["ids"], got["docs"], strict=True):
+        doc = _doc(memory_id, raw) if raw else None
+        if doc is None:
+            index.remove(memory_id)
+        else:
+            index.upsert(doc)
+    counters.applied += len(got["ids"])
+    if got["read"]:
+        served.last_id = got["read"][-1]
+        served.added += len(got["read"])
+    elif served.added < got["added"]:
+        return "rebuild"  # entries deleted one by one (XDEL): cannot tell which
+    if served.added >= got["added"]:
+        same = got["N"] == served.index.n_live and got["total_len"] == served.index.total_len
+        return "ok" if same else "mismatch"
+    return "more"
+
+
+def entry(user_id: str, field_name: str) -> Served:
     key = (store.namespace_base(user_id), field_name)
     with _registry_lock:
         served = _registry.get(key)
@@ -249,7 +275,7 @@ def serving_index(client, user_id: str, field_name: str) -> tuple[Served, FieldI
     index is being built in the background), ``redis.RedisError``.
     """
     key = (store.namespace_base(user_id), field_name)
-    served = _entry(user_id, field_name)
+    served = entry(user_id, field_name)
     served.lock.acquire()
     try:
         served.used = time.monotonic()
@@ -257,7 +283,7 @@ def serving_index(client, user_id: str, field_name: str) -> tuple[Served, FieldI
             if served.index is None:
                 if served.thread is not None:
                     raise NotReady(user_id)
-                if _feed(client, user_id, field_name, "0-0", 0)["N"] > SYNC_BUILD_DOCS:
+                if feed_reply(client, user_id, field_name, "0-0", 0)["N"] > SYNC_BUILD_DOCS:
                     _build_behind(client, user_id, field_name, served)
                     raise NotReady(user_id)
                 _build(client, user_id, field_name, served)
@@ -291,55 +317,6 @@ def _request_upgrade(client, user_id: str) -> None:
 
         queue.enqueue("operations.jobs.reindex_job", user_id, namespaces=[user_id])
         log.info("index of %s is in an older format: reindex queued", user_id)
-
-
-# At most this many hits' hashes ride along with the freshness check (one bounded script).
-ROWS_WITH_FEED = 200
-
-
-def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k1: float,
-           b: float, mode: str, now: float, conversation_id: str | None = None,
-           types: list[str] | None = None, with_hashes: bool = False):
-    """``engine.Found`` of the caught-up serving index (see ``FieldIndex.search``); with
-    ``with_hashes``, ``found.hashes`` maps each hit's memory id to its hot-store hash (absent
-    when Redis no longer holds it).
-
-    Fast path, one round trip: search the index as it stands, then one ``feed.lua`` call
-    that reports whether anything was written since (read-your-writes: a returned write is
-    in the stream) and, if not, returns the hits' hashes. Otherwise: catch up, search again.
-    """
-    kwargs = {"k": k, "k1": k1, "b": b, "mode": mode, "now": now, "types": types,
-              "conversation_id": conversation_id}
-    served = _entry(user_id, field_name)
-    with served.lock:
-        if served.index is not None and not served.unverified and served.thread is None:
-            found = served.index.search(terms, **kwargs)
-            ids = [r[0] for r in found.rows] if with_hashes else []
-            if len(ids) <= ROWS_WITH_FEED:
-                got = _feed(client, user_id, field_name, served.last_id, FEED_COUNT, ids)
-                if _unchanged(got, served):
-                    if with_hashes:
-                        found.hashes = {m: _hash(raw) for m, raw in
-                                        zip(ids, got["hashes"], strict=True) if raw}
-                    served.used = time.monotonic()
-                    counters.fast += 1
-                    return found
-    served, index = serving_index(client, user_id, field_name)
-    try:
-        found = index.search(terms, **kwargs)
-    finally:
-        served.lock.release()
-    if with_hashes:
-        found.hashes = hashes(client, user_id, [r[0] for r in found.rows])
-    return found
-
-
-def hashes(client, user_id: str, memory_ids: list[str]) -> dict[str, dict[str, str]]:
-    """Hot-store hashes of ``memory_ids`` (one pipeline); ids Redis does not hold are left out."""
-    pipe = client.pipeline(transaction=False)
-    for memory_id in memory_ids:
-        pipe.hgetall(store.key(user_id, "m", memory_id))
-    return {m: _hash(raw) for m, raw in zip(memory_ids, pipe.execute(), strict=True) if raw}
 
 
 def budget_bytes() -> int:

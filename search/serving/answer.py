@@ -1,0 +1,121 @@
+"""Answering a search from a process's serving index (``search.serving.feed``) in one
+Redis round trip: the search on the index as it stands, then one ``feed.lua`` call that
+proves it current and brings the hits' hot-store hashes (and counts their recall hits)."""
+
+from __future__ import annotations
+
+import time
+
+from memories import store
+from search.serving.feed import (
+    FEED_COUNT,
+    Served,
+    apply_reply,
+    counters,
+    entry,
+    feed_reply,
+    hash_of,
+    serving_index,
+    unchanged,
+)
+
+# At most this many hits' hashes ride along with the freshness check (one bounded script:
+# 100 hashes with their own-content terms ~2 ms of Redis time under load; a re-ranked
+# window of MEMORY_RERANK_WINDOW = 100 fits).
+ROWS_WITH_FEED = 100
+# Searches on the index as it stands before the catch-up path takes over: each one that
+# finds writes since applies them (they came with its reply) and searches again.
+FAST_ATTEMPTS = 3
+
+
+def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k1: float,
+           b: float, mode: str, now: float, conversation_id: str | None = None,
+           types: list[str] | None = None, with_hashes: bool = False, own_field: str = "",
+           hit_time: float | None = None):
+    """``engine.Found`` of the caught-up serving index (see ``FieldIndex.search``); with
+    ``with_hashes``, ``found.hashes`` maps each hit's memory id to its hot-store hash (absent
+    when Redis no longer holds it).
+
+    ``own_field`` (a field of the memories' own content): ``found.own_terms`` maps each hit
+    held in Redis to the query terms that field's document holds (None: not answered).
+    ``hit_time`` (epoch seconds): count one recall hit on every row held in Redis, in the
+    same script (``found.counted``; ``found.unlisted`` when the namespace then holds pending
+    hits without its mark in the pending set: the caller adds it,
+    ``memories.access.access_pending_add``). Both only with ``with_hashes``.
+
+    Fast path, one round trip: search the index as it stands, then one ``feed.lua`` call
+    that reports whether anything was written since (read-your-writes: a returned write is
+    in the stream) and, if not, returns the hits' hashes. When something was, the entries
+    came with that reply: apply them and search again. An index not built or not checked
+    yet, or one that cannot follow the stream (a gap, a swap), is caught up or rebuilt
+    first (``serving_index``). After ``FAST_ATTEMPTS`` replies that each brought new writes,
+    the search runs on the caught-up index under its lock and the hashes come in one
+    pipeline (hits uncounted: the caller counts them).
+    """
+    kwargs = {"k": k, "k1": k1, "b": b, "mode": mode, "now": now, "types": types,
+              "conversation_id": conversation_id}
+    served = entry(user_id, field_name)
+    extra = {"own_field": own_field, "terms": terms, "hit_time": hit_time} if with_hashes else {}
+    for _ in range(FAST_ATTEMPTS):
+        with served.lock:
+            ready = served.index is not None and not served.unverified and served.thread is None
+            if ready:
+                found = served.index.search(terms, **kwargs)
+                ids = [r[0] for r in found.rows] if with_hashes else []
+                if len(ids) > ROWS_WITH_FEED:
+                    break
+                got = _checked(client, user_id, field_name, served, ids, extra)
+                if unchanged(got, served):
+                    if with_hashes:
+                        _fill(found, ids, got, own_field, terms)
+                    served.used = time.monotonic()
+                    counters.fast += 1
+                    return found
+                if apply_reply(got, served) in ("ok", "more"):
+                    continue  # the writes came with the reply: search again
+        # Not built, not checked, or a gap, a swap, a mismatch: catch up (or rebuild), then
+        # the one-round-trip search again. Raises NotReady while a large index builds.
+        served, _ = serving_index(client, user_id, field_name)
+        served.lock.release()
+    served, index = serving_index(client, user_id, field_name)
+    try:
+        found = index.search(terms, **kwargs)
+    finally:
+        served.lock.release()
+    if with_hashes:
+        found.hashes = hashes(client, user_id, [r[0] for r in found.rows])
+    return found
+
+
+def _checked(client, user_id: str, field_name: str, served: Served, ids: list[str],
+             extra: dict) -> dict:
+    """``feed.lua`` after ``served.last_id`` with the hits ``ids``."""
+    try:
+        return feed_reply(client, user_id, field_name, served.last_id, FEED_COUNT, ids, **extra)
+    except store.OutOfMemoryError:
+        if not extra.get("hit_time"):
+            raise
+        # Redis is full and refuses the counting writes: the search stands, its hits go
+        # uncounted (found.counted stays False; the caller's own count fails alike).
+        extra["hit_time"] = None
+        return feed_reply(client, user_id, field_name, served.last_id, FEED_COUNT, ids, **extra)
+
+
+def _fill(found, ids: list[str], got: dict, own_field: str, terms: list[str]) -> None:
+    found.hashes = {}
+    found.own_terms = {} if own_field else None
+    owns = got["owns"] if own_field else [None] * len(ids)
+    for memory_id, raw, own in zip(ids, got["hashes"], owns, strict=True):
+        if raw:
+            found.hashes[memory_id] = hash_of(raw)
+            if own_field:
+                found.own_terms[memory_id] = {t for t, tf in zip(terms, own, strict=True) if tf}
+    found.counted, found.unlisted = got["counted"], got["unlisted"]
+
+
+def hashes(client, user_id: str, memory_ids: list[str]) -> dict[str, dict[str, str]]:
+    """Hot-store hashes of ``memory_ids`` (one pipeline); ids Redis does not hold are left out."""
+    pipe = client.pipeline(transaction=False)
+    for memory_id in memory_ids:
+        pipe.hgetall(store.key(user_id, "m", memory_id))
+    return {m: hash_of(raw) for m, raw in zip(memory_ids, pipe.execute(), strict=True) if raw}
