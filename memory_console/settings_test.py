@@ -9,6 +9,11 @@ import uuid
 os.environ.setdefault("DEBUG", "1")
 os.environ.setdefault("REDIS_URL", os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/9"))
 os.environ.setdefault("MEMORY_KEY_PREFIX", f"mctest-{uuid.uuid4().hex[:10]}")
+# No periodic embedding job unless a test asks for it: a real worker started by a test would
+# otherwise encode every memory the test wrote (minutes for thousands of them on a loaded
+# machine). Tests of semantic rescoring call ``search.embeddings.embed_pending`` themselves;
+# the schedule is tested with the setting turned on (tests/test_integrity_jobs.py).
+os.environ.setdefault("MEMORY_EMBED_EVERY_SECONDS", "0")
 
 from memory_console.settings import *  # noqa: E402,F403
 
