@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench import recall_corpus, recall_http  # noqa: E402
 from bench.recall_peers import Bm25sPeer, Fts5Peer, TantivyPeer  # noqa: E402
+from bench.slowlog import SlowLog  # noqa: E402
 
 NS = "bench-big"
 
@@ -76,27 +77,6 @@ def interleaved(systems, queries, repeat):
                 ms, _ = timed(lambda name=name, q=q: systems[name](q))
                 out[name].setdefault(cls, []).append(ms)
     return out
-
-
-class SlowLog:
-    """The longest Redis command touching this run's keys while it is open (ms)."""
-
-    def __init__(self, client, prefix):
-        self.client, self.prefix = client, prefix
-        self.saved = {k: client.config_get(k)[k] for k in
-                      ("slowlog-log-slower-than", "slowlog-max-len")}
-        client.config_set("slowlog-log-slower-than", 500)
-        client.config_set("slowlog-max-len", 4096)
-        client.slowlog_reset()
-
-    def close(self):
-        entries = self.client.slowlog_get(4096)
-        for k, v in self.saved.items():
-            self.client.config_set(k, v)
-        ours = [e for e in entries if self.prefix in str(e.get("command", b""))]
-        ours.sort(key=lambda e: -e["duration"])
-        return (ours[0]["duration"] / 1000 if ours else 0.0), [
-            (e["duration"] / 1000, str(e["command"])[:120]) for e in ours[:3]]
 
 
 def main():
