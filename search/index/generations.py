@@ -23,16 +23,22 @@ def suffix(gen: int) -> str:
     return "" if gen == 0 else f"@{gen}"
 
 
-def _delete_members(client, registry: str, key_of) -> int:
+def _delete_keys(client, keys) -> int:
+    """DEL the keys of an iterable in batches of ``BATCH``; returns how many existed."""
     deleted, batch = 0, []
-    for member in client.sscan_iter(registry, count=BATCH):
-        batch.append(key_of(store.text(member)))
+    for key in keys:
+        batch.append(key)
         if len(batch) >= BATCH:
             deleted += client.delete(*batch)
             batch = []
     if batch:
         deleted += client.delete(*batch)
     return deleted
+
+
+def _delete_members(client, registry: str, key_of) -> int:
+    return _delete_keys(client, (key_of(store.text(member))
+                                 for member in client.sscan_iter(registry, count=BATCH)))
 
 
 def generation_delete(client, user_id: str, gen: int) -> int:
@@ -58,12 +64,5 @@ def _delete_unregistered(client, user_id: str, name: str) -> int:
     """A generation from before the registries: one SCAN of its own pattern."""
     log.info("index generation %s of %s has no key registry: scanning for its keys once",
              name, user_id)
-    deleted, batch = 0, []
-    for key in client.scan_iter(match=store.namespace_base(user_id) + name + ":*", count=2000):
-        batch.append(key)
-        if len(batch) >= BATCH:
-            deleted += client.delete(*batch)
-            batch = []
-    if batch:
-        deleted += client.delete(*batch)
-    return deleted
+    return _delete_keys(client, client.scan_iter(
+        match=store.namespace_base(user_id) + name + ":*", count=2000))
