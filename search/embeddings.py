@@ -5,6 +5,11 @@
 embedding is missing or stale (content changed), in batches, with
 ``search.semantic.encoder`` (all-MiniLM-L6-v2 over the memory's content). Recall only reads
 them (:func:`vectors_for`) and encodes the query (:func:`query_vector`, cached per process).
+
+The model is English-only and recall never rescores a query with CJK text, so a memory whose
+letters are mostly CJK (``encoder.cjk_share`` >= 0.5) is not encoded: it gets an empty vector
+for its content hash (done, not pending; an edit makes it pending again), and in an English
+query's window it counts as not embedded (its cosine is the window's mean).
 """
 
 from __future__ import annotations
@@ -20,6 +25,11 @@ from search.models import MemoryEmbedding
 from search.semantic import encoder
 
 log = logging.getLogger(__name__)
+
+# A memory this share of CJK letters or more is left to BM25 (see the module docstring).
+_CJK_DOMINANT = 0.5
+# The vector of a memory not encoded on purpose.
+_NONE = np.zeros(0, dtype="<f4")
 
 
 def _stale():
@@ -44,6 +54,9 @@ def embed_pending(*, batch: int = 64, limit: int = 2048) -> int:
         if not rows:
             break
         vectors = _known(rows)
+        for i, (_, content, _) in enumerate(rows):
+            if vectors[i] is None and encoder.cjk_share(content) >= _CJK_DOMINANT:
+                vectors[i] = _NONE
         todo = [i for i, v in enumerate(vectors) if v is None]
         if todo:
             for i, vector in zip(todo, encoder.encode([rows[i][1] for i in todo]),
@@ -70,11 +83,12 @@ def _known(rows) -> list:
 
 
 def vectors_for(memory_ids: list[str]) -> dict[str, np.ndarray]:
-    """``{memory_id: unit vector}`` of the given memories that have an up-to-date one."""
+    """``{memory_id: unit vector}`` of the given memories that have an up-to-date one (a
+    memory left to BM25, with an empty vector, has none)."""
     rows = MemoryEmbedding.objects.filter(
         memory_id__in=memory_ids, content_hash=F("memory__content_hash"),
         model=encoder.MODEL_NAME).values_list("memory_id", "vector")
-    return {m: np.frombuffer(bytes(v), dtype="<f4") for m, v in rows}
+    return {m: np.frombuffer(bytes(v), dtype="<f4") for m, v in rows if len(v)}
 
 
 @lru_cache(maxsize=1024)

