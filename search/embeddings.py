@@ -6,6 +6,10 @@ embedding is missing or stale (content changed), in batches, with
 ``search.semantic.encoder`` (all-MiniLM-L6-v2 over the memory's content). Recall only reads
 them (:func:`vectors_for`) and encodes the query (:func:`query_vector`, cached per process).
 
+The query is encoded while the BM25 phase runs (:func:`query_vector_soon`): ONNX Runtime and
+the serving index's NumPy release the GIL, and the Redis and database round trips wait, so
+recall's wall time is about the longer of the two instead of their sum.
+
 The model is English-only and recall never rescores a query with CJK text, so a memory whose
 letters are mostly CJK (``encoder.cjk_share`` >= 0.5) is not encoded: it gets an empty vector
 for its content hash (done, not pending; an edit makes it pending again), and in an English
@@ -15,12 +19,18 @@ query's window it counts as not embedded (its cosine is the window's mean).
 from __future__ import annotations
 
 import logging
-from functools import lru_cache
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from django.db import connection
 from django.db.models import F, Q
 
 from memories.models import Memory
+from memories.services import content_hash
 from search.models import MemoryEmbedding
 from search.semantic import encoder
 
@@ -82,16 +92,91 @@ def _known(rows) -> list:
             for _, _, chash in rows]
 
 
-def vectors_for(memory_ids: list[str]) -> dict[str, np.ndarray]:
+def vectors_for(memory_ids: list[str], *,
+                contents: dict[str, str] | None = None) -> dict[str, np.ndarray]:
     """``{memory_id: unit vector}`` of the given memories that have an up-to-date one (a
-    memory left to BM25, with an empty vector, has none)."""
-    rows = MemoryEmbedding.objects.filter(
-        memory_id__in=memory_ids, content_hash=F("memory__content_hash"),
-        model=encoder.MODEL_NAME).values_list("memory_id", "vector")
-    return {m: np.frombuffer(bytes(v), dtype="<f4") for m, v in rows if len(v)}
+    memory left to BM25, with an empty vector, has none): one primary-key query of the
+    embeddings. Up to date means made from the content's hash (``memories.services.
+    content_hash``): ``contents`` gives the content the caller serves (recall: the window's
+    verified documents, see search.pending), so no memory row is read; without it the
+    memories' rows are (one more query). Reading the rows for their hash cost 3-20 ms for a
+    window of 100 at 100k memories, the embeddings alone ~1 ms (bench/README.md, semantic)."""
+    if not memory_ids:
+        return {}
+    if contents is None:
+        wanted = dict(Memory.objects.filter(memory_id__in=memory_ids)
+                      .values_list("memory_id", "content_hash"))
+    else:
+        wanted = {m: content_hash(contents[m]) for m in memory_ids}
+    table = connection.ops.quote_name(MemoryEmbedding._meta.db_table)
+    key, chash, model, vector = (
+        connection.ops.quote_name(MemoryEmbedding._meta.get_field(name).column)
+        for name in ("memory", "content_hash", "model", "vector"))
+    marks = ", ".join(["%s"] * len(memory_ids))
+    # Plain SQL, as search.pending's check: the ORM's query building costs about as much.
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {key}, {chash}, {vector} FROM {table} "
+                       f"WHERE {model} = %s AND {key} IN ({marks})",
+                       [encoder.MODEL_NAME, *memory_ids])
+        rows = cursor.fetchall()
+    return {m: np.frombuffer(bytes(v), dtype="<f4") for m, h, v in rows
+            if len(v) and wanted.get(m) == h}
 
 
-@lru_cache(maxsize=1024)
+# Query vectors of this process, most recently used last (agents repeat questions).
+_QUERIES: OrderedDict[str, np.ndarray] = OrderedDict()
+_QUERIES_HELD = 1024
+_lock = threading.Lock()
+# Encoding threads of this process: more than gunicorn's 3 request threads, so one recall's
+# query never waits for another's (the encoder runs one intra-op thread per call).
+_POOL_SIZE = 4
+_pool: ThreadPoolExecutor | None = None
+
+
+def _forget_pool() -> None:
+    # A forked child (a gunicorn worker, an RQ work horse) has none of its parent's threads.
+    global _pool
+    _pool = None
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _cached(query: str) -> np.ndarray | None:
+    with _lock:
+        vector = _QUERIES.get(query)
+        if vector is not None:
+            _QUERIES.move_to_end(query)
+        return vector
+
+
 def query_vector(query: str) -> np.ndarray:
-    """The query's unit embedding (cached per process: agents repeat questions)."""
-    return encoder.encode([query])[0]
+    """The query's unit embedding ``(384,)`` float32, cached per process (the last 1,024)."""
+    vector = _cached(query)
+    if vector is None:
+        vector = encoder.encode([query])[0]
+        with _lock:
+            _QUERIES[query] = vector
+            while len(_QUERIES) > _QUERIES_HELD:
+                _QUERIES.popitem(last=False)
+    return vector
+
+
+def query_vector_soon(query: str) -> Callable[[], np.ndarray]:
+    """Starts :func:`query_vector` on an encoding thread (unless cached) and returns the call
+    that waits for it and gives the vector (or raises what the encode raised)."""
+    global _pool
+    vector = _cached(query)
+    if vector is not None:
+        return lambda: vector
+    with _lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=_POOL_SIZE, thread_name_prefix="encode")
+        pool = _pool
+    return pool.submit(query_vector, query).result
+
+
+def clear_query_cache() -> None:
+    """Forget this process's query vectors (benchmarks time the encode; tests)."""
+    with _lock:
+        _QUERIES.clear()

@@ -177,6 +177,8 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
     window = plan.window
     boost = window is not None and plan.mode == "boost"
     semantic = prof.w_semantic > 0 and _semantic_ready()
+    # The query is encoded on another thread while the BM25 phase below runs.
+    query_vector = _encode_soon(plan.text) if semantic else None
     wide = _hybrid(prof) or boost or filters.active or (window is not None) or semantic
     k = max(limit, settings.MEMORY_RERANK_WINDOW) if wide else limit
     lua_mode = "collect" if prof.ranker == "keyword" else mode
@@ -294,8 +296,8 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
                             weights={"relevance": prof.w_relevance, "recency": prof.w_recency,
                                      "importance": prof.w_importance}),
         ))
-    if semantic:
-        _rescore(hits_out, plan.text, prof.w_semantic)
+    if query_vector is not None:
+        _rescore(hits_out, query_vector, prof.w_semantic)
     hits_out.sort(key=lambda h: (-h.score, h.memory_id))
     result.results = hits_out[:limit]
     if prof.context:
@@ -336,22 +338,34 @@ def _semantic_ready() -> bool:
     return encoder.model_available()
 
 
-def _rescore(hits: list[Hit], text: str, w: float) -> None:
-    """Semantic rescoring of the window (search.semantic.rescore): the final score becomes
-    ``(1 - w) * final / max(final) + w * cos``; embeddings were computed by the worker."""
+def _encode_soon(text: str):
+    """The call that gives the query's vector, its encode started now; None when the query is
+    not rescored: no text, or CJK in it (the shipped encoder is English-only, so Chinese,
+    Japanese and Korean stay with BM25)."""
     from search import embeddings
     from search.semantic import encoder
+
+    if not text.strip() or encoder.cjk_share(text) > 0:
+        return None
+    return embeddings.query_vector_soon(text)
+
+
+def _rescore(hits: list[Hit], query_vector, w: float) -> None:
+    """Semantic rescoring of the window (search.semantic.rescore): the final score becomes
+    ``(1 - w) * final / max(final) + w * cos``; embeddings were computed by the worker.
+    ``query_vector``: the call that gives the query's vector (:func:`_encode_soon`)."""
+    from search import embeddings
     from search.semantic.rescore import mix
 
-    if not hits or not text.strip() or encoder.cjk_share(text) > 0:
-        # The shipped encoder is English-only: Chinese (Japanese, Korean) stays with BM25.
+    if not hits:
         return
-    vectors = embeddings.vectors_for([h.memory_id for h in hits])
+    vectors = embeddings.vectors_for([h.memory_id for h in hits],
+                                     contents={h.memory_id: h.content for h in hits})
     if not vectors:
-        # None computed yet (the worker embeds after commit): BM25's order as it is, and no
-        # query to encode.
+        # None computed yet (the worker embeds after commit): BM25's order as it is. The
+        # query's encode ran for nothing (and is cached), a cost only until the job has run.
         return
-    query = embeddings.query_vector(text)
+    query = query_vector()
     cosines = [float(vectors[h.memory_id] @ query) if h.memory_id in vectors else None
                for h in hits]
     for h, score, cos in zip(hits, mix([h.score for h in hits], cosines, w), cosines,
