@@ -11,9 +11,11 @@ the serving index's NumPy release the GIL, and the Redis and database round trip
 recall's wall time is about the longer of the two instead of their sum.
 
 The model is English-only and recall never rescores a query with CJK text, so a memory whose
-letters are mostly CJK (``encoder.cjk_share`` >= 0.5) is not encoded: it gets an empty vector
-for its content hash (done, not pending; an edit makes it pending again), and in an English
-query's window it counts as not embedded (its cosine is the window's mean).
+letters are mostly CJK (``encoder.cjk_share`` >= 0.5) is not encoded: its row holds no vector
+and the model name :data:`LEFT_TO_BM25` for its content hash (done, not pending; an edit makes
+it pending again), and in an English query's window it counts as not embedded (its cosine is
+the window's mean). Readers select rows by the encoder's model name, so no reader, nor an
+older process during a deploy, takes that empty vector for one.
 """
 
 from __future__ import annotations
@@ -38,8 +40,8 @@ log = logging.getLogger(__name__)
 
 # A memory this share of CJK letters or more is left to BM25 (see the module docstring).
 _CJK_DOMINANT = 0.5
-# The vector of a memory not encoded on purpose.
-_NONE = np.zeros(0, dtype="<f4")
+# The ``model`` of a memory not encoded on purpose (its vector is empty).
+LEFT_TO_BM25 = "none (left to BM25)"
 
 
 def _stale():
@@ -64,19 +66,19 @@ def embed_pending(*, batch: int = 64, limit: int = 2048) -> int:
         if not rows:
             break
         vectors = _known(rows)
-        for i, (_, content, _) in enumerate(rows):
-            if vectors[i] is None and encoder.cjk_share(content) >= _CJK_DOMINANT:
-                vectors[i] = _NONE
-        todo = [i for i, v in enumerate(vectors) if v is None]
+        skipped = {i for i, (_, content, _) in enumerate(rows)
+                   if vectors[i] is None and encoder.cjk_share(content) >= _CJK_DOMINANT}
+        todo = [i for i, v in enumerate(vectors) if v is None and i not in skipped]
         if todo:
             for i, vector in zip(todo, encoder.encode([rows[i][1] for i in todo]),
                                  strict=True):
                 vectors[i] = vector
-        for (memory_id, _, chash), vector in zip(rows, vectors, strict=True):
+        for i, ((memory_id, _, chash), vector) in enumerate(zip(rows, vectors, strict=True)):
             MemoryEmbedding.objects.update_or_create(
                 memory_id=memory_id,
-                defaults={"content_hash": chash, "model": encoder.MODEL_NAME,
-                          "vector": vector.astype("<f4").tobytes()})
+                defaults={"content_hash": chash} | (
+                    {"model": LEFT_TO_BM25, "vector": b""} if i in skipped else
+                    {"model": encoder.MODEL_NAME, "vector": vector.astype("<f4").tobytes()}))
         done += len(rows)
     return done
 
@@ -95,7 +97,7 @@ def _known(rows) -> list:
 def vectors_for(memory_ids: list[str], *,
                 contents: dict[str, str] | None = None) -> dict[str, np.ndarray]:
     """``{memory_id: unit vector}`` of the given memories that have an up-to-date one (a
-    memory left to BM25, with an empty vector, has none): one primary-key query of the
+    memory left to BM25 has none): one primary-key query of the
     embeddings. Up to date means made from the content's hash (``memories.services.
     content_hash``): ``contents`` gives the content the caller serves (recall: the window's
     verified documents, see search.pending), so no memory row is read; without it the
@@ -120,7 +122,7 @@ def vectors_for(memory_ids: list[str], *,
                        [encoder.MODEL_NAME, *memory_ids])
         rows = cursor.fetchall()
     return {m: np.frombuffer(bytes(v), dtype="<f4") for m, h, v in rows
-            if len(v) and wanted.get(m) == h}
+            if wanted.get(m) == h}
 
 
 # Query vectors of this process, most recently used last (agents repeat questions).

@@ -217,6 +217,9 @@ def test_the_job_leaves_chinese_memories_to_bm25(semantic_profile, monkeypatch):
     assert embeddings.pending_count() == 0 and embeddings.embed_pending() == 0
     held = embeddings.vectors_for([zh.memory_id, en.memory_id, mixed.memory_id])
     assert held.keys() == {en.memory_id, mixed.memory_id}
+    # No reader that selects the encoder's rows (an older process too) meets its empty vector.
+    marker = MemoryEmbedding.objects.get(memory_id=zh.memory_id)
+    assert marker.model == embeddings.LEFT_TO_BM25 and bytes(marker.vector) == b""
     embeddings.clear_query_cache()
     found = memory_search(user_id="u-a", query="Redis timeout", profile=semantic_profile)
     by_id = {h.memory_id: h.explain.semantic for h in found.results}
