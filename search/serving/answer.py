@@ -11,6 +11,7 @@ from search.serving.feed import (
     FEED_COUNT,
     Served,
     apply_reply,
+    catch_up,
     counters,
     entry,
     feed_reply,
@@ -71,7 +72,10 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
                     served.used = time.monotonic()
                     counters.fast += 1
                     return found
-                if apply_reply(got, served) in ("ok", "more"):
+                state = apply_reply(got, served)
+                if state == "more":  # more writes than one bounded reply holds
+                    state = catch_up(client, user_id, field_name, served)
+                if state == "ok":
                     continue  # the writes came with the reply: search again
         # Not built, not checked, or a gap, a swap, a mismatch: catch up (or rebuild), then
         # the one-round-trip search again. Raises NotReady while a large index builds.
