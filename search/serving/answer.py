@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 from memories import store
+from search.serving.engine import Found
 from search.serving.feed import (
     FEED_COUNT,
     Served,
@@ -115,6 +116,29 @@ def _fill(found, ids: list[str], got: dict, own_field: str, terms: list[str]) ->
             if own_field:
                 found.own_terms[memory_id] = {t for t, tf in zip(terms, own, strict=True) if tf}
     found.counted, found.unlisted = got["counted"], got["unlisted"]
+
+
+def rows(client, *, user_id: str, field_name: str, memory_ids: list[str], own_field: str = "",
+         terms: list[str] = (), hit_time: float | None = None) -> Found:
+    """The hot-store hashes of ``memory_ids`` (at most ``ROWS_WITH_FEED``) in one
+    ``feed.lua`` call that reads no stream entry: ``Found`` with ``hashes``, ``own_terms``
+    (with ``own_field``), ``counted`` and ``unlisted`` filled as :func:`search` fills them
+    (ids Redis does not hold are left out). For the results of a search already proved
+    current, ranked after it."""
+    found = Found(0, 0, {})
+    if not memory_ids:
+        found.hashes, found.own_terms = {}, {} if own_field else None
+        return found
+    extra = {"own_field": own_field, "terms": terms, "hit_time": hit_time}
+    try:
+        got = feed_reply(client, user_id, field_name, "0-0", 0, memory_ids, **extra)
+    except store.OutOfMemoryError:
+        if hit_time is None:
+            raise
+        extra["hit_time"] = None  # Redis refuses the counting writes: the hits go uncounted
+        got = feed_reply(client, user_id, field_name, "0-0", 0, memory_ids, **extra)
+    _fill(found, memory_ids, got, own_field, list(terms))
+    return found
 
 
 def hashes(client, user_id: str, memory_ids: list[str]) -> dict[str, dict[str, str]]:

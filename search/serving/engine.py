@@ -78,6 +78,9 @@ class Found:
     # needs its place in the pending access set (search.serving.feed.search).
     hashes: dict | None = None
     own_terms: dict | None = None
+    # ``{memory_id: BM25}`` of the ranked rows (``math.fsum`` of their contributions, as
+    # ``search.scoring.bm25`` sums them); None in ``collect`` mode.
+    scores: dict | None = None
     counted: bool = False
     unlisted: bool = False
 
@@ -368,6 +371,9 @@ class FieldIndex:
             cols = prune.top(matrix, k, self.ids[cand])
             cand, tfm = cand[cols], tfm[:, cols]
         found.rows = self._rows(cand, terms, tfm)
+        if mode != "collect":
+            found.scores = {row[0]: math.fsum(contribs) for row, contribs in zip(
+                found.rows, matrix[:, cols].T.tolist(), strict=True)}
         return found
 
     def _accept(self, types, conversation_id):
