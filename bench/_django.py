@@ -45,5 +45,5 @@ def _cleanup(db: Path) -> None:
             batch = []
     if batch:
         client.delete(*batch)
-    for suffix in ("", "-wal", "-shm"):
+    for suffix in ("", "-wal", "-shm", ".writelock"):
         Path(str(db) + suffix).unlink(missing_ok=True)

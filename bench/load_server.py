@@ -210,7 +210,7 @@ class LoadServer:
         folds = self.folds_logged()
         if folds is not None:
             log(f"the worker ran {folds} access-count folds")
-        for suffix in ("", "-wal", "-shm", ".worker.log"):
+        for suffix in ("", "-wal", "-shm", ".writelock", ".worker.log"):
             Path(str(self.db) + suffix).unlink(missing_ok=True)
         if self.args.postgres:
             try:

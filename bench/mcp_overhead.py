@@ -112,7 +112,7 @@ class Stack:
         keys = list(client.scan_iter(match=f"{self.prefix}:*", count=5000))
         for start in range(0, len(keys), 5000):
             client.delete(*keys[start:start + 5000])
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in ("", "-wal", "-shm", ".writelock"):
             Path(str(self.db) + suffix).unlink(missing_ok=True)
         metrics = Path(str(self.db) + ".metrics")
         for f in metrics.glob("*.db"):

@@ -67,7 +67,7 @@ class Deployment:
                 batch = []
         if batch:
             client.delete(*batch)
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in ("", "-wal", "-shm", ".writelock"):
             Path(str(self.db) + suffix).unlink(missing_ok=True)
 
 

@@ -140,11 +140,16 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL + IMMEDIATE transactions + busy timeout: concurrent API writes wait for the
-    # write lock instead of failing with "database is locked" (Django 5.1+ OPTIONS).
+    # write lock instead of failing with "database is locked" (Django 5.1+ OPTIONS). The
+    # backend hands the write lock from one writer to the next without SQLite's busy-handler
+    # sleeps (memory_console/backends/sqlite3/base.py).
+    DATABASES["default"]["ENGINE"] = "memory_console.backends.sqlite3"
     DATABASES["default"]["OPTIONS"] = {
         "transaction_mode": "IMMEDIATE",
         "timeout": 20,
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        # wal_autocheckpoint: a safety net; the backend checkpoints outside the write lock.
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                        "PRAGMA wal_autocheckpoint=10000;",
     }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -19,10 +19,10 @@ from memory_console.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast test logins
 
-if DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":  # noqa: F405
+if not DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
     # One test database per run, so concurrent PostgreSQL runs never drop each other's.
     DATABASES["default"]["TEST"] = {"NAME": "test_" + os.environ["MEMORY_KEY_PREFIX"].replace("-", "_")}  # noqa: F405
-elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+else:
     # A file (not shared-cache memory) so threads and the live server see one database and
     # wait on its lock instead of failing; one file per run so concurrent runs never meet.
     DATABASES["default"]["TEST"] = {  # noqa: F405

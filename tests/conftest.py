@@ -167,10 +167,11 @@ def viewer_api(viewer):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """SQLite leaves its WAL side files when Django drops the test database file."""
+    """SQLite leaves its WAL side files (and the backend its write-lock file) when Django
+    drops the test database file."""
     from pathlib import Path
 
     name = settings.DATABASES["default"].get("TEST", {}).get("NAME")
     if name and settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-        for suffix in ("-wal", "-shm"):
+        for suffix in ("-wal", "-shm", ".writelock"):
             Path(str(name) + suffix).unlink(missing_ok=True)

@@ -2,11 +2,13 @@
 call per memory does: the same postings with the same scores, document vectors, statistics,
 registries and versions; and a call never holds more than its postings budget."""
 
+import contextlib
 import random
 
 import pytest
 
 from memories import services, store
+from memories.errors import ServiceError
 from memories.mirror import sync_memories, sync_memory
 from memories.models import Memory
 from search.index import fields as index_fields
@@ -89,3 +91,46 @@ def test_a_call_stays_within_its_postings_budget():
         assert total <= postings.PUT_POSTINGS_PER_CALL or len(batch) == 1
         assert len({p["memory_id"] for p in batch}) == len(batch)  # distinct ids per call
     assert [p["memory_id"] for b in batches for p in b] == [p["memory_id"] for p in puts]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("seed", [5, 6])
+def test_rewrites_that_keep_unchanged_postings_leave_what_one_fresh_put_leaves(
+        builtins, redis_client, seed):
+    """put.lua leaves a posting whose tf and dl did not change as it is and removes only the
+    terms a memory lost: after conversation turns (each rebuilds its predecessors' contexts),
+    edits that keep, grow or shrink a text, forgets and restores, every posting, document
+    vector and statistic equals what one put of each final row gives a fresh namespace."""
+    rng = random.Random(seed)
+    ids = []
+    for n in range(40):
+        op = rng.random()
+        if op < 0.55 or len(ids) < 3:
+            text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 12)))
+            memory, _ = services.memory_create(user_id="u-live", content=f"{text} {n}",
+                                               conversation_id=f"c{n % 2}")
+            ids.append(memory.memory_id)
+        elif op < 0.75:
+            memory = Memory.objects.get(memory_id=rng.choice(ids))
+            if memory.deleted_at is None:
+                words = memory.content.split()
+                keep = words[:rng.randint(1, len(words))] + rng.sample(WORDS, rng.randint(0, 3))
+                services.memory_update(memory_id=memory.memory_id, content=" ".join(keep),
+                                       reason="edit")
+        else:
+            change = services.memory_forget if op < 0.9 else services.memory_restore
+            # Forgotten already, live already, or its text taken: refused, nothing written.
+            with contextlib.suppress(ServiceError):
+                change(memory_id=rng.choice(ids), reason="test")
+    for memory in Memory.objects.filter(user_id="u-live"):
+        memory.user_id = "u-fresh"
+        sync_memory(memory.memory_id, memory=memory)
+    live, fresh = _state(redis_client, "u-live"), _state(redis_client, "u-fresh")
+    # The registry of terms may remember terms no memory holds any more; every other key
+    # (postings with their scores, vectors, statistics, versions, ids) is the same.
+    for state in (live, fresh):
+        for name in [n for n in state if n.endswith(":terms")]:
+            state.pop(name)
+    assert live.keys() == fresh.keys()
+    for name in live:
+        assert live[name] == fresh[name], name

@@ -84,24 +84,33 @@ local function many(cmd, key, list, step)
   end
 end
 
-local function remove_field(fname, id)
+-- A memory's old document vector of one field: read and taken out (the vector, its entry in
+-- the field's registries, its share of the statistics); its postings stay until the new
+-- vector is known (put_one): a posting whose tf and dl are unchanged stays as it is, a
+-- changed one is overwritten by the final ZADD, and only terms the memory lost are removed.
+-- A next turn that only rebuilds a memory's context rewrites neither its own-content fields
+-- nor any posting of a term whose tf and dl stayed the same.
+local function take_field(fname, id)
   local dkey = base .. fname .. ':d:' .. id
   local old = redis.call('HGETALL', dkey)
-  if #old == 0 then return end
+  if #old == 0 then return nil end
+  local tf, dl = {}, nil
   for j = 1, #old, 2 do
     local term = old[j]
     if string.sub(term, 1, 1) == '#' then
-      if term == '#dl' then
-        bump(n_delta, fname, -1)
-        bump(len_delta, fname, -tonumber(old[j + 1]))
-      end
+      if term == '#dl' then dl = tonumber(old[j + 1]) end
     else
-      redis.call('ZREM', base .. fname .. ':t:' .. term, id)
+      tf[term] = tonumber(old[j + 1])
     end
+  end
+  if dl then
+    bump(n_delta, fname, -1)
+    bump(len_delta, fname, -dl)
   end
   redis.call('DEL', dkey)
   redis.call('SREM', base .. fname .. ':docs', id)
   redis.call('ZREM', base .. fname .. ':exp', id)
+  return {tf = tf, dl = dl}
 end
 
 local function ref_of(fname)
@@ -136,8 +145,9 @@ local function put_one(id, version, ttl)
   redis.call('HSET', base .. 'ver', id, version)
 
   -- Old state out: every field name this memory was indexed under, in the target generations.
+  local before = {}
   for fname in pairs(known) do
-    if in_targets(fname) then remove_field(fname, id) end
+    if in_targets(fname) then before[fname] = take_field(fname, id) end
   end
 
   local mkey = base .. 'm:' .. id
@@ -177,8 +187,13 @@ local function put_one(id, version, ttl)
       local head = base .. fname .. ':t:'
       local seen_here = seen_terms[fname]
       if not seen_here then seen_here = {}; seen_terms[fname] = seen_here end
+      local prev = before[fname]
+      local old_tf = prev and prev.tf or {}
+      local same_dl = prev ~= nil and prev.dl == dl
       for t = first, first + n_terms * 2 - 1, 2 do
         local term, tf = ARGV[t], tonumber(ARGV[t + 1])
+        local unchanged = same_dl and old_tf[term] == tf
+        old_tf[term] = nil  -- kept: not among the postings removed below
         -- Posting score: -(level + code / 2^34), where level = floor(impact * 2^16) is the tf
         -- part under the reference statistics and code = tf * 2^17 + (2^17 - 1 - dl) carries
         -- the raw tf and dl, so a reader scores the posting exactly from the score alone.
@@ -186,8 +201,10 @@ local function put_one(id, version, ttl)
         local level = math.floor(tf / (tf + norm) * 65536)
         local code = tf * 131072 + (131071 - dl)
         local key = head .. term
-        if not adds[key] then add_keys[#add_keys + 1] = key end
-        push(adds, key, -(level + code / 17179869184), id)
+        if not unchanged then
+          if not adds[key] then add_keys[#add_keys + 1] = key end
+          push(adds, key, -(level + code / 17179869184), id)
+        end
         if not seen_here[term] then
           seen_here[term] = true
           push(new_terms, fname, term)
@@ -201,6 +218,13 @@ local function put_one(id, version, ttl)
       bump(n_delta, fname, 1)
       bump(len_delta, fname, dl)
     end
+  end
+
+  -- The postings of terms the memory no longer has (all of them for a removed memory or a
+  -- field it lost).
+  for fname, prev in pairs(before) do
+    local head = base .. fname .. ':t:'
+    for term in pairs(prev.tf) do redis.call('ZREM', head .. term, id) end
   end
 
   if mode == 'write' then
