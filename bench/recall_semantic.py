@@ -18,8 +18,7 @@ is a profile row ``bench-context-w0``, created for the run and deleted after). T
 query cache is cleared before each rescoring recall. Parts, timed alone on the same queries:
 the query encode (``encoder.encode``, batch of 1; wall and this thread's CPU time, the part
 the load does not inflate) and the window's embedding read (``embeddings.vectors_for`` of the
-w = 0 top 100 with their served contents, as recall reads it, and ``window_read_rows``: with
-the memory rows read for their hashes). p50 / p90 / p99 in ms, load average before
+w = 0 top 100). p50 / p90 / p99 in ms, load average before
 and after. The LAST line is one JSON object.
 """
 
@@ -134,20 +133,17 @@ def main():
         loads.append(load())
 
     log("parts: query encode, window read")
-    enc_ms, enc_cpu, read_ms, rows_ms, held = [], [], [], [], []
+    enc_ms, enc_cpu, read_ms, held = [], [], [], []
     for q in questions:
-        hits = memory_search(user_id=NS, query=q, limit=100, profile=w0).results
-        window, contents = [h.memory_id for h in hits], {h.memory_id: h.content for h in hits}
+        window = [h.memory_id for h in memory_search(user_id=NS, query=q, limit=100,
+                                                     profile=w0).results]
         t, c = time.perf_counter(), time.thread_time()
         encoder.encode([q])
         enc_ms.append((time.perf_counter() - t) * 1000)
         enc_cpu.append((time.thread_time() - c) * 1000)
         t = time.perf_counter()
-        vectors = embeddings.vectors_for(window, contents=contents)  # as recall reads it
+        vectors = embeddings.vectors_for(window)
         read_ms.append((time.perf_counter() - t) * 1000)
-        t = time.perf_counter()
-        embeddings.vectors_for(window)  # the memory rows give the hashes
-        rows_ms.append((time.perf_counter() - t) * 1000)
         held.append(len(vectors))
     loads.append(load())
     if server is not None:
@@ -163,7 +159,6 @@ def main():
     result["query_encode"] = summary(enc_ms)
     result["query_encode_cpu"] = summary(enc_cpu)
     result["window_read"] = summary(read_ms)
-    result["window_read_rows"] = summary(rows_ms)
     for where in ("inproc", "http"):
         if f"{where}_w0" in times:
             added = [a - b for a, b in zip(times[f"{where}_semantic"], times[f"{where}_w0"],
@@ -174,8 +169,8 @@ def main():
     print(f"\n{args.docs:,} memories, {len(questions)} natural questions, encoder "
           f"{encoder.backend()}, load average {loads}")
     print(f"{'':<18}{'p50':>9}{'p90':>9}{'p99':>9}")
-    for name in [*times, "query_encode", "query_encode_cpu", "window_read", "window_read_rows",
-                 "inproc_added", "http_added"]:
+    for name in [*times, "query_encode", "query_encode_cpu", "window_read", "inproc_added",
+                 "http_added"]:
         if name in result:
             s = result[name]
             print(f"{name:<18}{s['p50']:>9.2f}{s['p90']:>9.2f}{s['p99']:>9.2f}")

@@ -32,7 +32,6 @@ from django.db import connection
 from django.db.models import F, Q
 
 from memories.models import Memory
-from memories.services import content_hash
 from search.models import MemoryEmbedding
 from search.semantic import encoder
 
@@ -94,35 +93,31 @@ def _known(rows) -> list:
             for _, _, chash in rows]
 
 
-def vectors_for(memory_ids: list[str], *,
-                contents: dict[str, str] | None = None) -> dict[str, np.ndarray]:
-    """``{memory_id: unit vector}`` of the given memories that have an up-to-date one (a
-    memory left to BM25 has none): one primary-key query of the
-    embeddings. Up to date means made from the content's hash (``memories.services.
-    content_hash``): ``contents`` gives the content the caller serves (recall: the window's
-    verified documents, see search.pending), so no memory row is read; without it the
-    memories' rows are (one more query). Reading the rows for their hash cost 3-20 ms for a
-    window of 100 at 100k memories, the embeddings alone ~1 ms (bench/README.md, semantic)."""
+def vectors_for(memory_ids: list[str]) -> dict[str, np.ndarray]:
+    """``{memory_id: unit vector}`` of the given memories that have an up-to-date one (made
+    from the content hash the memory's row holds now; a memory left to BM25 has none).
+
+    One primary-key query in plain SQL, as search.pending's check: for a window of 100 at
+    100k memories p50 1.2 ms, where the same join through the ORM took 12 ms (load ~8: its
+    query building and row conversion cost more than the query; bench/README.md, semantic
+    rescoring's latency)."""
     if not memory_ids:
         return {}
-    if contents is None:
-        wanted = dict(Memory.objects.filter(memory_id__in=memory_ids)
-                      .values_list("memory_id", "content_hash"))
-    else:
-        wanted = {m: content_hash(contents[m]) for m in memory_ids}
-    table = connection.ops.quote_name(MemoryEmbedding._meta.db_table)
-    key, chash, model, vector = (
-        connection.ops.quote_name(MemoryEmbedding._meta.get_field(name).column)
-        for name in ("memory", "content_hash", "model", "vector"))
+    memory_table, embedding_table = _sql(Memory._meta.db_table), _sql(MemoryEmbedding._meta.db_table)
+    key, chash = _sql("memory_id"), _sql("content_hash")
     marks = ", ".join(["%s"] * len(memory_ids))
-    # Plain SQL, as search.pending's check: the ORM's query building costs about as much.
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {key}, {chash}, {vector} FROM {table} "
-                       f"WHERE {model} = %s AND {key} IN ({marks})",
-                       [encoder.MODEL_NAME, *memory_ids])
+        cursor.execute(
+            f"SELECT e.{key}, e.{_sql('vector')} FROM {embedding_table} e "
+            f"JOIN {memory_table} m ON m.{key} = e.{key} "
+            f"WHERE e.{_sql('model')} = %s AND e.{key} IN ({marks}) AND e.{chash} = m.{chash}",
+            [encoder.MODEL_NAME, *memory_ids])
         rows = cursor.fetchall()
-    return {m: np.frombuffer(bytes(v), dtype="<f4") for m, h, v in rows
-            if wanted.get(m) == h}
+    return {m: np.frombuffer(bytes(v), dtype="<f4") for m, v in rows}
+
+
+def _sql(name: str) -> str:
+    return connection.ops.quote_name(name)
 
 
 # Query vectors of this process, most recently used last (agents repeat questions).

@@ -428,8 +428,7 @@ def _rescore(hits: list[Hit], query_vector, w: float) -> None:
 
     if not hits:
         return
-    vectors = embeddings.vectors_for([h.memory_id for h in hits],
-                                     contents={h.memory_id: h.content for h in hits})
+    vectors = embeddings.vectors_for([h.memory_id for h in hits])
     if not vectors:
         # None computed yet (the worker embeds after commit): BM25's order as it is. The
         # query's encode ran for nothing (and is cached), a cost only until the job has run.
