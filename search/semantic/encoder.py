@@ -23,8 +23,10 @@ cores that gunicorn's other threads wait for.
 their dot product. It runs the English model on any text; Chinese comes out as [UNK] pieces
 and single characters, so Chinese is left to BM25 (see README, Search).
 
-Cost on this machine: about 1 s to load once per process (reading model.zip), a few ms per
-short text; texts are batched by length so padding stays small.
+Cost on this machine: the first encode of a process loads the weights and builds the
+session, 3.4 s at load 6 (NumPy alone 2.1 s), and the process holds ~290 MB resident
+afterwards against ~136 MB with NumPy alone (ORT's packed weights and its libraries); then a
+few ms per short text, texts batched by length so padding stays small.
 """
 
 from __future__ import annotations
