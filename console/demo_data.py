@@ -728,11 +728,13 @@ LAB_JUDGMENTS = (
     ("export row limit", "导出文件的下载链接有效期为 7 天", 1),
     ("发票抬头", "发票抬头修改需要客户管理员在设置页提交", 3),
 )
-# The profile the example tunes between its two runs (v1, then v2 with more importance).
+# The profile the example tunes between its two runs: v1 stems but also weighs recency, which
+# pushes older answers down (support answers do not age); v2 drops recency. The demo's
+# judgments give nDCG@5 0.757 for v1 and 0.900 for v2 (bm25: 0.751), a visible delta.
 LAB_PROFILE = "support-tuned"
-LAB_PROFILE_V1 = {"ranker": "bm25", "stemming": True, "w_relevance": 1.0,
-                  "w_recency": 0.0, "w_importance": 0.0}
-LAB_PROFILE_V2 = {"w_relevance": 0.7, "w_recency": 0.1, "w_importance": 0.2}
+LAB_PROFILE_V1 = {"ranker": "bm25", "stemming": True, "w_relevance": 0.6,
+                  "w_recency": 0.4, "w_importance": 0.0}
+LAB_PROFILE_V2 = {"w_relevance": 1.0, "w_recency": 0.0}
 
 # (day, type, conversation_id, author, content)
 SUPPORT_SCRATCH = (

@@ -84,7 +84,7 @@ def demo_lab() -> dict | None:
     profile_services.profile_update(
         actor=reviewer,
         name=name,
-        reason="demo: weigh importance and recency",
+        reason="demo: support answers do not age; no recency weight",
         **demo_data.LAB_PROFILE_V2,
     )
     second = runs.run_create(

@@ -2,10 +2,12 @@
 with their users and roles, ranking profiles, synonym sets), kept honest across processes.
 
 One Redis key holds the *generation*, a random token that every change replaces
-(:func:`bump`, run after the change commits). Each read compares the process's generation
-with it (one GET) and drops the whole cache when they differ, so a revoked token, a
-deactivated user or an edited profile is seen by every process with its next request, not
-after a timeout. A random token rather than a counter: after a Redis flush a counter would
+(:func:`bump`, run after the change commits, sets the key and publishes the token). Each read
+compares the process's generation with it and drops the whole cache when they differ, so a
+revoked token, a deactivated user or an edited profile is seen by every process with its next
+request, not after a timeout. The process knows the generation from its subscription to the
+bumps (``memories.generation_watch``: no round trip per request) and reads the key (one GET)
+only when the watch cannot vouch for it. A random token rather than a counter: after a Redis flush a counter would
 start again and could meet an old value. With Redis unreachable nothing is cached (every
 read loads from the database) and the cache is dropped. Entries also expire after
 ``MEMORY_ROW_CACHE_SECONDS`` (default 60): the bound on staleness for a process that sat idle
@@ -26,7 +28,7 @@ import time
 from django.conf import settings
 from django.db import connection, transaction
 
-from memories import store
+from memories import generation_watch, store
 
 log = logging.getLogger(__name__)
 
@@ -79,15 +81,20 @@ def _generation() -> str:
     memo = getattr(_request, "generation", None)
     if memo is not None:
         return memo
+    generation = generation_watch.current(_read_generation)
+    if getattr(_request, "active", False):
+        _request.generation = generation
+    return generation
+
+
+def _read_generation() -> str:
+    """GET the generation (a missing key gets a fresh token first). Raises store.RedisError."""
     client = store.get_client()
     generation = client.get(_key())
     if generation is None:
         client.set(_key(), secrets.token_hex(8), nx=True)
         generation = client.get(_key())
-    generation = store.text(generation)
-    if getattr(_request, "active", False):
-        _request.generation = generation
-    return generation
+    return store.text(generation)
 
 
 def request_started(**kwargs) -> None:
@@ -116,8 +123,11 @@ def bump() -> None:
 
 def _bump_now() -> None:
     clear()
+    generation = secrets.token_hex(8)
     try:
-        store.get_client().set(_key(), secrets.token_hex(8))
+        client = store.get_client()
+        client.set(_key(), generation)
+        generation_watch.announce(client, generation)
     except store.RedisError as exc:
         log.warning("row cache generation not bumped: %s", type(exc).__name__)
 

@@ -251,6 +251,9 @@ MEMORY_CONSOLIDATION_MAX_MEMBERS = env_int("MEMORY_CONSOLIDATION_MAX_MEMBERS", 8
 MEMORY_RECONCILE_EVERY_SECONDS = env_int("MEMORY_RECONCILE_EVERY_SECONDS", 300)
 # Per-process cache of tokens and profiles, invalidated at once through Redis; a backstop TTL.
 MEMORY_ROW_CACHE_SECONDS = env_int("MEMORY_ROW_CACHE_SECONDS", 60)
+# Each process watches the cache's generation (memories/generation_watch.py) and still reads
+# it this often (seconds; 0 = every request): the bound on staleness if the watch breaks unseen.
+MEMORY_ROW_CACHE_VERIFY_SECONDS = float(os.environ.get("MEMORY_ROW_CACHE_VERIFY_SECONDS", "1"))
 # Recall hits are counted in Redis and folded into the database this often (memories.access).
 MEMORY_ACCESS_FOLD_SECONDS = env_int("MEMORY_ACCESS_FOLD_SECONDS", 30)
 # GET /index/health and the Index page serve drift computed at most this often (seconds);

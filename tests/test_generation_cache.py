@@ -6,11 +6,20 @@ from django.contrib.auth.models import Group
 from django.utils import timezone
 
 from accounts.models import ApiToken
-from memories import generation_cache, services, store
+from memories import generation_cache, generation_watch, services, store
 from search import profile_services
 from tests.conftest import ApiClient
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+KEY_KIND = "rowcache:generation"
+
+
+def another_process_bumps(generation: str) -> None:
+    """What ``generation_cache.bump`` does in another process: set the key, publish it."""
+    client = store.get_client()
+    client.set(store.global_key(KEY_KIND), generation)
+    generation_watch.announce(client, generation)
 
 
 def recall(api):
@@ -28,7 +37,7 @@ def test_a_revoke_in_another_process_reaches_this_one_at_once(builtins, api):
     # Another process revokes: the row changes, and its bump replaces the generation.
     ApiToken.objects.update(revoked_at=timezone.now())
     assert recall(api).status_code == 200, "served from the cache until the generation moves"
-    store.get_client().set(store.global_key("rowcache:generation"), "from-another-process")
+    another_process_bumps("from-another-process")
     assert recall(api).status_code == 401
 
 
@@ -77,7 +86,7 @@ def test_a_flushed_generation_never_matches_a_cache_from_before(builtins):
     client = store.get_client()
     client.delete(store.global_key("rowcache:generation"))
     assert generation_cache.cached("k", lambda: "v1") == "v1"
-    client.set(store.global_key("rowcache:generation"), "changed-elsewhere")  # a change...
+    another_process_bumps("changed-elsewhere")  # a change...
     client.delete(store.global_key("rowcache:generation"))  # ...then a flush
     assert generation_cache.cached("k", lambda: "v2") == "v2"
 
@@ -103,11 +112,10 @@ def test_a_request_reads_the_generation_once(builtins):
     request sees a change made in between."""
     from django.core.signals import request_finished, request_started
 
-    key = store.global_key("rowcache:generation")
     request_started.send(sender=None)
     try:
         assert generation_cache.cached("probe", lambda: "first") == "first"
-        store.get_client().set(key, "changed-by-another-process")
+        another_process_bumps("changed-by-another-process")
         assert generation_cache.cached("probe", lambda: "second") == "first"
     finally:
         request_finished.send(sender=None)
@@ -124,3 +132,107 @@ def test_a_change_made_by_the_request_itself_is_seen_at_once(builtins):
         assert generation_cache.cached("probe", lambda: "second") == "second"
     finally:
         request_finished.send(sender=None)
+
+
+# The watch (memories.generation_watch): the generation without a GET per request.
+
+
+@pytest.fixture
+def reads(monkeypatch, settings):
+    """How many times this process reads the generation key (each one a GET); no periodic
+    read unless a test sets one, so every other read is the watch's doing."""
+    settings.MEMORY_ROW_CACHE_VERIFY_SECONDS = 3600
+    count = {"n": 0}
+    real = generation_cache._read_generation
+
+    def counted():
+        count["n"] += 1
+        return real()
+
+    monkeypatch.setattr(generation_cache, "_read_generation", counted)
+    generation_watch.forget()
+    yield count
+    generation_watch.forget()
+
+
+def test_a_watched_generation_costs_no_read_per_request(builtins, api, reads):
+    assert recall(api).status_code == 200  # subscribes, then reads the key once
+    first = reads["n"]
+    assert first == 1
+    for _ in range(5):
+        assert recall(api).status_code == 200
+    assert reads["n"] == first
+    another_process_bumps("moved")
+    assert generation_cache._generation() == "moved"  # learnt from the publication
+    assert reads["n"] == first
+
+
+def test_a_bump_in_a_real_second_process_reaches_this_one_at_once(builtins, api, reads):
+    import os
+    import subprocess
+    import sys
+
+    from django.conf import settings
+
+    assert recall(api).status_code == 200  # watched and cached now
+    ApiToken.objects.update(revoked_at=timezone.now())  # committed: the other process sees it
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memory_console.settings_test",
+           "MEMORY_KEY_PREFIX": settings.MEMORY_KEY_PREFIX, "REDIS_URL": settings.REDIS_URL}
+    subprocess.run([sys.executable, "-c", "import django; django.setup(); "
+                    "from memories import generation_cache; generation_cache._bump_now()"],
+                   env=env, check=True, timeout=120)
+    assert recall(api).status_code == 401
+    assert reads["n"] == 1, "seen through the watch, not by reading the key"
+
+
+def test_a_broken_watch_reads_the_key_and_misses_nothing(builtins, reads):
+    assert generation_cache._generation()  # subscribed and read once
+    # The watch's connection dies; a bump happens while nobody listens on it.
+    port = generation_watch._watch["pubsub"].connection._sock.getsockname()[1]
+    node = generation_watch._node_client(store.get_client())
+    mine = [c for c in node.client_list(_type="pubsub") if c["addr"].endswith(f":{port}")]
+    assert len(mine) == 1
+    node.client_kill_filter(_id=mine[0]["id"])
+    another_process_bumps("while-deaf")
+    assert generation_cache._generation() == "while-deaf"
+    assert reads["n"] == 2
+
+
+def test_a_key_set_without_publishing_is_read_within_the_verify_interval(builtins, reads,
+                                                                         settings):
+    import time
+
+    settings.MEMORY_ROW_CACHE_VERIFY_SECONDS = 0.2
+    before = generation_cache._generation()
+    store.get_client().set(store.global_key(KEY_KIND), "silent-set")  # e.g. an older release
+    assert generation_cache._generation() == before  # trusted for up to 0.2 s
+    time.sleep(0.25)
+    assert generation_cache._generation() == "silent-set"
+    settings.MEMORY_ROW_CACHE_VERIFY_SECONDS = 0
+    store.get_client().set(store.global_key(KEY_KIND), "silent-again")
+    assert generation_cache._generation() == "silent-again"
+
+
+def test_a_forked_child_watches_on_its_own_connection(builtins, reads):
+    """A child must not read its parent's subscription: each sees every bump."""
+    import os
+
+    assert generation_cache._generation()  # the parent is subscribed
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+    out_r, out_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its own watch, then the bump the parent makes
+        try:
+            generation_cache._generation()
+            os.write(ready_w, b"1")
+            os.read(go_r, 1)
+            os.write(out_w, generation_cache._generation().encode())
+        finally:
+            os._exit(0)
+    os.read(ready_r, 1)
+    another_process_bumps("after-fork")
+    os.write(go_w, b"1")
+    assert os.read(out_r, 100) == b"after-fork"
+    os.waitpid(pid, 0)
+    assert generation_cache._generation() == "after-fork"

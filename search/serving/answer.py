@@ -13,6 +13,7 @@ from search.serving.feed import (
     apply_reply,
     counters,
     entry,
+    evict_for,
     feed_reply,
     hash_of,
     serving_index,
@@ -56,6 +57,7 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
               "conversation_id": conversation_id}
     served = entry(user_id, field_name)
     extra = {"own_field": own_field, "terms": terms, "hit_time": hit_time} if with_hashes else {}
+    grew = False
     for _ in range(FAST_ATTEMPTS):
         with served.lock:
             ready = served.index is not None and not served.unverified and served.thread is None
@@ -70,8 +72,11 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
                         _fill(found, ids, got, own_field, terms)
                     served.used = time.monotonic()
                     counters.fast += 1
+                    if grew:  # count what the applied writes added (O(1))
+                        evict_for(user_id, field_name)
                     return found
                 if apply_reply(got, served) in ("ok", "more"):
+                    grew = True
                     continue  # the writes came with the reply: search again
         # Not built, not checked, or a gap, a swap, a mismatch: catch up (or rebuild), then
         # the one-round-trip search again. Raises NotReady while a large index builds.

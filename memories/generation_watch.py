@@ -1,0 +1,141 @@
+"""The row cache's generation, watched instead of read on every request.
+
+``memories.generation_cache`` drops a process's cached tokens and profiles when the
+generation key changes. Reading that key costs a Redis round trip on every API request (as
+much wall time as the recall's own ``feed.lua`` call on a loaded machine), so each process
+subscribes instead to a shard channel named like the key (SSUBSCRIBE: in a Redis Cluster the
+channel lives on the node that holds the key's slot), and every bump publishes the new
+generation there right after it sets the key (:func:`announce`). Before each use the process
+drains, without blocking, what its subscription has received: one poll of a socket, no round
+trip. Redis writes the publication to subscribers in the same event-loop pass as the bumping
+client's reply, so a request that follows a bump, from any client that saw the bump return,
+finds it already waiting in the socket.
+
+Trust is withdrawn, and the caller reads the key (``read``), whenever the watch cannot be sure
+it saw every change: before its subscription is confirmed; after any message that is not a
+publication (a re-subscription after a reconnect, a slot that moved away); on any error
+(tried again after ``_RETRY_SECONDS``); in a forked child (a subscription belongs to one
+process); and every ``MEMORY_ROW_CACHE_VERIFY_SECONDS`` (default 1 s, 0 = every request),
+which bounds what a silently broken connection, or a writer that sets the key without
+publishing (an older release during a rolling restart, an operator's SET), could leave stale.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+
+import redis
+from django.conf import settings
+
+from memories import store
+
+__all__ = ["announce", "current", "forget"]
+
+log = logging.getLogger(__name__)
+
+_RETRY_SECONDS = 1.0
+_NEVER = float("-inf")  # "verified" of a generation never read from the key
+_lock = threading.Lock()
+# One watch per process: pid (a forked child starts its own), the client it watches through
+# (another client, e.g. a new REDIS_URL, starts another), the subscription, the last
+# generation it knows, when that was last read from the key, when to try subscribing again.
+_watch: dict = {"pid": None, "client": None, "pubsub": None, "generation": None,
+                "verified": _NEVER, "retry_at": 0.0}
+
+
+class _Distrust(Exception):
+    """A message that is not a publication: the watch may have missed one."""
+
+
+def channel() -> str:
+    """The shard channel of the generation: named like its key, so both share a slot."""
+    return store.global_key("rowcache:generation")
+
+
+def announce(client, generation: str) -> None:
+    """Publish ``generation`` (already SET in the key) to every process's watch. Raises
+    store.RedisError."""
+    client.spublish(channel(), generation)
+
+
+def current(read: Callable[[], str]) -> str:
+    """The current generation: the watched one while it can be trusted, else ``read()`` (a
+    GET of the key, which also starts or re-verifies the watch). Raises what ``read`` raises
+    (store.RedisError)."""
+    now = time.monotonic()
+    with _lock:
+        client = store.get_client()
+        if _watch["pid"] != os.getpid() or _watch["client"] is not client:
+            _reset(pid=os.getpid())  # never read the parent's socket
+            _watch["client"] = client
+        if _watch["pubsub"] is None and now >= _watch["retry_at"]:
+            _subscribe(client)
+        if _watch["pubsub"] is not None and _drain(now):
+            if now - _watch["verified"] < settings.MEMORY_ROW_CACHE_VERIFY_SECONDS:
+                return _watch["generation"]
+            # Due a check: read the key under the lock, so a publication drained by another
+            # thread meanwhile cannot be overwritten by this older read.
+            _watch["generation"], _watch["verified"] = read(), now
+            return _watch["generation"]
+    return read()
+
+
+def forget() -> None:
+    """Drop this process's watch (tests; the next :func:`current` subscribes again)."""
+    with _lock:
+        _reset(pid=_watch["pid"])
+
+
+def _reset(*, pid, retry_at: float = 0.0) -> None:
+    pubsub = _watch["pubsub"]
+    if pubsub is not None and _watch["pid"] == os.getpid():  # a parent's socket stays open
+        with contextlib.suppress(redis.RedisError, OSError):
+            pubsub.close()
+    _watch.update(pid=pid, client=None, pubsub=None, generation=None, verified=_NEVER,
+                  retry_at=retry_at)
+
+
+def _node_client(client):
+    """A client of the node that serves the channel (the client itself when not a cluster)."""
+    if store.is_cluster(client):
+        return client.get_node_from_key(channel()).redis_connection
+    return client
+
+
+def _subscribe(client) -> None:
+    """Subscribe and wait for the confirmation (so no publication after it is missed); the
+    generation is then unknown (never verified) until the first read."""
+    try:
+        pubsub = _node_client(client).pubsub()
+        pubsub.ssubscribe(channel())
+        reply = pubsub.get_message(timeout=1.0)
+        if reply is None or store.text(reply["type"]) != "ssubscribe":
+            pubsub.close()
+            raise _Distrust(f"no subscription confirmed: {reply!r}")
+    except (redis.RedisError, OSError, _Distrust) as exc:
+        log.info("row cache generation not watched: %s", type(exc).__name__)
+        _reset(pid=os.getpid(), retry_at=time.monotonic() + _RETRY_SECONDS)
+        _watch["client"] = client
+        return
+    _watch.update(client=client, pubsub=pubsub, generation=None, verified=_NEVER)
+
+
+def _drain(now: float) -> bool:
+    """Take every waiting publication; False (the watch dropped) when it may have missed one."""
+    try:
+        while (message := _watch["pubsub"].get_message(timeout=0.0)) is not None:
+            if store.text(message["type"]) != "smessage":
+                raise _Distrust(store.text(message["type"]))
+            _watch["generation"] = store.text(message["data"])
+    except (redis.RedisError, OSError, _Distrust) as exc:
+        log.info("row cache generation watch dropped: %s", type(exc).__name__)
+        client = _watch["client"]
+        _reset(pid=os.getpid(), retry_at=now + _RETRY_SECONDS)
+        _watch["client"] = client
+        return False
+    return True
