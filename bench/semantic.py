@@ -96,12 +96,12 @@ def main():
     bm25_only.w_semantic = 0.0
     enc_ms, sem_ms, plain_ms, q_vecs = [], [], [], []
     for n, q in enumerate(questions):
-        embeddings.query_vector.cache_clear()
+        embeddings.clear_query_cache()
         t = time.perf_counter()
         q_vecs.append(encoder.encode([q["question"]])[0])
         enc_ms.append((time.perf_counter() - t) * 1000)
         for which in (("sem", "plain") if n % 2 else ("plain", "sem")):
-            embeddings.query_vector.cache_clear()
+            embeddings.clear_query_cache()
             prof = default if which == "sem" else bm25_only
             t = time.perf_counter()
             memory_search(user_id=q["sample_id"], query=q["question"], limit=10, profile=prof)

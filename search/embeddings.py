@@ -5,14 +5,30 @@
 embedding is missing or stale (content changed), in batches, with
 ``search.semantic.encoder`` (all-MiniLM-L6-v2 over the memory's content). Recall only reads
 them (:func:`vectors_for`) and encodes the query (:func:`query_vector`, cached per process).
+
+The query is encoded while the BM25 phase runs (:func:`query_vector_soon`): ONNX Runtime and
+the serving index's NumPy release the GIL, and the Redis and database round trips wait, so
+recall's wall time is about the longer of the two instead of their sum.
+
+The model is English-only and recall never rescores a query with CJK text, so a memory whose
+letters are mostly CJK (``encoder.cjk_share`` >= 0.5) is not encoded: its row holds no vector
+and the model name :data:`LEFT_TO_BM25` for its content hash (done, not pending; an edit makes
+it pending again), and in an English query's window it counts as not embedded (its cosine is
+the window's mean). Readers select rows by the encoder's model name, so no reader, nor an
+older process during a deploy, takes that empty vector for one.
 """
 
 from __future__ import annotations
 
 import logging
-from functools import lru_cache
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from django.db import connection
 from django.db.models import F, Q
 
 from memories.models import Memory
@@ -20,6 +36,11 @@ from search.models import MemoryEmbedding
 from search.semantic import encoder
 
 log = logging.getLogger(__name__)
+
+# A memory this share of CJK letters or more is left to BM25 (see the module docstring).
+_CJK_DOMINANT = 0.5
+# The ``model`` of a memory not encoded on purpose (its vector is empty).
+LEFT_TO_BM25 = "none (left to BM25)"
 
 
 def _stale():
@@ -44,16 +65,19 @@ def embed_pending(*, batch: int = 64, limit: int = 2048) -> int:
         if not rows:
             break
         vectors = _known(rows)
-        todo = [i for i, v in enumerate(vectors) if v is None]
+        skipped = {i for i, (_, content, _) in enumerate(rows)
+                   if vectors[i] is None and encoder.cjk_share(content) >= _CJK_DOMINANT}
+        todo = [i for i, v in enumerate(vectors) if v is None and i not in skipped]
         if todo:
             for i, vector in zip(todo, encoder.encode([rows[i][1] for i in todo]),
                                  strict=True):
                 vectors[i] = vector
-        for (memory_id, _, chash), vector in zip(rows, vectors, strict=True):
+        for i, ((memory_id, _, chash), vector) in enumerate(zip(rows, vectors, strict=True)):
             MemoryEmbedding.objects.update_or_create(
                 memory_id=memory_id,
-                defaults={"content_hash": chash, "model": encoder.MODEL_NAME,
-                          "vector": vector.astype("<f4").tobytes()})
+                defaults={"content_hash": chash} | (
+                    {"model": LEFT_TO_BM25, "vector": b""} if i in skipped else
+                    {"model": encoder.MODEL_NAME, "vector": vector.astype("<f4").tobytes()}))
         done += len(rows)
     return done
 
@@ -70,14 +94,86 @@ def _known(rows) -> list:
 
 
 def vectors_for(memory_ids: list[str]) -> dict[str, np.ndarray]:
-    """``{memory_id: unit vector}`` of the given memories that have an up-to-date one."""
-    rows = MemoryEmbedding.objects.filter(
-        memory_id__in=memory_ids, content_hash=F("memory__content_hash"),
-        model=encoder.MODEL_NAME).values_list("memory_id", "vector")
+    """``{memory_id: unit vector}`` of the given memories that have an up-to-date one (made
+    from the content hash the memory's row holds now; a memory left to BM25 has none).
+
+    One primary-key query in plain SQL, as search.pending's check: for a window of 100 at
+    100k memories p50 1.2 ms, where the same join through the ORM took 12 ms (load ~8: its
+    query building and row conversion cost more than the query; bench/README.md, semantic
+    rescoring's latency)."""
+    if not memory_ids:
+        return {}
+    memory_table, embedding_table = _sql(Memory._meta.db_table), _sql(MemoryEmbedding._meta.db_table)
+    key, chash = _sql("memory_id"), _sql("content_hash")
+    marks = ", ".join(["%s"] * len(memory_ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT e.{key}, e.{_sql('vector')} FROM {embedding_table} e "
+            f"JOIN {memory_table} m ON m.{key} = e.{key} "
+            f"WHERE e.{_sql('model')} = %s AND e.{key} IN ({marks}) AND e.{chash} = m.{chash}",
+            [encoder.MODEL_NAME, *memory_ids])
+        rows = cursor.fetchall()
     return {m: np.frombuffer(bytes(v), dtype="<f4") for m, v in rows}
 
 
-@lru_cache(maxsize=1024)
+def _sql(name: str) -> str:
+    return connection.ops.quote_name(name)
+
+
+# Query vectors of this process, most recently used last (agents repeat questions).
+_QUERIES: OrderedDict[str, np.ndarray] = OrderedDict()
+_QUERIES_HELD = 1024
+_lock = threading.Lock()
+# Encoding threads of this process: more than gunicorn's 3 request threads, so one recall's
+# query never waits for another's (the encoder runs one intra-op thread per call).
+_POOL_SIZE = 4
+_pool: ThreadPoolExecutor | None = None
+
+
+def _forget_pool() -> None:
+    # A forked child (a gunicorn worker, an RQ work horse) has none of its parent's threads.
+    global _pool
+    _pool = None
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _cached(query: str) -> np.ndarray | None:
+    with _lock:
+        vector = _QUERIES.get(query)
+        if vector is not None:
+            _QUERIES.move_to_end(query)
+        return vector
+
+
 def query_vector(query: str) -> np.ndarray:
-    """The query's unit embedding (cached per process: agents repeat questions)."""
-    return encoder.encode([query])[0]
+    """The query's unit embedding ``(384,)`` float32, cached per process (the last 1,024)."""
+    vector = _cached(query)
+    if vector is None:
+        vector = encoder.encode([query])[0]
+        with _lock:
+            _QUERIES[query] = vector
+            while len(_QUERIES) > _QUERIES_HELD:
+                _QUERIES.popitem(last=False)
+    return vector
+
+
+def query_vector_soon(query: str) -> Callable[[], np.ndarray]:
+    """Starts :func:`query_vector` on an encoding thread (unless cached) and returns the call
+    that waits for it and gives the vector (or raises what the encode raised)."""
+    global _pool
+    vector = _cached(query)
+    if vector is not None:
+        return lambda: vector
+    with _lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=_POOL_SIZE, thread_name_prefix="encode")
+        pool = _pool
+    return pool.submit(query_vector, query).result
+
+
+def clear_query_cache() -> None:
+    """Forget this process's query vectors (benchmarks time the encode; tests)."""
+    with _lock:
+        _QUERIES.clear()

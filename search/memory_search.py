@@ -27,7 +27,6 @@ first.
 
 import json
 import math
-import re
 import time
 from dataclasses import dataclass, field
 
@@ -178,10 +177,16 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
     window = plan.window
     boost = window is not None and plan.mode == "boost"
     semantic = prof.w_semantic > 0 and _semantic_ready()
+    # The query is encoded on another thread while the BM25 phase below runs.
+    query_vector = _encode_soon(plan.text) if semantic else None
     wide = _hybrid(prof) or boost or filters.active or (window is not None) or semantic
     k = max(limit, settings.MEMORY_RERANK_WINDOW) if wide else limit
     lua_mode = "collect" if prof.ranker == "keyword" else mode
     own_field = index_fields.own_field(field_name)
+    # A window ranked by BM25 and meaning alone (no filter, time, recency or importance)
+    # needs no hashes to rank: only the results' are fetched, once ranked (_fill_results).
+    lean = (wide and window is None and not filters.active and not _hybrid(prof)
+            and lua_mode != "collect")
     # Hits are counted with the search when its rows are the results: one fetch of exactly
     # ``limit`` best rows (no window to re-rank, no second fetch in all_then_any).
     counting = {"at": time.time() if count_hits and not wide and mode != MatchMode.ALL_THEN_ANY
@@ -193,7 +198,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
                 return serving.search(
                     client, user_id=user_id, field_name=field_name, terms=terms, k=k,
                     k1=prof.k1, b=prof.b, mode=m, now=now, conversation_id=conversation_id,
-                    types=types, with_hashes=True, own_field=own_field,
+                    types=types, with_hashes=not lean, own_field=own_field,
                     hit_time=counting["at"])
             except (feed.Unsupported, feed.NotReady):
                 pass
@@ -214,7 +219,9 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
     while True:
         hits = fetch_mode()
         docs = getattr(hits, "hashes", None)
-        if docs is None:
+        if docs is None and lean:
+            docs = dict.fromkeys((r[0] for r in hits.rows), _UNREAD)
+        elif docs is None:
             docs = serving.hashes(client, user_id, [r[0] for r in hits.rows])
         held = docs
         # Checked against the database: a write whose mirror failed (needs_resync) is served
@@ -252,19 +259,26 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
     if not passed:
         return
     own_terms = getattr(hits, "own_terms", None) or {}
+    # A lean window takes each row's BM25 from the serving index (the same sum of the same
+    # contributions); the per-term explanation is made for the results only.
+    sums = (getattr(hits, "scores", None) or {}) if lean else {}
     scored = []
     for memory_id, dl, tfs in passed:
         doc = docs.get(memory_id)
         if doc is None:  # expired or removed between the two reads
             continue
-        contributions = scoring.bm25_terms(terms, tfs, dl, hits.n_docs, hits.df, hits.avgdl,
-                                           k1=prof.k1, b=prof.b) if tfs else {}
+        if memory_id in sums:
+            contributions, bm25 = None, sums[memory_id]
+        else:
+            contributions = scoring.bm25_terms(terms, tfs, dl, hits.n_docs, hits.df,
+                                               hits.avgdl, k1=prof.k1, b=prof.b) if tfs else {}
+            bm25 = math.fsum(contributions.values())
         timed = time_weight if time_weight and temporal.in_window(
             float(doc["created_at"]), window) else 0.0
         overlap = len(tfs) / len(terms)
         context_terms = []  # filled for the returned hits only, below
-        scored.append((memory_id, doc, contributions, math.fsum(contributions.values()) + timed,
-                       overlap, context_terms, timed))
+        scored.append((memory_id, doc, contributions, bm25 + timed, overlap, context_terms,
+                       timed))
     if mode == MatchMode.ALL and prof.ranker == "keyword":
         scored = [s for s in scored if s[4] == 1.0]
     best = max((s[3] for s in scored), default=0.0)
@@ -286,7 +300,8 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
             final *= factor
         hits_out.append(Hit(
             memory_id=memory_id, content=doc["content"], type=doc["type"],
-            version=int(doc["version"]), score=final, metadata=json.loads(doc["metadata"]),
+            version=int(doc["version"]), score=final,
+            metadata={} if doc is _UNREAD else json.loads(doc["metadata"]),
             created_at=float(doc["created_at"]), importance=imp,
             conversation_id=doc["conversation_id"] or None,
             explain=Explain(bm25=bm25 - timed, relevance=relevance, time_term=timed, recency=rec, importance=imp,
@@ -295,10 +310,20 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
                             weights={"relevance": prof.w_relevance, "recency": prof.w_recency,
                                      "importance": prof.w_importance}),
         ))
-    if semantic:
-        _rescore(hits_out, plan.text, prof.w_semantic)
+    if query_vector is not None:
+        _rescore(hits_out, query_vector, prof.w_semantic)
     hits_out.sort(key=lambda h: (-h.score, h.memory_id))
     result.results = hits_out[:limit]
+    if lean:
+        _fill_results(result, hits_out, docs, own_terms, client=client, user_id=user_id,
+                      field_name=field_name, own_field=own_field, terms=terms, limit=limit,
+                      now=now, prof=prof, count_hits=count_hits)
+        tfs_of = {memory_id: (dl, tfs) for memory_id, dl, tfs in passed}
+        for h in result.results:
+            if h.explain.terms is None:
+                dl, tfs = tfs_of[h.memory_id]
+                h.explain.terms = scoring.bm25_terms(terms, tfs, dl, hits.n_docs, hits.df,
+                                                     hits.avgdl, k1=prof.k1, b=prof.b)
     if prof.context:
         # Matched terms the content lacks came from context. Analysing a memory's content is
         # the costly part of an explanation: done for the returned hits, not the window.
@@ -310,6 +335,51 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
             if own is None:
                 own = set(analyzer.tokens(h.content))
             h.explain.context_terms = [t for t in h.explain.terms if t not in own]
+
+
+# The hash of a window row not read from Redis (``lean`` windows): enough for the ranking
+# loop; a row that becomes a result is filled from its hash (_fill_results). A pending row
+# (search.pending) is replaced by its database state by docs_verified, as any hash is.
+_UNREAD = {"content": "", "type": "", "version": "0", "metadata": "{}", "created_at": "0",
+           "importance": "0", "conversation_id": ""}
+
+
+def _fill_results(result, ranked, docs, own_terms, *, client, user_id, field_name, own_field,
+                  terms, limit, now, prof, count_hits) -> None:
+    """The best ``limit`` of ``ranked`` (a lean window, best first) with their hot-store
+    hashes, in one ``feed.lua`` call (bounded: ``limit`` hashes), which also counts their
+    recall hits when ``count_hits`` and every result is read from Redis. A row Redis no
+    longer holds (forgotten since the search) gives its place to the next."""
+    count = count_hits and all(docs[h.memory_id] is _UNREAD for h in ranked)
+    out, pos = [], 0
+    while len(out) < limit and pos < len(ranked):
+        batch = ranked[pos:pos + limit - len(out)]
+        pos += len(batch)
+        unread = [h.memory_id for h in batch if docs[h.memory_id] is _UNREAD]
+        got = serving.rows(client, user_id=user_id, field_name=field_name, memory_ids=unread,
+                           own_field=own_field, terms=terms,
+                           hit_time=time.time() if count else None)
+        if got.counted:
+            access.access_counted(user_id=user_id, unlisted=got.unlisted, dropped=[])
+        own_terms.update(got.own_terms or {})
+        for h in batch:
+            doc = docs[h.memory_id]
+            if doc is _UNREAD:
+                doc = got.hashes.get(h.memory_id)
+                if doc is None:
+                    continue
+                docs[h.memory_id] = doc
+                stamp = doc.get("accessed_at") if prof.recency_from == "accessed_at" else ""
+                h.created_at = float(doc["created_at"])
+                h.importance = h.explain.importance = float(doc["importance"])
+                h.explain.recency = scoring.recency(now - float(stamp or doc["created_at"]),
+                                                    prof.half_life_hours)
+                h.content, h.type, h.version = doc["content"], doc["type"], int(doc["version"])
+                h.metadata = json.loads(doc["metadata"])
+                h.conversation_id = doc["conversation_id"] or None
+            out.append(h)
+    result.results = out
+    result.hits_counted = count
 
 
 def _time_candidates(client, user_id, window, hits, passed, docs, filters, *, k1,
@@ -331,30 +401,39 @@ def _time_candidates(client, user_id, window, hits, passed, docs, filters, *, k1
     return temporal.time_term(hits.n_docs, n_in, k1)
 
 
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-
-
 def _semantic_ready() -> bool:
     from search.semantic import encoder
 
     return encoder.model_available()
 
 
-def _rescore(hits: list[Hit], text: str, w: float) -> None:
+def _encode_soon(text: str):
+    """The call that gives the query's vector, its encode started now; None when the query is
+    not rescored: no text, or CJK in it (the shipped encoder is English-only, so Chinese,
+    Japanese and Korean stay with BM25)."""
+    from search import embeddings
+    from search.semantic import encoder
+
+    if not text.strip() or encoder.cjk_share(text) > 0:
+        return None
+    return embeddings.query_vector_soon(text)
+
+
+def _rescore(hits: list[Hit], query_vector, w: float) -> None:
     """Semantic rescoring of the window (search.semantic.rescore): the final score becomes
-    ``(1 - w) * final / max(final) + w * cos``; embeddings were computed by the worker."""
+    ``(1 - w) * final / max(final) + w * cos``; embeddings were computed by the worker.
+    ``query_vector``: the call that gives the query's vector (:func:`_encode_soon`)."""
     from search import embeddings
     from search.semantic.rescore import mix
 
-    if not hits or not text.strip() or _CJK.search(text):
-        # The shipped encoder is English-only: Chinese (Japanese, Korean) stays with BM25.
+    if not hits:
         return
     vectors = embeddings.vectors_for([h.memory_id for h in hits])
     if not vectors:
-        # None computed yet (the worker embeds after commit): BM25's order as it is, and no
-        # query to encode.
+        # None computed yet (the worker embeds after commit): BM25's order as it is. The
+        # query's encode ran for nothing (and is cached), a cost only until the job has run.
         return
-    query = embeddings.query_vector(text)
+    query = query_vector()
     cosines = [float(vectors[h.memory_id] @ query) if h.memory_id in vectors else None
                for h in hits]
     for h, score, cos in zip(hits, mix([h.score for h in hits], cosines, w), cosines,

@@ -89,7 +89,9 @@ class SynonymText(models.Model):
 class MemoryEmbedding(models.Model):
     """A memory's sentence embedding for semantic rescoring (``search.semantic``), computed
     by the worker after the memory's write commits (``search.embeddings``), never in a
-    request. ``vector``: ``DIM`` float32 values, little-endian, a unit vector. Deleted with its
+    request. ``vector``: ``DIM`` float32 values, little-endian, a unit vector; empty, with
+    ``model`` ``search.embeddings.LEFT_TO_BM25``, for a memory not encoded on purpose (mostly
+    CJK text: the model is English-only). Deleted with its
     memory (a purge leaves none behind); a stale one (``content_hash`` differs from the
     memory's) is recomputed and, until then, not used."""
 

@@ -89,3 +89,25 @@ def test_a_re_ranked_window_is_counted_by_the_caller_once(builtins, api):
     answer = api.post("/recall", {"user_id": "u-a", "query": "quarterly"})
     assert answer.status_code == 200 and answer.json()["results"][0]["memory_id"] == m.memory_id
     assert memory_hash("u-a", m.memory_id)["access_count"] == "2"
+
+
+def test_a_window_ranked_by_meaning_reads_and_counts_only_its_results(builtins):
+    """The default profile re-ranks a window of MEMORY_RERANK_WINDOW rows (semantic
+    rescoring): the rows are ranked without their hashes, and the results' hashes come in
+    one call that counts exactly those."""
+    ms = [create(f"sailing lesson {n} on the lake " + "wind " * (n % 3)) for n in range(12)]
+    memory_search(user_id="u-a", query="sailing", limit=3)  # builds the serving index
+    found = memory_search(user_id="u-a", query="sailing lesson", limit=3, count_hits=True)
+    assert found.hits_counted and len(found.results) == 3
+    got = {h.memory_id for h in found.results}
+    counts = {m.memory_id: memory_hash("u-a", m.memory_id)["access_count"] for m in ms}
+    assert {m for m, c in counts.items() if c == "1"} == got
+    assert sorted(counts.values()) == ["0"] * 9 + ["1"] * 3
+    for h in found.results:
+        assert h.content.startswith("sailing lesson") and h.version == 1
+        assert h.explain.terms and h.explain.bm25 == pytest.approx(sum(h.explain.terms.values()))
+    gone = found.results[0].memory_id
+    Memory.objects.filter(pk=gone).update(deleted_at=timezone.now(), needs_resync=True)
+    again = memory_search(user_id="u-a", query="sailing lesson", limit=3, count_hits=True)
+    assert again.hits_counted and gone not in {h.memory_id for h in again.results}
+    assert len(again.results) == 3

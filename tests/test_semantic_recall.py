@@ -31,6 +31,26 @@ def test_the_job_embeds_new_and_changed_memories_only(builtins):
     assert embeddings.vectors_for([b.memory_id]).keys() == {b.memory_id}
 
 
+def test_recall_never_mixes_in_the_vector_of_an_older_text(semantic_profile):
+    """After an edit, until the job has run again, the old text's vector is not this memory's:
+    recall treats it as not embedded (the window read checks the served content's hash)."""
+    from search.memory_search import memory_search
+
+    edited = create("Calvin relaxes with his guitar in the studio")
+    kept = create("Calvin relaxes by the sea after work")
+    embeddings.embed_pending()
+    services.memory_update(memory_id=edited.memory_id,
+                           content="Calvin relaxes with his guitar on the roof")
+    found = memory_search(user_id="u-a", query="Calvin relaxes", profile=semantic_profile)
+    by_id = {h.memory_id: h for h in found.results}
+    assert by_id[edited.memory_id].content.endswith("on the roof")
+    assert by_id[edited.memory_id].explain.semantic is None
+    assert by_id[kept.memory_id].explain.semantic is not None
+    embeddings.embed_pending()
+    found = memory_search(user_id="u-a", query="Calvin relaxes", profile=semantic_profile)
+    assert all(h.explain.semantic is not None for h in found.results)
+
+
 def test_a_purge_removes_the_embedding(builtins):
     m = create("a secret to purge")
     embeddings.embed_pending()
@@ -67,11 +87,12 @@ def test_recall_never_embeds_a_memory(semantic_profile, monkeypatch):
     real = embeddings.encoder.encode
     monkeypatch.setattr(embeddings.encoder, "encode",
                         lambda texts, **kw: calls.append(list(texts)) or real(texts, **kw))
-    embeddings.query_vector.cache_clear()
+    embeddings.clear_query_cache()
     found = memory_search(user_id="u-a", query="guitar relax", profile=semantic_profile)
     assert [h.memory_id for h in found.results] == [m.memory_id]
     assert found.results[0].explain.semantic is None  # not embedded yet: BM25 part only
-    assert calls == []  # nothing in the window is embedded: not even the query is encoded
+    # The query's encode starts with the search (it may still be running): never a memory.
+    assert all(c == ["guitar relax"] for c in calls)
     assert not MemoryEmbedding.objects.exists()
 
 
@@ -86,11 +107,74 @@ def test_a_window_partly_embedded_mixes_the_known_and_keeps_bm25_for_the_rest(
     real = embeddings.encoder.encode
     monkeypatch.setattr(embeddings.encoder, "encode",
                         lambda texts, **kw: calls.append(list(texts)) or real(texts, **kw))
-    embeddings.query_vector.cache_clear()
+    embeddings.clear_query_cache()
     found = memory_search(user_id="u-a", query="Calvin relaxes", profile=semantic_profile)
     by_id = {h.memory_id: h.explain.semantic for h in found.results}
     assert by_id[old.memory_id] is not None and by_id[new.memory_id] is None
     assert calls == [["Calvin relaxes"]]  # the query only; the new memory waits for the job
+
+
+def test_the_query_is_encoded_while_the_bm25_phase_runs(semantic_profile, monkeypatch):
+    """The encode runs on its own thread, started before the BM25 phase's database check:
+    that check sees it begin (a sequential recall would encode only after it)."""
+    import threading
+
+    from search import memory_search as recall
+
+    for text in ("Calvin relaxes with his guitar", "Calvin unwinds at the beach"):
+        create(text)
+    embeddings.embed_pending()
+    started, seen, threads = threading.Event(), [], []
+    real_encode, real_verified = embeddings.encoder.encode, recall.docs_verified
+
+    def encode(texts, **kw):
+        threads.append(threading.current_thread().name)
+        started.set()
+        return real_encode(texts, **kw)
+
+    def verified(docs):
+        seen.append(started.wait(timeout=10))
+        return real_verified(docs)
+
+    monkeypatch.setattr(embeddings.encoder, "encode", encode)
+    monkeypatch.setattr(recall, "docs_verified", verified)
+    embeddings.clear_query_cache()
+    found = recall.memory_search(user_id="u-a", query="How does Calvin relax?",
+                                 profile=semantic_profile)
+    assert seen == [True] and len(threads) == 1 and threads[0].startswith("encode")
+    assert all(h.explain.semantic is not None for h in found.results)
+    again = recall.memory_search(user_id="u-a", query="How does Calvin relax?",
+                                 profile=semantic_profile)
+    assert len(threads) == 1  # the second time from the process's cache
+    assert [(h.memory_id, h.score) for h in again.results] == [
+        (h.memory_id, h.score) for h in found.results]
+
+
+def test_a_forked_process_encodes_on_threads_of_its_own(builtins):
+    """A gunicorn worker or RQ work horse forks after its parent encoded: the child must not
+    queue on the parent's encoding threads (which it does not have) and wait forever."""
+    import os
+    import time
+
+    embeddings.query_vector_soon("warm the parent's pool")()
+    pid = os.fork()
+    if pid == 0:  # the child: encode a new query on the pool, then leave at once
+        try:
+            vector = embeddings.query_vector_soon("a question only the child asks")()
+            os._exit(0 if vector.shape == (embeddings.encoder.DIM,) else 1)
+        except BaseException:
+            os._exit(2)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the child's encode never ran")
+    assert os.waitstatus_to_exitcode(status) == 0
 
 
 def test_the_same_text_is_encoded_once_across_namespaces(builtins, monkeypatch):
@@ -114,6 +198,35 @@ def test_a_chinese_query_stays_with_bm25(semantic_profile):
     embeddings.embed_pending()
     found = memory_search(user_id="u-a", query="怎么放松", profile=semantic_profile)
     assert found.results and found.results[0].explain.semantic is None
+
+
+def test_the_job_leaves_chinese_memories_to_bm25(semantic_profile, monkeypatch):
+    """A memory mostly in CJK is not encoded (the model is English-only and a Chinese query is
+    never rescored): marked done with no vector; an English edit makes it pending again."""
+    from search.memory_search import memory_search
+
+    zh = create("张工上周提的那个 Redis 超时问题已经解决了")
+    en = create("the Redis timeout that Zhang raised is fixed")
+    mixed = create("Calvin said 你好 to the Redis team before the timeout fix")
+    calls = []
+    real = embeddings.encoder.encode
+    monkeypatch.setattr(embeddings.encoder, "encode",
+                        lambda texts, **kw: calls.append(sorted(texts)) or real(texts, **kw))
+    assert embeddings.embed_pending() == 3
+    assert calls == [sorted([en.content, mixed.content])]
+    assert embeddings.pending_count() == 0 and embeddings.embed_pending() == 0
+    held = embeddings.vectors_for([zh.memory_id, en.memory_id, mixed.memory_id])
+    assert held.keys() == {en.memory_id, mixed.memory_id}
+    # No reader that selects the encoder's rows (an older process too) meets its empty vector.
+    marker = MemoryEmbedding.objects.get(memory_id=zh.memory_id)
+    assert marker.model == embeddings.LEFT_TO_BM25 and bytes(marker.vector) == b""
+    embeddings.clear_query_cache()
+    found = memory_search(user_id="u-a", query="Redis timeout", profile=semantic_profile)
+    by_id = {h.memory_id: h.explain.semantic for h in found.results}
+    assert by_id[zh.memory_id] is None and by_id[en.memory_id] is not None
+    services.memory_update(memory_id=zh.memory_id, content="the Redis timeout is fixed now")
+    assert embeddings.pending_count() == 1 and embeddings.embed_pending() == 1
+    assert zh.memory_id in embeddings.vectors_for([zh.memory_id])
 
 
 def test_the_default_profile_rescores_semantically(builtins):

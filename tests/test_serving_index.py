@@ -298,3 +298,20 @@ def test_an_unchanged_namespace_is_answered_in_one_round_trip_and_a_write_is_see
     assert list(got) == [new] and serving.counters.fast == fast + 2
     assert serving.counters.applied == applied + 1
     assert_oracle("quarry granite")
+
+
+def test_a_catch_up_of_long_documents_is_read_in_bounded_replies(builtins):
+    """feed.lua stops after about MAX_FIELDS fields of documents (the work of one call is
+    entries x postings, never more than ~1 ms of Redis): the caller asks again from the
+    last entry it applied, and the index equals the oracle after the last reply."""
+    create("orchard apple")
+    scores("orchard")  # built and checked: later writes come through the stream
+    long_ids = [create(f"orchard {n} " + " ".join(f"w{n}x{j}" for j in range(120))).memory_id
+                for n in range(12)]
+    served = serving.entry("u-a", index_fields.CONTENT)
+    reply = serving.feed_reply(store.get_client(), "u-a", index_fields.CONTENT, served.last_id,
+                               serving.FEED_COUNT)
+    assert 1 <= len(reply["read"]) < len(long_ids)  # 12 documents of 122 terms: bounded
+    got, _ = scores("orchard")
+    assert set(long_ids) <= got.keys()
+    assert_oracle("orchard w3x7")

@@ -7,10 +7,12 @@ from __future__ import annotations
 import time
 
 from memories import store
+from search.serving.engine import Found
 from search.serving.feed import (
     FEED_COUNT,
     Served,
     apply_reply,
+    catch_up,
     counters,
     entry,
     evict_for,
@@ -75,7 +77,10 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
                     if grew:  # count what the applied writes added (O(1))
                         evict_for(user_id, field_name)
                     return found
-                if apply_reply(got, served) in ("ok", "more"):
+                state = apply_reply(got, served)
+                if state == "more":  # more writes than one bounded reply holds
+                    state = catch_up(client, user_id, field_name, served)
+                if state == "ok":
                     grew = True
                     continue  # the writes came with the reply: search again
         # Not built, not checked, or a gap, a swap, a mismatch: catch up (or rebuild), then
@@ -116,6 +121,29 @@ def _fill(found, ids: list[str], got: dict, own_field: str, terms: list[str]) ->
             if own_field:
                 found.own_terms[memory_id] = {t for t, tf in zip(terms, own, strict=True) if tf}
     found.counted, found.unlisted = got["counted"], got["unlisted"]
+
+
+def rows(client, *, user_id: str, field_name: str, memory_ids: list[str], own_field: str = "",
+         terms: list[str] = (), hit_time: float | None = None) -> Found:
+    """The hot-store hashes of ``memory_ids`` (at most ``ROWS_WITH_FEED``) in one
+    ``feed.lua`` call that reads no stream entry: ``Found`` with ``hashes``, ``own_terms``
+    (with ``own_field``), ``counted`` and ``unlisted`` filled as :func:`search` fills them
+    (ids Redis does not hold are left out). For the results of a search already proved
+    current, ranked after it."""
+    found = Found(0, 0, {})
+    if not memory_ids:
+        found.hashes, found.own_terms = {}, {} if own_field else None
+        return found
+    extra = {"own_field": own_field, "terms": terms, "hit_time": hit_time}
+    try:
+        got = feed_reply(client, user_id, field_name, "0-0", 0, memory_ids, **extra)
+    except store.OutOfMemoryError:
+        if hit_time is None:
+            raise
+        extra["hit_time"] = None  # Redis refuses the counting writes: the hits go uncounted
+        got = feed_reply(client, user_id, field_name, "0-0", 0, memory_ids, **extra)
+    _fill(found, memory_ids, got, own_field, list(terms))
+    return found
 
 
 def hashes(client, user_id: str, memory_ids: list[str]) -> dict[str, dict[str, str]]:

@@ -78,6 +78,9 @@ class Found:
     # needs its place in the pending access set (search.serving.feed.search).
     hashes: dict | None = None
     own_terms: dict | None = None
+    # ``{memory_id: BM25}`` of the ranked rows (``math.fsum`` of their contributions, as
+    # ``search.scoring.bm25`` sums them); None in ``collect`` mode.
+    scores: dict | None = None
     counted: bool = False
     unlisted: bool = False
 
@@ -141,6 +144,9 @@ class FieldIndex:
         self.total_len = 0
         self.dead = 0  # dead doc ids not yet merged away
         self.expiring: set[int] = set()  # live doc ids with an expiry
+        # No document of ``expiring`` expires before this (epoch seconds): a search before
+        # it skips the walk over them.
+        self.exp_floor = math.inf
         self.tmax = self.dlmin = np.zeros(0, np.int32)
         self._scratch = prune.Scratch()
         if docs:
@@ -174,6 +180,7 @@ class FieldIndex:
         self.total_len += doc.dl
         if doc.exp:
             self.expiring.add(d)
+            self.exp_floor = min(self.exp_floor, doc.exp)
         return d
 
     def _load(self, docs: list[Doc]) -> None:
@@ -272,8 +279,8 @@ class FieldIndex:
         """Approximate memory held, in bytes (arrays plus the Python dictionaries)."""
         arrays = sum(a.nbytes for a in (self.indptr, self.p_docs, self.p_tfs, self.dl,
                                         self.type_code, self.conv_code, self.exp, self.live,
-                                        self.ids, self.tmax, self.dlmin, self._scratch.stamp,
-                                        self._scratch.acc))
+                                        self.ids, self.tmax, self.dlmin))
+        arrays += self._scratch.nbytes()
         # dict entry + str object: ~100 bytes for a memory id, ~90 for a term.
         return arrays + 100 * len(self.doc_of) + 90 * len(self.vocab) + 40 * self.delta_postings
 
@@ -315,7 +322,11 @@ class FieldIndex:
         """
         live, expired = self.live, []
         n_live, total = self.n_live, self.total_len
-        gone = [d for d in self.expiring if self.exp[d] <= now]
+        gone = []
+        if self.expiring and now >= self.exp_floor:
+            gone = [d for d in self.expiring if self.exp[d] <= now]
+            if not gone:
+                self.exp_floor = float(self.exp[list(self.expiring)].min())
         if gone:
             live = live.copy()
             live[gone] = False
@@ -338,24 +349,31 @@ class FieldIndex:
             docs, tfs, tmax, dmin = got[j]
             df = len(docs)
             idf = math.log(1.0 + (n_live - df + 0.5) / (df + 0.5))
-            ub = idf * float(prune.tf_part(np.array([tmax]), np.array([dmin]), avgdl, k1, b)[0])
+            # The same operations as prune.tf_part, on Python floats: a bound, not a score.
+            ub = idf * (tmax / (tmax + k1 * ((1.0 - b) + (b * dmin) / avgdl)))
             lists[j] = prune.Term(docs, tfs, idf, ub, live_only=True)
         accept = self._accept(types, conversation_id)
+        args = {"live": live, "dl": self.dl, "avgdl": avgdl, "k1": k1, "b": b, "accept": accept}
         if mode == "all":
-            cand, matrix = prune.intersect(lists, live=live, dl=self.dl, avgdl=avgdl, k1=k1,
-                                           b=b, accept=accept)
+            cand, matrix, tfm = prune.intersect(lists, **args)
         elif mode == "collect":
-            cand, matrix = prune.dense(lists, dl=self.dl, n=self.n, avgdl=avgdl, k1=k1, b=b,
-                                       accept=accept, k=None)
+            cand, _, _ = prune.dense(lists, n=self.n, k=None, **{
+                key: v for key, v in args.items() if key != "live"})
+            tfm = prune.tf_matrix(lists, cand)
+        elif sum(len(got[j][0]) for j in present) <= prune.FLAT_POSTINGS:
+            cand, matrix, tfm = prune.flat(lists, k=k, scratch=self._scratch, n=self.n, **args)
         else:
-            cand, matrix = prune.maxscore(lists, k=k, live=live, dl=self.dl, avgdl=avgdl,
-                                          k1=k1, b=b, accept=accept, scratch=self._scratch,
-                                          n=self.n)
+            cand, matrix, tfm = prune.maxscore(lists, k=k, scratch=self._scratch, n=self.n,
+                                               **args)
         if len(cand) == 0:
             return found
         if mode != "collect":
-            cand = prune.top(cand, matrix, k, self.ids)
-        found.rows = self._rows(cand, terms, lists)
+            cols = prune.top(matrix, k, self.ids[cand])
+            cand, tfm = cand[cols], tfm[:, cols]
+        found.rows = self._rows(cand, terms, tfm)
+        if mode != "collect":
+            found.scores = {row[0]: math.fsum(contribs) for row, contribs in zip(
+                found.rows, matrix[:, cols].T.tolist(), strict=True)}
         return found
 
     def _accept(self, types, conversation_id):
@@ -377,12 +395,9 @@ class FieldIndex:
 
         return accept
 
-    def _rows(self, cand, terms, lists):
-        tfs = [{} for _ in cand]
-        for j, term_list in enumerate(lists):
-            if term_list is None:
-                continue
-            pos, hit = prune.locate(term_list.docs, cand)
-            for r in np.flatnonzero(hit):
-                tfs[r][terms[j]] = int(term_list.tfs[pos[r]])
-        return [(self.ids[d].decode(), int(self.dl[d]), tfs[r]) for r, d in enumerate(cand)]
+    def _rows(self, cand, terms, tfm):
+        """``(memory_id, dl, {term: tf})`` of ``cand``; ``tfm`` holds their tfs (terms x
+        candidates)."""
+        return [(memory_id.decode(), dl, {t: tf for t, tf in zip(terms, tfs, strict=True) if tf})
+                for memory_id, dl, tfs in zip(self.ids[cand].tolist(), self.dl[cand].tolist(),
+                                              tfm.T.tolist(), strict=True)]

@@ -14,8 +14,9 @@
 -- reads at most `count` entries after `last_id` and, in the same atomic step, the current
 -- document vector (`<field>:d:<id>`) of every memory they name, plus the live generation,
 -- the format stamp, the field's N / total_len and the stream's trim state, from which the
--- caller tells whether it can catch up (no gap) or must rebuild. Bounded by `count` and by
--- the number of hits the caller sends (search.serving.feed.ROWS_WITH_FEED).
+-- caller tells whether it can catch up (no gap) or must rebuild. Bounded by `count`, by the
+-- fields of the documents read (MAX_FIELDS below) and by the number of hits the caller
+-- sends (search.serving.answer.ROWS_WITH_FEED).
 -- Trimming (MAXLEN, XTRIM) removes the oldest entries: entries_added - length of them.
 -- Reply: {gen, format, N, total_len, length, last_generated_id, entries_added,
 --         {entry ids...}, {ids...}, {{field, value, ...}...}, {{hash field, value, ...}...},
@@ -47,18 +48,27 @@ if redis.call('EXISTS', stream) == 1 then
     entries = redis.call('XRANGE', stream, '(' .. last, '+', 'COUNT', count)
   end
 end
-local ids, seen, docs, read = {}, {}, {}, {}
+-- The entries are read in order until their documents hold MAX_FIELDS fields (a
+-- catch-up's work is entries x postings): the reply's `read` lists the entries applied, and
+-- the caller asks again after the last one (resumable), so one call stays near a
+-- millisecond whatever the documents' length.
+local MAX_FIELDS = 1000
+local ids, seen, docs, read, fields = {}, {}, {}, {}, 0
 for _, entry in ipairs(entries) do
+  if fields >= MAX_FIELDS then break end
   read[#read + 1] = entry[1]
   local f = entry[2]
   for i = 1, #f, 2 do
-    if f[i] == 'id' and not seen[f[i + 1]] then
-      seen[f[i + 1]] = true
-      ids[#ids + 1] = f[i + 1]
+    local id = f[i + 1]
+    if f[i] == 'id' and not seen[id] then
+      seen[id] = true
+      ids[#ids + 1] = id
+      local doc = redis.call('HGETALL', base .. fname .. ':d:' .. id)
+      docs[#docs + 1] = doc
+      fields = fields + #doc / 2
     end
   end
 end
-for n, id in ipairs(ids) do docs[n] = redis.call('HGETALL', base .. fname .. ':d:' .. id) end
 local hashes, owns, counted, unlisted = {}, {}, 0, 0
 if #read == 0 then
   local terms = {}

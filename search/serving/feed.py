@@ -204,7 +204,7 @@ def _build(client, user_id: str, field_name: str, served: Served) -> None:
     counters.build_ms += (time.perf_counter() - started) * 1000
 
 
-def _catch_up(client, user_id: str, field_name: str, served: Served) -> str:
+def catch_up(client, user_id: str, field_name: str, served: Served) -> str:
     """Apply the stream to ``served``: ``"ok"``; ``"rebuild"`` when it cannot be caught up;
     ``"mismatch"`` when caught up but its N / total length differ from Redis's."""
     while True:
@@ -216,7 +216,7 @@ def _catch_up(client, user_id: str, field_name: str, served: Served) -> str:
 
 def apply_reply(got: dict, served: Served) -> str:
     """Apply one ``feed.lua`` reply to ``served``: ``"more"`` when entries remain after it,
-    else as :func:`_catch_up` answers."""
+    else as :func:`catch_up` answers."""
     if got["format"] not in FORMATS:
         raise Unsupported(got["format"])
     # ``served.added`` counts the entries applied (the ordinal of ``last_id``); trimming
@@ -298,7 +298,7 @@ def serving_index(client, user_id: str, field_name: str) -> tuple[Served, FieldI
                     _build_behind(client, user_id, field_name, served)
                     raise NotReady(user_id)
                 _build(client, user_id, field_name, served)
-            state = _catch_up(client, user_id, field_name, served)
+            state = catch_up(client, user_id, field_name, served)
             unverified, served.unverified = served.unverified, False
             if state == "ok":
                 break

@@ -34,6 +34,8 @@ CHEAP_POSTINGS = 2048
 CHEAP_SHARE = 1 / 50
 # The lower bound of the k-th score is taken among this many times k best partial scores.
 THETA_WIDTH = 8
+# A query whose postings add up to at most this many is scored in full by ``flat``.
+FLAT_POSTINGS = 40_000
 
 
 @dataclass
@@ -55,14 +57,19 @@ class Scratch:
     def __init__(self):
         self.stamp = np.zeros(0, np.int32)  # query number that last saw the document
         self.acc = np.zeros(0)  # scores being summed; back to zero after each query
+        self.slot = np.zeros(0, np.int32)  # a position written for the document (flat)
         self.qid = 0
 
     def ready(self, n: int) -> int:
         if len(self.stamp) < n or self.qid >= 2**31 - 2:
             size = max(n, 2 * len(self.stamp))
             self.stamp, self.acc, self.qid = np.zeros(size, np.int32), np.zeros(size), 0
+            self.slot = np.zeros(size, np.int32)
         self.qid += 1
         return self.qid
+
+    def nbytes(self) -> int:
+        return self.stamp.nbytes + self.acc.nbytes + self.slot.nbytes
 
 
 def tf_part(tfs: np.ndarray, dls: np.ndarray, avgdl: float, k1: float, b: float) -> np.ndarray:
@@ -87,12 +94,22 @@ def _live(term: Term, live: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return term.docs[keep], term.tfs[keep]
 
 
-def fill(matrix, j, term, cand, cols, dl, avgdl, k1, b) -> None:
-    """Fill row ``j`` of ``matrix`` at columns ``cols`` (candidates ``cand[cols]``)."""
-    sub = cand[cols]
-    pos, hit = locate(term.docs, sub)
-    found = cols[hit]
-    matrix[j, found] = term.idf * tf_part(term.tfs[pos[hit]], dl[sub[hit]], avgdl, k1, b)
+def fill(matrix, tfm, j, term, cand, dl, avgdl, k1, b) -> None:
+    """Fill row ``j`` of ``matrix`` (contributions) and of ``tfm`` (raw tfs) for ``cand``."""
+    pos, hit = locate(term.docs, cand)
+    tfs = term.tfs[pos[hit]]
+    matrix[j, hit] = term.idf * tf_part(tfs, dl[cand[hit]], avgdl, k1, b)
+    tfm[j, hit] = tfs
+
+
+def tf_matrix(terms: list[Term | None], cand: np.ndarray) -> np.ndarray:
+    """Raw tfs of ``cand`` (columns) for each query term (rows; zeros for absent ones)."""
+    tfm = np.zeros((len(terms), len(cand)), np.int32)
+    for j, term in enumerate(terms):
+        if term is not None:
+            pos, hit = locate(term.docs, cand)
+            tfm[j, hit] = term.tfs[pos[hit]]
+    return tfm
 
 
 def _sum(matrix: np.ndarray) -> np.ndarray:
@@ -105,9 +122,10 @@ def _sum(matrix: np.ndarray) -> np.ndarray:
 
 def maxscore(terms: list[Term | None], *, k: int, live, dl, avgdl, k1, b, accept, scratch,
              n: int):
-    """``(cand, matrix)``: the candidates that can be in the top ``k`` (a band around the
-    k-th score) and their contributions, one row per query term (zeros for absent ones and
-    missing terms). ``accept(docs)`` is the filters' boolean mask (or None)."""
+    """``(cand, matrix, tfm)``: the candidates that can be in the top ``k`` (a band around
+    the k-th score), their contributions and raw tfs, one row per query term (zeros for
+    absent ones and missing terms). ``accept(docs)`` is the filters' boolean mask (or
+    None)."""
     order = sorted((j for j, t in enumerate(terms) if t is not None), key=lambda j: -terms[j].ub)
     sizes = np.cumsum([len(terms[j].docs) for j in order])
     # Suffix sums of the bounds: what the terms from position e on can add at most.
@@ -159,16 +177,16 @@ def maxscore(terms: list[Term | None], *, k: int, live, dl, avgdl, k1, b, accept
 
 
 def _band(cand, s, k, terms, present, dl, avgdl, k1, b):
-    """``(cand, matrix)`` of the candidates whose score ``s`` is within rounding of the
-    k-th best or above, with their contributions."""
+    """``(cand, matrix, tfm)`` of the candidates whose score ``s`` is within rounding of
+    the k-th best or above, with their contributions and raw tfs."""
     if len(cand) > k:
         kth = np.partition(s, len(s) - k)[len(s) - k]
         cand = cand[s >= kth - abs(kth) * 1e-9]
     matrix = np.zeros((len(terms), len(cand)))
-    every = np.arange(len(cand))
+    tfm = np.zeros((len(terms), len(cand)), np.int32)
     for j in present:
-        fill(matrix, j, terms[j], cand, every, dl, avgdl, k1, b)
-    return cand, matrix
+        fill(matrix, tfm, j, terms[j], cand, dl, avgdl, k1, b)
+    return cand, matrix, tfm
 
 
 def _scores(cand, partial, rest, terms, dl, avgdl, k1, b) -> np.ndarray:
@@ -182,7 +200,7 @@ def _scores(cand, partial, rest, terms, dl, avgdl, k1, b) -> np.ndarray:
 
 
 def intersect(terms: list[Term], *, live, dl, avgdl, k1, b, accept):
-    """``(cand, matrix)`` of the documents holding every term (``all`` mode): the rarest
+    """``(cand, matrix, tfm)`` of the documents holding every term (``all`` mode): the rarest
     term's postings, the others looked up."""
     rarest = min(range(len(terms)), key=lambda j: len(terms[j].docs))
     cand, _ = _live(terms[rarest], live)
@@ -192,16 +210,16 @@ def intersect(terms: list[Term], *, live, dl, avgdl, k1, b, accept):
         if j != rarest and len(cand):
             cand = cand[locate(term.docs, cand)[1]]
     matrix = np.zeros((len(terms), len(cand)))
-    every = np.arange(len(cand))
+    tfm = np.zeros((len(terms), len(cand)), np.int32)
     for j, term in enumerate(terms):
-        fill(matrix, j, term, cand, every, dl, avgdl, k1, b)
-    return cand, matrix
+        fill(matrix, tfm, j, term, cand, dl, avgdl, k1, b)
+    return cand, matrix, tfm
 
 
 def dense(terms: list[Term | None], *, dl, n: int, avgdl, k1, b, accept, k: int | None):
-    """``(cand, matrix)`` from every match scored over the whole doc id space (``n``): with
-    ``k``, only the band that can hold the top k, with its contributions; without, every
-    match and no matrix (``collect``)."""
+    """From every match scored over the whole doc id space (``n``): with ``k``, ``(cand,
+    matrix, tfm)`` of the band that can hold the top k; without, ``(every match, None,
+    None)`` (``collect``)."""
     present = [j for j, t in enumerate(terms) if t is not None]
     contribs = [terms[j].idf * tf_part(terms[j].tfs, dl[terms[j].docs], avgdl, k1, b)
                 for j in present]
@@ -211,24 +229,88 @@ def dense(terms: list[Term | None], *, dl, n: int, avgdl, k1, b, accept, k: int 
     if accept is not None and len(cand):
         cand = cand[accept(cand)]
     if k is None:
-        return cand, None
+        return cand, None, None
     return _band(cand, scores[cand], k, terms, present, dl, avgdl, k1, b)
 
 
-def top(cand: np.ndarray, matrix: np.ndarray, k: int, ids: np.ndarray) -> np.ndarray:
-    """The best ``k`` of ``cand`` by score, ties by memory id (``ids``): a band just below
-    the k-th sequential sum is re-ranked by exact sums, so a last-bit difference between
-    two ways of summing never changes the top k."""
-    s = _sum(matrix) if len(matrix) else np.zeros(len(cand))
-    cols = np.arange(len(cand))
+def flat(terms: list[Term | None], *, k: int, live, dl, avgdl, k1, b, accept, scratch,
+         n: int):
+    """``(cand, matrix, tfm)`` as :func:`maxscore` answers, from every posting of the query
+    scored at once: the postings of all terms concatenated (in query-term order), one
+    vectorised contribution per posting, summed per document with ``np.add.at`` (in posting
+    order, so in query-term order). A dozen NumPy calls whatever the number of terms, which
+    below ``FLAT_POSTINGS`` postings costs less than MaxScore's per-term steps."""
+    present = [j for j, t in enumerate(terms) if t is not None]
+    sizes = [len(terms[j].docs) for j in present]
+    if len(present) == 1:
+        docs, tfs = terms[present[0]].docs, terms[present[0]].tfs
+    else:
+        docs = np.concatenate([terms[j].docs for j in present])
+        tfs = np.concatenate([terms[j].tfs for j in present])
+    row = np.repeat(np.array(present, np.intp), sizes)
+    idf = np.repeat(np.array([terms[j].idf for j in present]), sizes)
+    keep = None
+    if not all(terms[j].live_only for j in present):
+        keep = live[docs]
+    if accept is not None and len(docs):
+        keep = accept(docs) if keep is None else keep & accept(docs)
+    if keep is not None:
+        docs, tfs, row, idf = docs[keep], tfs[keep], row[keep], idf[keep]
+    qid = scratch.ready(n)
+    contrib = idf * tf_part(tfs, dl[docs], avgdl, k1, b)
+    np.add.at(scratch.acc, docs, contrib)
+    # One posting per document: each position is written at its document, and the one
+    # that stayed (whichever it is) reads itself back.
+    at = np.arange(len(docs), dtype=np.int32)
+    scratch.slot[docs] = at
+    cand = docs[scratch.slot[docs] == at]
+    s = scratch.acc[cand]
+    scratch.acc[cand] = 0.0
     if len(cand) > k:
         kth = np.partition(s, len(s) - k)[len(s) - k]
-        band = kth - abs(kth) * 1e-12
-        cols = cols[s >= band]
-    if len(cols) <= 4 * k + 64:
-        exact = [math.fsum(matrix[:, c]) for c in cols]
-        order = sorted(range(len(cols)), key=lambda r: (-exact[r], ids[cand[cols[r]]]))
-        return cand[cols[order[:k]]]
-    # Many exact ties (equal tf and dl): they are equal under any summation order.
-    order = np.lexsort((ids[cand[cols]], -s[cols]))
-    return cand[cols[order[:k]]]
+        cand = cand[s >= kth - abs(kth) * 1e-9]
+        scratch.stamp[cand] = qid
+        inside = scratch.stamp[docs] == qid
+        docs, tfs, row, contrib = docs[inside], tfs[inside], row[inside], contrib[inside]
+    scratch.slot[cand] = np.arange(len(cand), dtype=np.int32)
+    col = scratch.slot[docs]
+    matrix = np.zeros((len(terms), len(cand)))
+    matrix[row, col] = contrib
+    tfm = np.zeros((len(terms), len(cand)), np.int32)
+    tfm[row, col] = tfs
+    return cand, matrix, tfm
+
+
+def top(matrix: np.ndarray, k: int, ids: np.ndarray) -> np.ndarray:
+    """Columns of the best ``k`` candidates by score, best first, ties by memory id (``ids``,
+    one per column): ordered by the sequential sum of each column, and where two sums are
+    within rounding of each other (a chain of such neighbours) by exact sums
+    (``math.fsum``), so a last-bit difference between two ways of summing never changes
+    the top k or its order."""
+    cols = np.arange(matrix.shape[1])
+    if not len(cols):
+        return cols
+    s = _sum(matrix)
+    if len(cols) > k:
+        kth = np.partition(s, len(s) - k)[len(s) - k]
+        cols = cols[s >= kth - abs(kth) * 1e-12]
+    order = cols[np.lexsort((ids[cols], -s[cols]))]
+    ranked = s[order]
+    # Neighbours closer than this may be in the wrong order: their exact sums decide.
+    near = (ranked[:-1] - ranked[1:]) <= np.abs(ranked[:-1]) * 1e-12
+    if not near[:k].any():
+        return order[:k]
+    out = []
+    bounds = np.flatnonzero(~near) + 1  # where a chain of near neighbours ends
+    starts = [0, *bounds.tolist()]
+    ends = [*bounds.tolist(), len(order)]
+    for lo, hi in zip(starts, ends, strict=True):
+        if lo >= k:
+            break
+        group = order[lo:hi].tolist()
+        # A long chain is one of exact ties (equal tf and dl), equal under any summation.
+        if 1 < len(group) <= 4 * k + 64:
+            exact = {c: math.fsum(matrix[:, c].tolist()) for c in group}
+            group.sort(key=lambda c: (-exact[c], ids[c]))
+        out.extend(group)
+    return np.array(out[:k], np.intp)

@@ -1,0 +1,121 @@
+"""The BERT encoder of all-MiniLM-L6-v2 as an ONNX graph, built from the package's weights.
+
+Pure (no Django, no Redis). :func:`build` describes the forward pass of the NumPy reference
+(``encoder._forward``) as an ``onnx.ModelProto`` with ``onnx.helper``: no torch, no export,
+nothing downloaded or written. The weights are not copied into the graph: each is declared
+as external data and handed to ONNX Runtime from the arrays ``encoder`` already holds
+(``SessionOptions.add_external_initializers``), so building takes milliseconds and no second
+90 MB copy. The graph ends at the last hidden state (embeddings + LayerNorm, 6 layers of
+self-attention and GELU feed-forward, post-LayerNorm, eps 1e-12); pooling and normalisation
+stay in NumPy, shared by both paths.
+
+Inputs ``input_ids`` int64 ``(b, t)`` and ``attention_mask`` float32 ``(b, t)`` (1 = piece,
+0 = padding); output ``hidden`` float32 ``(b, t, 384)``. Only standard ONNX operators of
+opset 17 (LayerNormalization, Erf, Softmax...), so ONNX Runtime's graph optimiser can fuse
+them (LayerNorm, GELU, attention) for its CPU kernels.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["OPSET", "build"]
+
+OPSET = 17
+
+
+def build(weights: dict[str, np.ndarray], *, layers: int, heads: int, dim: int, eps: float):
+    """``(model, external)``: the graph as an ``onnx.ModelProto`` and ``{name: array}``, the
+    weights it declares as external data (to be passed to ONNX Runtime, and kept alive as long
+    as its session). ``weights``: the model's float32 tensors by their safetensors names,
+    Linear weights already as ``(in, out)`` (encoder._model's layout). Raises KeyError when
+    a tensor is missing."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes, inits, external = [], [], {}
+    names = iter(range(1 << 30))
+
+    def tmp(prefix: str) -> str:
+        return f"{prefix}_{next(names)}"
+
+    def const(name: str, array) -> str:
+        inits.append(numpy_helper.from_array(np.asarray(array), name))
+        return name
+
+    def op(kind: str, inputs: list[str], **attrs) -> str:
+        out = tmp(kind.lower())
+        nodes.append(helper.make_node(kind, inputs, [out], **attrs))
+        return out
+
+    def weight(name: str) -> str:
+        array = np.ascontiguousarray(weights[name], dtype=np.float32)
+        tensor = TensorProto(name=name, data_type=TensorProto.FLOAT, dims=array.shape,
+                             data_location=TensorProto.EXTERNAL)
+        for key, value in (("location", "memory"), ("offset", "0"),
+                           ("length", str(array.nbytes))):
+            entry = tensor.external_data.add()
+            entry.key, entry.value = key, value
+        inits.append(tensor)
+        external[name] = array
+        return name
+
+    def linear(x: str, prefix: str) -> str:
+        return op("Add", [op("MatMul", [x, weight(prefix + ".weight")]), weight(prefix + ".bias")])
+
+    def layer_norm(x: str, prefix: str) -> str:
+        return op("LayerNormalization", [x, weight(prefix + ".weight"), weight(prefix + ".bias")],
+                  axis=-1, epsilon=eps)
+
+    hd = dim // heads
+    split = const("shape_heads", np.array([0, 0, heads, hd], dtype=np.int64))
+    merge = const("shape_merge", np.array([0, 0, dim], dtype=np.int64))
+    zero = const("zero", np.array([0], dtype=np.int64))
+    one = const("one", np.array([1], dtype=np.int64))
+
+    # Embeddings: word + position (first t rows) + token type 0.
+    t = op("Slice", [op("Shape", ["input_ids"]), one, const("two", np.array([2], np.int64))])
+    position = op("Slice", [weight("embeddings.position_embeddings.weight"), zero, t, zero])
+    x = op("Add", [op("Gather", [weight("embeddings.word_embeddings.weight"), "input_ids"]),
+                   position])
+    x = op("Add", [x, const("token_type_0",
+                            weights["embeddings.token_type_embeddings.weight"][0]
+                            .astype(np.float32))])
+    x = layer_norm(x, "embeddings.LayerNorm")
+    # Additive attention bias (b, 1, 1, t): 0 for pieces, -1e9 for padding.
+    bias = op("Mul", [op("Sub", [const("f_one", np.float32(1.0)), "attention_mask"]),
+                      const("neg", np.float32(-1e9))])
+    bias = op("Unsqueeze", [bias, const("axes_12", np.array([1, 2], dtype=np.int64))])
+    scale = const("scale", np.float32(1.0 / math.sqrt(hd)))
+    for n in range(layers):
+        p = f"encoder.layer.{n}."
+
+        def heads_of(name: str, perm: list[int], x=x, p=p) -> str:
+            return op("Transpose", [op("Reshape", [linear(x, p + name), split])], perm=perm)
+
+        q = heads_of("attention.self.query", [0, 2, 1, 3])
+        k = heads_of("attention.self.key", [0, 2, 3, 1])
+        v = heads_of("attention.self.value", [0, 2, 1, 3])
+        scores = op("Add", [op("Mul", [op("MatMul", [q, k]), scale]), bias])
+        probs = op("Softmax", [scores], axis=-1)
+        ctx = op("Reshape", [op("Transpose", [op("MatMul", [probs, v])], perm=[0, 2, 1, 3]),
+                             merge])
+        x = layer_norm(op("Add", [linear(ctx, p + "attention.output.dense"), x]),
+                       p + "attention.output.LayerNorm")
+        h = linear(x, p + "intermediate.dense")
+        # BERT's exact GELU: 0.5 * h * (1 + erf(h / sqrt 2)).
+        erf = op("Erf", [op("Div", [h, const(f"sqrt2_{n}", np.float32(math.sqrt(2.0)))])])
+        h = op("Mul", [op("Mul", [h, op("Add", [erf, const(f"one_{n}", np.float32(1.0))])]),
+                       const(f"half_{n}", np.float32(0.5))])
+        x = layer_norm(op("Add", [linear(h, p + "output.dense"), x]), p + "output.LayerNorm")
+    nodes.append(helper.make_node("Identity", [x], ["hidden"]))
+    graph = helper.make_graph(
+        nodes, "all-MiniLM-L6-v2",
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["b", "t"]),
+         helper.make_tensor_value_info("attention_mask", TensorProto.FLOAT, ["b", "t"])],
+        [helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["b", "t", dim])],
+        inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                              producer_name="memory-console")
+    return model, external
