@@ -1,5 +1,7 @@
 """Stamps each historical row with the change kind and actor the service asked for."""
 
+from simple_history.manager import HistoryDescriptor
+
 from memories.models import ChangeKind, HistoryKind
 
 
@@ -21,3 +23,26 @@ def actor_name(actor) -> str:
     if actor is None:
         return "system"
     return actor if isinstance(actor, str) else actor.get_username()
+
+
+class _OneManagerClass(HistoryDescriptor):
+    """simple-history's ``model.history`` descriptor, building its manager class once:
+    the original builds a new class (``Manager.from_queryset``, which walks the queryset
+    class with ``inspect``) on every access, and every versioned save reads it once
+    (0.28 ms a save here, ~5 % of a create's CPU). The manager it returns is the same."""
+
+    def __get__(self, instance, owner):
+        cls = self.__dict__.get("_manager")
+        if cls is None:
+            cls = self._manager = self.manager_class.from_queryset(self.queryset_class)
+        return cls(self.model, instance)
+
+
+def build_history_managers_once(*models) -> None:
+    """Swap the ``history`` descriptor of ``models`` for :class:`_OneManagerClass`."""
+    for model in models:
+        for name, value in list(vars(model).items()):
+            if type(value) is HistoryDescriptor:
+                one = _OneManagerClass.__new__(_OneManagerClass)
+                one.__dict__.update(vars(value))
+                setattr(model, name, one)

@@ -40,17 +40,33 @@ def _live(user_id: str, conversation_id: str):
                                  deleted_at__isnull=True)
 
 
+# How many rows each side of the window reads (the rows at ``memory``'s own time on either
+# side are sorted out by id afterwards: see _trim).
+BEFORE_ROWS = PREVIOUS + 1
+AFTER_ROWS = PREVIOUS + NEXT
+
+
+def _trim(memory: Memory, before: list[Memory], after: list[Memory]
+          ) -> tuple[list[Memory], list[Memory]]:
+    """The window from the rows read at or before / at or after ``memory``'s time: strictly
+    before / after it by ``(created_at, memory_id)``, oldest first."""
+    key = (memory.created_at, memory.memory_id)
+    order = lambda m: (m.created_at, m.memory_id)  # noqa: E731
+    before = sorted(before, key=order, reverse=True)[:BEFORE_ROWS]
+    after = sorted(after, key=order)[:AFTER_ROWS]
+    before = [m for m in before if order(m) < key][:BEFORE_ROWS]
+    after = [m for m in after if order(m) > key][:AFTER_ROWS]
+    return before[::-1], after
+
+
 def _neighbours(memory: Memory) -> tuple[list[Memory], list[Memory]]:
     """Up to PREVIOUS + NEXT + 1 live memories before and after ``memory`` (oldest first)."""
     rows = _live(memory.user_id, memory.conversation_id).exclude(memory_id=memory.memory_id)
-    key = (memory.created_at, memory.memory_id)
     before = list(rows.filter(created_at__lte=memory.created_at)
-                  .order_by("-created_at", "-memory_id")[:PREVIOUS + 1])
-    before = [m for m in before if (m.created_at, m.memory_id) < key][:PREVIOUS + 1]
+                  .order_by("-created_at", "-memory_id")[:BEFORE_ROWS])
     after = list(rows.filter(created_at__gte=memory.created_at)
-                 .order_by("created_at", "memory_id")[:PREVIOUS + NEXT])
-    after = [m for m in after if (m.created_at, m.memory_id) > key][:PREVIOUS + NEXT]
-    return before[::-1], after
+                 .order_by("created_at", "memory_id")[:AFTER_ROWS])
+    return _trim(memory, before, after)
 
 
 def join_context(before: list[str], after: list[str]) -> str:
@@ -83,9 +99,16 @@ class Window:
     build its own context and that of every neighbour whose window it enters (the one
     before it reads the two before that; the second after it reads the one after that)."""
 
-    def __init__(self, memory: Memory):
+    def __init__(self, memory: Memory, rows: tuple[list[Memory], list[Memory]] | None = None):
+        """``rows``: the rows at or before and at or after ``memory``'s time, when the
+        caller has read them (``BEFORE_ROWS`` / ``AFTER_ROWS`` of each, nearest first)."""
         self.memory = memory
-        self.before, self.after = _neighbours(memory) if memory.conversation_id else ([], [])
+        if not memory.conversation_id:
+            self.before, self.after = [], []
+        elif rows is not None:
+            self.before, self.after = _trim(memory, *rows)
+        else:
+            self.before, self.after = _neighbours(memory)
 
     def context(self) -> str:
         """The new memory's own context (what :func:`conversation_context` would give)."""

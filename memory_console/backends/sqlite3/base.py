@@ -92,10 +92,18 @@ class WriteLock:
                 delay = min(delay * 2, POLL_MAX)
 
     def release(self) -> None:
-        """Let go (nothing when this process does not hold it)."""
+        """Let go (nothing when this process does not hold it). Never raises: it runs after
+        a commit, where an error would turn a committed write into a 500; a descriptor that
+        cannot unlock is closed instead, which lets go of the lock all the same."""
         if self.held and self._pid == os.getpid():
             self.held = False
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+            except OSError as exc:
+                log.warning("sqlite write lock: unlock failed (%s), closing it", exc)
+                with contextlib.suppress(OSError):
+                    os.close(self._fd)
+                self._fd = None
 
     def close(self) -> None:
         self.release()
