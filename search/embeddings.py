@@ -44,8 +44,11 @@ LEFT_TO_BM25 = "none (left to BM25)"
 
 
 def _stale():
+    """Live memories whose embedding is missing, of another content, or of another model (an
+    encoder change re-embeds everything: readers take only the current model's vectors)."""
     return Memory.objects.filter(deleted_at__isnull=True).filter(
-        Q(embedding__isnull=True) | ~Q(embedding__content_hash=F("content_hash")))
+        Q(embedding__isnull=True) | ~Q(embedding__content_hash=F("content_hash"))
+        | ~Q(embedding__model__in=[encoder.MODEL_NAME, LEFT_TO_BM25]))
 
 
 def pending_count() -> int:

@@ -51,6 +51,19 @@ def test_recall_never_mixes_in_the_vector_of_an_older_text(semantic_profile):
     assert all(h.explain.semantic is not None for h in found.results)
 
 
+def test_a_new_encoder_model_re_embeds_what_the_old_one_made(builtins, monkeypatch):
+    """Vectors are read by model name, so an encoder change must make every one pending (a
+    memory left to BM25 stays done)."""
+    en = create("Calvin relaxes with his guitar")
+    create("张工上周提的那个 Redis 超时问题")
+    assert embeddings.embed_pending() == 2 and embeddings.pending_count() == 0
+    monkeypatch.setattr(embeddings.encoder, "MODEL_NAME", "a-newer-model")
+    assert embeddings.vectors_for([en.memory_id]) == {}
+    assert embeddings.pending_count() == 1 and embeddings.embed_pending() == 1
+    assert MemoryEmbedding.objects.get(memory_id=en.memory_id).model == "a-newer-model"
+    assert en.memory_id in embeddings.vectors_for([en.memory_id])
+
+
 def test_a_purge_removes_the_embedding(builtins):
     m = create("a secret to purge")
     embeddings.embed_pending()
