@@ -12,8 +12,10 @@ client's reply, so a request that follows a bump, from any client that saw the b
 finds it already waiting in the socket.
 
 Trust is withdrawn, and the caller reads the key (``read``), whenever the watch cannot be sure
-it saw every change: before its subscription is confirmed; after any message that is not a
-publication (a re-subscription after a reconnect, a slot that moved away); on any error
+it saw every change: until its subscription's confirmation has come (it is never waited
+for: a request never blocks on the watch) and the key has been read after it; after a
+reconnect, or any message that is not a publication (a re-subscription, a slot that moved
+away); on any error
 (tried again after ``_RETRY_SECONDS``); in a forked child (a subscription belongs to one
 process); and every ``MEMORY_ROW_CACHE_VERIFY_SECONDS`` (default 1 s, 0 = every request),
 which bounds what a silently broken connection, or a writer that sets the key without
@@ -44,8 +46,9 @@ _lock = threading.Lock()
 # One watch per process: pid (a forked child starts its own), the client it watches through
 # (another client, e.g. a new REDIS_URL, starts another), the subscription, the last
 # generation it knows, when that was last read from the key, when to try subscribing again.
-_watch: dict = {"pid": None, "client": None, "pubsub": None, "generation": None,
-                "verified": _NEVER, "retry_at": 0.0}
+_watch: dict = {"pid": None, "client": None, "pubsub": None, "confirmed": False,
+                "reconnected": False, "generation": None, "verified": _NEVER, "retry_at": 0.0}
+_now = time.monotonic  # the watch's clock (tests move it)
 
 
 class _Distrust(Exception):
@@ -67,7 +70,7 @@ def current(read: Callable[[], str]) -> str:
     """The current generation: the watched one while it can be trusted, else ``read()`` (a
     GET of the key, which also starts or re-verifies the watch). Raises what ``read`` raises
     (store.RedisError)."""
-    now = time.monotonic()
+    now = _now()
     with _lock:
         client = store.get_client()
         if _watch["pid"] != os.getpid() or _watch["client"] is not client:
@@ -75,11 +78,12 @@ def current(read: Callable[[], str]) -> str:
             _watch["client"] = client
         if _watch["pubsub"] is None and now >= _watch["retry_at"]:
             _subscribe(client)
-        if _watch["pubsub"] is not None and _drain(now):
+        if _watch["pubsub"] is not None and _drain(now) and _watch["confirmed"]:
             if now - _watch["verified"] < settings.MEMORY_ROW_CACHE_VERIFY_SECONDS:
                 return _watch["generation"]
-            # Due a check: read the key under the lock, so a publication drained by another
-            # thread meanwhile cannot be overwritten by this older read.
+            # Due a check (or the first since the subscription was confirmed): read the key
+            # under the lock, so a publication drained by another thread meanwhile cannot be
+            # overwritten by this older read.
             _watch["generation"], _watch["verified"] = read(), now
             return _watch["generation"]
     return read()
@@ -96,8 +100,8 @@ def _reset(*, pid, retry_at: float = 0.0) -> None:
     if pubsub is not None and _watch["pid"] == os.getpid():  # a parent's socket stays open
         with contextlib.suppress(redis.RedisError, OSError):
             pubsub.close()
-    _watch.update(pid=pid, client=None, pubsub=None, generation=None, verified=_NEVER,
-                  retry_at=retry_at)
+    _watch.update(pid=pid, client=None, pubsub=None, confirmed=False, reconnected=False,
+                  generation=None, verified=_NEVER, retry_at=retry_at)
 
 
 def _node_client(client):
@@ -107,31 +111,47 @@ def _node_client(client):
     return client
 
 
+class _Reconnects:
+    """redis-py reconnects a pub/sub connection by itself and subscribes again: what was
+    published meanwhile is lost, so the watch is dropped at its next drain. (redis-py keeps
+    connect callbacks as weak methods, hence a method of a module-level object.)"""
+
+    def seen(self, connection) -> None:
+        _watch["reconnected"] = True
+
+
+_reconnects = _Reconnects()
+
+
 def _subscribe(client) -> None:
-    """Subscribe and wait for the confirmation (so no publication after it is missed); the
-    generation is then unknown (never verified) until the first read."""
+    """Send the subscription without waiting for its confirmation: until a drain finds it,
+    and the key has been read after it, the watch vouches for nothing."""
     try:
         pubsub = _node_client(client).pubsub()
         pubsub.ssubscribe(channel())
-        reply = pubsub.get_message(timeout=1.0)
-        if reply is None or store.text(reply["type"]) != "ssubscribe":
-            pubsub.close()
-            raise _Distrust(f"no subscription confirmed: {reply!r}")
-    except (redis.RedisError, OSError, _Distrust) as exc:
+        pubsub.connection.register_connect_callback(_reconnects.seen)
+    except (redis.RedisError, OSError) as exc:
         log.info("row cache generation not watched: %s", type(exc).__name__)
-        _reset(pid=os.getpid(), retry_at=time.monotonic() + _RETRY_SECONDS)
+        _reset(pid=os.getpid(), retry_at=_now() + _RETRY_SECONDS)
         _watch["client"] = client
         return
-    _watch.update(client=client, pubsub=pubsub, generation=None, verified=_NEVER)
+    _watch.update(client=client, pubsub=pubsub, confirmed=False, reconnected=False,
+                  generation=None, verified=_NEVER)
 
 
 def _drain(now: float) -> bool:
-    """Take every waiting publication; False (the watch dropped) when it may have missed one."""
+    """Take every waiting message; False (the watch dropped) when it may have missed one."""
     try:
         while (message := _watch["pubsub"].get_message(timeout=0.0)) is not None:
-            if store.text(message["type"]) != "smessage":
-                raise _Distrust(store.text(message["type"]))
-            _watch["generation"] = store.text(message["data"])
+            kind = store.text(message["type"])
+            if kind == "ssubscribe" and not _watch["confirmed"]:
+                _watch["confirmed"] = True  # no publication after this one is missed
+            elif kind == "smessage":
+                _watch["generation"] = store.text(message["data"])
+            else:  # a second confirmation (a re-subscription), a slot moved away, ...
+                raise _Distrust(kind)
+        if _watch["reconnected"]:
+            raise _Distrust("reconnected")
     except (redis.RedisError, OSError, _Distrust) as exc:
         log.info("row cache generation watch dropped: %s", type(exc).__name__)
         client = _watch["client"]
