@@ -105,6 +105,10 @@ def periodic_embed_job() -> dict:
     ``search.embeddings``), then schedule the next run."""
     from search import embeddings
 
+    if periodic_embed_job not in _periodic():
+        # Scheduled before embedding was turned off (or the weights removed): nothing to do,
+        # and no next run.
+        return {"embedded": 0, "off": True}
     try:
         return {"embedded": embeddings.embed_pending()}
     finally:

@@ -54,12 +54,19 @@ QUEUES = ("default", "index")
 
 @pytest.fixture
 def empty_queues():
-    """The job queues empty before and after the test (jobs of another test never run)."""
-    for name in QUEUES:
-        django_rq.get_queue(name).empty()
+    """The job queues empty before and after the test, scheduled jobs too (jobs of another
+    test never run)."""
+    def empty():
+        for name in QUEUES:
+            queue = django_rq.get_queue(name)
+            queue.empty()
+            # A periodic job another test scheduled must not come due in this one.
+            for job_id in queue.scheduled_job_registry.get_job_ids():
+                queue.scheduled_job_registry.remove(job_id, delete_job=True)
+
+    empty()
     yield
-    for name in QUEUES:
-        django_rq.get_queue(name).empty()
+    empty()
 
 
 def work():

@@ -259,3 +259,19 @@ def test_reindexing_one_namespace_scans_no_keyspace(builtins, admin_api, setting
         assert len(_generations_of(keys, "team-a")) == 1
         found = admin_api.post("/recall", {"user_id": "team-a", "query": "t5 w5"}).json()
         assert found["results"]
+
+
+def test_an_embedding_run_scheduled_before_embedding_was_turned_off_does_nothing(
+        builtins, empty_queues, settings):
+    """A periodic-embed job left in Redis by a deployment that embedded (or another test)
+    ran the encoder over the namespace, then raised KeyError rescheduling itself."""
+    from memories import services
+    from operations.jobs import periodic_embed_job
+    from search.models import MemoryEmbedding
+
+    settings.MEMORY_EMBED_EVERY_SECONDS = 0
+    services.memory_create(user_id="u-e", content="a lighthouse keeper logs the weather")
+    assert periodic_embed_job() == {"embedded": 0, "off": True}
+    assert not MemoryEmbedding.objects.exists()
+    queue = django_rq.get_queue("index")
+    assert "periodic-embed" not in ScheduledJobRegistry(queue=queue).get_job_ids()
