@@ -141,3 +141,59 @@ def test_the_process_checkpoints_after_its_commits_without_the_lock(redis_client
         cursor.execute("PRAGMA wal_checkpoint(PASSIVE)")
         busy, frames, done = cursor.fetchone()
     assert busy == 0 and frames == done
+
+
+def _token_seen_for_the_first_time(django_user_model) -> str:
+    from accounts.tokens import token_create
+
+    return token_create(user=django_user_model.objects.create_user("lock-agent"))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_outside_a_transaction_takes_the_lock_too(redis_client, django_user_model):
+    """A token's last-used stamp is one UPDATE in autocommit, in the middle of an API
+    request. Outside the lock it met the other writers in SQLite's busy handler (sleeps up
+    to 100 ms, a try succeeding only between two writers' turns), so under steady creates
+    the request could wait up to the busy timeout."""
+    from accounts.models import ApiToken
+    from accounts.tokens import token_lookup
+
+    token = _token_seen_for_the_first_time(django_user_model)
+    held = []
+
+    def seen(sql):  # called by SQLite as it runs each statement
+        if sql.lstrip().upper().startswith("UPDATE") and ApiToken._meta.db_table in sql:
+            held.append(connection._write_lock is not None and connection._write_lock.held)
+
+    connection.ensure_connection()
+    connection.connection.set_trace_callback(seen)
+    try:
+        assert token_lookup(token) is not None
+    finally:
+        connection.connection.set_trace_callback(None)
+    assert held == [True]
+    assert not connection._write_lock.held  # let go once the statement is done
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_outside_a_transaction_waits_for_the_lock(redis_client, django_user_model):
+    """... and, like a transaction, gets "database is locked" once the timeout has passed
+    while another writer holds it; reads outside a transaction never wait for it."""
+    from accounts.models import ApiToken
+    from accounts.tokens import token_lookup
+
+    token = _token_seen_for_the_first_time(django_user_model)
+    other = WriteLock(os.path.abspath(str(connection.settings_dict["NAME"])) + ".writelock")
+    options = connection.settings_dict["OPTIONS"]
+    timeout = options.get("timeout")
+    assert other.acquire(timeout=5)
+    options["timeout"] = 0.2
+    try:
+        assert ApiToken.objects.count() == 1  # a read
+        with pytest.raises(OperationalError, match="database is locked"):
+            token_lookup(token)
+    finally:
+        options["timeout"] = timeout
+        other.close()
+    assert not connection._write_lock.held
+    assert token_lookup(token) is not None  # the lock is free: the request goes on

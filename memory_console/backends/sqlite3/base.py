@@ -27,8 +27,12 @@ commit of a process runs ``PRAGMA wal_checkpoint(PASSIVE)`` itself, once the loc
 the other writers go on meanwhile (a passive checkpoint never blocks them), and a failed
 checkpoint is logged, never raised (the write has committed).
 
-Connections outside a transaction (autocommit writes, readers) do not take the lock; SQLite
-still orders them with its own. In-memory databases have no file and no lock.
+A write outside a transaction (an autocommit ``UPDATE``: a token's last-used stamp in an API
+request, a mirror's resync flag) takes the lock for its one statement too: without it, it
+met the writers in SQLite's busy handler, whose sleeps grow to 100 ms and whose tries find
+the lock free only in the gaps between two writers' turns, so under steady writes a one-row
+update could wait up to the busy timeout. Reads never take it. In-memory databases have no
+file and no lock.
 """
 
 import contextlib
@@ -36,6 +40,7 @@ import fcntl
 import itertools
 import logging
 import os
+import re
 import time
 import weakref
 
@@ -48,6 +53,8 @@ POLL_FIRST, POLL_MAX = 0.00005, 0.001  # seconds between two tries of a waiting 
 # default autocheckpoint of 1,000 pages lets pass: a create writes ~10).
 CHECKPOINT_EVERY = 100
 _commits = itertools.count(1)
+# A statement that writes (SQLite's own words; a WITH may end in any of them).
+_WRITES = re.compile(r"\s*(INSERT|UPDATE|DELETE|REPLACE|WITH)\b", re.IGNORECASE)
 
 
 class WriteLock:
@@ -123,8 +130,48 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+class LockingCursor(base.SQLiteCursorWrapper):
+    """Django's cursor; a write outside a transaction holds the write lock while it runs."""
+
+    db: "DatabaseWrapper"
+
+    def execute(self, query, params=None):
+        with self.db.autocommit_write(query):
+            return super().execute(query, params)
+
+    def executemany(self, query, param_list):
+        with self.db.autocommit_write(query):
+            return super().executemany(query, param_list)
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
     _write_lock: WriteLock | None = None
+
+    def create_cursor(self, name=None):
+        cursor = self.connection.cursor(factory=LockingCursor)
+        cursor.db = self
+        return cursor
+
+    @contextlib.contextmanager
+    def autocommit_write(self, query: str):
+        """Hold the write lock around ``query`` when it writes outside a transaction (in a
+        transaction it is held already; reads never take it)."""
+        lock = None
+        if not self.connection.in_transaction and _WRITES.match(query):
+            lock = self._lock()
+            if lock is not None and lock.held:
+                lock = None
+            elif lock is not None and not lock.acquire(self._lock_timeout()):
+                with self.wrap_database_errors:
+                    raise self.Database.OperationalError("database is locked")
+        try:
+            yield
+        finally:
+            if lock is not None:
+                lock.release()
+
+    def _lock_timeout(self) -> float:
+        return float(self.settings_dict["OPTIONS"].get("timeout", 5))
 
     def _lock(self) -> WriteLock | None:
         if self.transaction_mode not in ("IMMEDIATE", "EXCLUSIVE") or self.is_in_memory_db():
@@ -138,8 +185,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     def _start_transaction_under_autocommit(self):
         lock = self._lock()
-        timeout = self.settings_dict["OPTIONS"].get("timeout", 5)
-        if lock is not None and not lock.acquire(float(timeout)):
+        if lock is not None and not lock.acquire(self._lock_timeout()):
             with self.wrap_database_errors:
                 raise self.Database.OperationalError("database is locked")
         try:
