@@ -275,7 +275,7 @@ def memory_create_many(*, items: list[dict], actor=None, reason: str = "") -> li
     outbox.outbox_memories_created(new, actor=actor, reason=reason)
     ids = [m.memory_id for m in new]
     # The instances are what committed (bulk_create): mirrored without reading them again.
-    transaction.on_commit(lambda: sync_memories(ids, memories=new, new=True))
+    transaction.on_commit(lambda: sync_memories(ids, memories=new))
     # bulk history rows send no signal: counted here (integrations/metrics/receivers.py
     # counts every other versioned write).
     transaction.on_commit(lambda: count_write(ChangeKind.CREATE, len(ids)))
