@@ -17,8 +17,8 @@ Systems, timed interleaved query by query (the order rotates): the default profi
 is a profile row ``bench-context-w0``, created for the run and deleted after). The in-process
 query cache is cleared before each rescoring recall. Parts, timed alone on the same queries:
 the query encode (``encoder.encode``, batch of 1; wall and this thread's CPU time, the part
-the load does not inflate) and the window's embedding read (``embeddings.vectors_for`` of the
-w = 0 top 100). p50 / p90 / p99 in ms, load average before
+the load does not inflate) and the window's read (``embeddings.window_read`` of the w = 0 top
+100: the database check and the embeddings, one query). p50 / p90 / p99 in ms, load average before
 and after. The LAST line is one JSON object.
 """
 
@@ -142,7 +142,7 @@ def main():
         enc_ms.append((time.perf_counter() - t) * 1000)
         enc_cpu.append((time.thread_time() - c) * 1000)
         t = time.perf_counter()
-        vectors = embeddings.vectors_for(window)
+        _, vectors = embeddings.window_read(window)
         read_ms.append((time.perf_counter() - t) * 1000)
         held.append(len(vectors))
     loads.append(load())

@@ -169,15 +169,12 @@ def mirror_args(memory: Memory, now: dt.datetime) -> dict:
 
 
 def sync_memories(memory_ids: list[str], *, batch: int = 500,
-                  memories: list[Memory] | None = None, new: bool = False) -> int:
+                  memories: list[Memory] | None = None) -> int:
     """Idempotently bring Redis in line with the database for these ids (pipelined).
 
     Ids without a row are skipped (a purge removes its own keys, see :func:`sync_memory`).
     ``memories``: the rows as just committed (a bulk create), mirrored without reading them
-    again; ``memory_ids`` is then ignored. ``new``: rows just inserted, which Redis has never
-    held: they go through put_many.lua (postings grouped by term; a call that finds one of
-    its memories in Redis after all leaves the work to put.lua). Returns how many were
-    synced. On ``RedisError``
+    again; ``memory_ids`` is then ignored. Returns how many were synced. On ``RedisError``
     the rows are flagged ``needs_resync`` (logged, never raised); a row Redis cannot take is
     flagged, logged and skipped (``index_error``), the others synced.
     """
@@ -191,7 +188,7 @@ def sync_memories(memory_ids: list[str], *, batch: int = 500,
             rows = memories[start:start + batch]
             chunk = [m.memory_id for m in rows]
         try:
-            rows = _put_rows(store.get_client(), rows, timezone.now(), new=new)
+            rows = _put_rows(store.get_client(), rows, timezone.now())
         except store.RedisError as exc:
             log.warning("redis mirror failed for %d memories: %s", len(rows), type(exc).__name__)
             Memory.objects.filter(memory_id__in=chunk).update(needs_resync=True)
@@ -205,32 +202,16 @@ def sync_memories(memory_ids: list[str], *, batch: int = 500,
     return done
 
 
-def _put_rows(client, rows: list[Memory], now: dt.datetime, *,
-              new: bool = False) -> list[Memory]:
-    """Mirror ``rows`` in one pipeline (``new``: see :func:`sync_memories`; a second one
-    for the calls put_many.lua left to put.lua); returns those Redis could take (raises
-    RedisError)."""
+def _put_rows(client, rows: list[Memory], now: dt.datetime) -> list[Memory]:
+    """Mirror ``rows`` in one pipeline; returns those Redis could take (raises RedisError)."""
     built = [(memory, *mirror_args_or_flag(memory, now)) for memory in rows]
     puts = [args for _, args, _ in built]
 
     def run():
         pipes = store.NamespacePipelines(client)
         _seed_reference_lengths(client, pipes, puts)
-        if not new:
-            _queue_puts(pipes, puts)
-            pipes.execute()
-            return
-        # Removals (a row that cannot be mirrored) and repeated ids go through put.lua.
-        fresh, other = _fresh_puts(puts)
-        _queue_puts(pipes, other)
-        queued = _queue_put_many(pipes, fresh)
+        _queue_puts(pipes, puts)
         pipes.execute()
-        again = [put for user_id, position, batch in queued
-                 if postings.fell_back(pipes.replies_for(user_id)[position]) for put in batch]
-        if again:
-            pipes = store.NamespacePipelines(client)
-            _queue_puts(pipes, again)
-            pipes.execute()
 
     postings.run_with_scripts(client, run)
     return [memory for memory, _, ok in built if ok]
@@ -261,31 +242,6 @@ def _queue_puts(pipes, puts: list[dict]) -> None:
     for user_id, group in by_namespace.items():
         postings.queue_puts(pipes.for_namespace(user_id), group,
                             stream_maxlen=settings.MEMORY_STREAM_MAXLEN)
-
-
-def _fresh_puts(puts: list[dict]) -> tuple[list[dict], list[dict]]:
-    """``(puts put_many.lua can take, the others)``: the first put of each live row."""
-    fresh, other, seen = [], [], set()
-    for args in puts:
-        if args["hash_fields"] and args["memory_id"] not in seen:
-            seen.add(args["memory_id"])
-            fresh.append(args)
-        else:
-            other.append(args)
-    return fresh, other
-
-
-def _queue_put_many(pipes, puts: list[dict]) -> list[tuple[str, int, list[dict]]]:
-    """Queue new memories' ``puts`` as put_many.lua calls; ``[(user_id, position in its
-    pipeline, puts of the call)]``."""
-    by_namespace: dict[str, list[dict]] = {}
-    for args in puts:
-        by_namespace.setdefault(args["user_id"], []).append(args)
-    queued = []
-    for user_id, group in by_namespace.items():
-        queued += [(user_id, position, batch) for position, batch in postings.queue_put_many(
-            pipes.for_namespace(user_id), group, stream_maxlen=settings.MEMORY_STREAM_MAXLEN)]
-    return queued
 
 
 def _put(client, args: dict) -> None:

@@ -138,25 +138,15 @@ class NamespacePipelines:
         self.transaction = transaction
         self._pipes: dict = {}
 
-    def _name(self, user_id: str):
-        if not is_cluster(self.client):
-            return None
-        return self.client.get_node_from_key(namespace_base(user_id)).name
-
     def for_namespace(self, user_id: str):
-        name = self._name(user_id)
+        if not is_cluster(self.client):
+            name, make = None, self.client.pipeline
+        else:
+            node = self.client.get_node_from_key(namespace_base(user_id))
+            name, make = node.name, self.client.get_redis_connection(node).pipeline
         if name not in self._pipes:
-            make = (self.client.pipeline if name is None else
-                    self.client.get_redis_connection(
-                        self.client.get_node_from_key(namespace_base(user_id))).pipeline)
             self._pipes[name] = make(transaction=self.transaction)
         return self._pipes[name]
 
     def execute(self) -> list:
-        self._replies = {name: pipe.execute() for name, pipe in self._pipes.items()}
-        return list(self._replies.values())
-
-    def replies_for(self, user_id: str) -> list:
-        """After :meth:`execute`: the replies of the pipeline that carried ``user_id``'s
-        commands, in the order they were queued."""
-        return self._replies[self._name(user_id)]
+        return [pipe.execute() for pipe in self._pipes.values()]

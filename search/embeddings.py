@@ -98,25 +98,35 @@ def _known(rows) -> list:
 
 def vectors_for(memory_ids: list[str]) -> dict[str, np.ndarray]:
     """``{memory_id: unit vector}`` of the given memories that have an up-to-date one (made
-    from the content hash the memory's row holds now; a memory left to BM25 has none).
+    from the content hash the memory's row holds now; a memory left to BM25 has none)."""
+    return window_read(memory_ids)[1]
 
-    One primary-key query in plain SQL, as search.pending's check: for a window of 100 at
-    100k memories p50 1.2 ms, where the same join through the ORM took 12 ms (load ~8: its
-    query building and row conversion cost more than the query; bench/README.md, semantic
-    rescoring's latency)."""
+
+def window_read(memory_ids: list[str]) -> tuple[dict[str, bool], dict[str, np.ndarray]]:
+    """``(flags, vectors)`` of a rescoring window: ``{memory_id: needs_resync}`` of the rows
+    that exist (search.pending's check) and :func:`vectors_for`'s vectors, in one query.
+
+    One primary-key query in plain SQL, as search.pending's own: for a window of 100 at
+    100k memories the embeddings' join took p50 1.2 ms, where the same join through the ORM
+    took 12 ms (load ~8: its query building and row conversion cost more than the query;
+    bench/README.md, semantic rescoring's latency); and the check's rows come with it, where
+    they were a query of their own."""
     if not memory_ids:
-        return {}
+        return {}, {}
     memory_table, embedding_table = _sql(Memory._meta.db_table), _sql(MemoryEmbedding._meta.db_table)
     key, chash = _sql("memory_id"), _sql("content_hash")
+    flag = _sql(Memory._meta.get_field("needs_resync").column)
     marks = ", ".join(["%s"] * len(memory_ids))
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT e.{key}, e.{_sql('vector')} FROM {embedding_table} e "
-            f"JOIN {memory_table} m ON m.{key} = e.{key} "
-            f"WHERE e.{_sql('model')} = %s AND e.{key} IN ({marks}) AND e.{chash} = m.{chash}",
+            f"SELECT m.{key}, m.{flag}, e.{_sql('vector')} FROM {memory_table} m "
+            f"LEFT JOIN {embedding_table} e ON e.{key} = m.{key} "
+            f"AND e.{_sql('model')} = %s AND e.{chash} = m.{chash} "
+            f"WHERE m.{key} IN ({marks})",
             [encoder.MODEL_NAME, *memory_ids])
         rows = cursor.fetchall()
-    return {m: np.frombuffer(bytes(v), dtype="<f4") for m, v in rows}
+    return ({m: bool(f) for m, f, _ in rows},
+            {m: np.frombuffer(bytes(v), dtype="<f4") for m, _, v in rows if v})
 
 
 def _sql(name: str) -> str:

@@ -30,6 +30,7 @@ import math
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
 from django.conf import settings
 
 from memories import access, store
@@ -216,6 +217,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         return fetch(lua_mode)
 
     in_range = filter_time = window is not None and plan.mode == "filter"
+    vectors: dict = {}
     while True:
         hits = fetch_mode()
         docs = getattr(hits, "hashes", None)
@@ -226,7 +228,11 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         held = docs
         # Checked against the database: a write whose mirror failed (needs_resync) is served
         # as the database holds it, or not at all when forgotten or purged (search.pending).
-        docs = docs_verified(docs)
+        # A rescoring window reads its embeddings in the same query.
+        flags = None
+        if query_vector is not None:
+            flags, vectors = _window_read(list(docs))
+        docs = docs_verified(docs, flags)
         passed = [r for r in hits.rows if r[0] in docs and filters.keep(docs[r[0]])]
         if filter_time:
             timely = [r for r in passed
@@ -311,7 +317,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
                                      "importance": prof.w_importance}),
         ))
     if query_vector is not None:
-        _rescore(hits_out, query_vector, prof.w_semantic)
+        _rescore(hits_out, query_vector, prof.w_semantic, vectors, read=held)
     hits_out.sort(key=lambda h: (-h.score, h.memory_id))
     result.results = hits_out[:limit]
     if lean:
@@ -419,23 +425,35 @@ def _encode_soon(text: str):
     return embeddings.query_vector_soon(text)
 
 
-def _rescore(hits: list[Hit], query_vector, w: float) -> None:
+def _window_read(memory_ids: list[str]):
+    from search import embeddings
+
+    return embeddings.window_read(memory_ids)
+
+
+def _rescore(hits: list[Hit], query_vector, w: float, vectors: dict, read) -> None:
     """Semantic rescoring of the window (search.semantic.rescore): the final score becomes
     ``(1 - w) * final / max(final) + w * cos``; embeddings were computed by the worker.
-    ``query_vector``: the call that gives the query's vector (:func:`_encode_soon`)."""
+    ``query_vector``: the call that gives the query's vector (:func:`_encode_soon`);
+    ``vectors``: the embeddings of the memories in ``read`` (the window, read with its
+    check); the hits not in it (a time range's candidates) are read here."""
     from search import embeddings
     from search.semantic.rescore import mix
 
     if not hits:
         return
-    vectors = embeddings.vectors_for([h.memory_id for h in hits])
+    unread = [h.memory_id for h in hits if h.memory_id not in read]
+    if unread:
+        vectors = {**vectors, **embeddings.vectors_for(unread)}
     if not vectors:
         # None computed yet (the worker embeds after commit): BM25's order as it is. The
         # query's encode ran for nothing (and is cached), a cost only until the job has run.
         return
     query = query_vector()
-    cosines = [float(vectors[h.memory_id] @ query) if h.memory_id in vectors else None
-               for h in hits]
+    known = [h.memory_id for h in hits if h.memory_id in vectors]
+    products = dict(zip(known, (np.stack([vectors[m] for m in known]) @ query).tolist(),
+                        strict=True))
+    cosines = [products.get(h.memory_id) for h in hits]
     for h, score, cos in zip(hits, mix([h.score for h in hits], cosines, w), cosines,
                              strict=True):
         h.score = h.explain.final = score

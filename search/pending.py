@@ -30,13 +30,17 @@ def _flags(memory_ids: list[str]) -> dict[str, bool]:
         return {memory_id: bool(value) for memory_id, value in cursor.fetchall()}
 
 
-def docs_verified(docs: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+def docs_verified(docs: dict[str, dict[str, str]],
+                  flags: dict[str, bool] | None = None) -> dict[str, dict[str, str]]:
     """``docs`` (memory_id -> hot-store hash, string values as ``mirror_args`` writes them)
     with rows the database no longer holds dropped and pending rows replaced by the
-    database's state (or dropped when it is not live). Raises nothing of Redis."""
+    database's state (or dropped when it is not live). Raises nothing of Redis.
+    ``flags``: ``{memory_id: needs_resync}`` of the rows that exist, when the caller read
+    them already (a rescoring window reads them with its embeddings: search.embeddings)."""
     if not docs:
         return docs
-    flags = _flags(list(docs))
+    if flags is None:
+        flags = _flags(list(docs))
     pending = [memory_id for memory_id, flag in flags.items() if flag]
     out = {memory_id: doc for memory_id, doc in docs.items()
            if memory_id in flags and not flags[memory_id]}

@@ -145,9 +145,9 @@ def test_the_query_is_encoded_while_the_bm25_phase_runs(semantic_profile, monkey
         started.set()
         return real_encode(texts, **kw)
 
-    def verified(docs):
+    def verified(docs, *args):
         seen.append(started.wait(timeout=10))
-        return real_verified(docs)
+        return real_verified(docs, *args)
 
     monkeypatch.setattr(embeddings.encoder, "encode", encode)
     monkeypatch.setattr(recall, "docs_verified", verified)
@@ -255,3 +255,24 @@ def test_the_default_profile_rescores_semantically(builtins):
     after = memory_search(user_id="u-a", query="How does Calvin relax and unwind?", limit=2)
     assert after.results[0].memory_id == unwind.memory_id
     assert all(h.explain.semantic is not None for h in after.results)
+
+
+def test_a_memory_the_time_range_brings_in_is_rescored_too(builtins):
+    """The window's embeddings are read with its database check; a memory that joins the
+    window only through the query's time range (no shared word) is read after, not taken
+    for one without an embedding."""
+    from datetime import UTC, datetime
+
+    from search.memory_search import memory_search
+
+    day = datetime(2026, 5, 2, 20, tzinfo=UTC)
+    quiet = create("These days I have been feeling a bit down and anxious", created_at=day)
+    for n in range(1, 4):
+        create(f"My mood was fine, the mood of a quiet day {n}",
+               created_at=day.replace(day=2 + n))
+    embeddings.embed_pending()
+    found = memory_search(user_id="u-a", query="What was my mood on May 2nd?",
+                          profile="context", now=datetime(2026, 6, 1, tzinfo=UTC).timestamp())
+    by_id = {h.memory_id: h for h in found.results}
+    assert by_id[quiet.memory_id].explain.terms == {}  # in the window by its day alone
+    assert all(h.explain.semantic is not None for h in found.results)

@@ -39,19 +39,12 @@ DEFAULT_AVGDL_REF = 12.0
 INDEX_FORMAT = "3"
 
 
-# Scripts that run after lib.lua's shared functions (one source: lib.lua, then the script).
-_WITH_LIB = {"put.lua", "put_many.lua"}
-
-
 @functools.cache
 def _script(name: str):
     # redis-py Script objects run by EVALSHA (loading on a NOSCRIPT miss, pipelines included),
     # so the source crosses the wire once per server rather than with every call. The client
     # they are registered with only supplies the encoder; callers pass the client to use.
-    source = (_LUA / name).read_text()
-    if name in _WITH_LIB:
-        source = (_LUA / "lib.lua").read_text() + source
-    return store.get_client().register_script(source)
+    return store.get_client().register_script((_LUA / name).read_text())
 
 
 @dataclass(frozen=True)
@@ -71,10 +64,6 @@ class FieldTerms:
 # memory's put does (calls of 500 postings took up to 28 ms here at load 2; bench/ingest.py).
 PUT_POSTINGS_PER_CALL = 150
 PUT_MEMORIES_PER_CALL = 200
-# The same bound for put_many.lua (new memories only, postings grouped by term): its work per
-# posting is a third of put.lua's, so a call of this many postings takes about as long as a
-# put.lua call of PUT_POSTINGS_PER_CALL (bench/import_rate.py).
-PUT_MANY_POSTINGS_PER_CALL = 300
 
 
 def _memory_args(*, user_id: str, memory_id: str, version: int, hash_fields: dict[str, str],
@@ -108,12 +97,11 @@ def _postings(put: dict) -> int:
     return sum(len(f.tf) for f in put["fields"])
 
 
-def put_batches(puts: list[dict], *, budget: int | None = None) -> list[list[dict]]:
+def put_batches(puts: list[dict]) -> list[list[dict]]:
     """``puts`` cut into put.lua calls: one namespace per call, distinct memory ids per call
     (a later put of an id starts a new call, so order is kept), at most
-    ``PUT_MEMORIES_PER_CALL`` memories and ``budget`` postings (``PUT_POSTINGS_PER_CALL``; a
-    memory with more goes alone)."""
-    budget = PUT_POSTINGS_PER_CALL if budget is None else budget
+    ``PUT_MEMORIES_PER_CALL`` memories and ``PUT_POSTINGS_PER_CALL`` postings (a memory with
+    more goes alone)."""
     batches: list[list[dict]] = []
     open_: dict[str, tuple[list[dict], set, list[int]]] = {}
     for put in puts:
@@ -121,7 +109,7 @@ def put_batches(puts: list[dict], *, budget: int | None = None) -> list[list[dic
         batch = open_.get(put["user_id"])
         if (batch is None or put["memory_id"] in batch[1]
                 or len(batch[0]) >= PUT_MEMORIES_PER_CALL
-                or batch[2][0] + n > budget):
+                or batch[2][0] + n > PUT_POSTINGS_PER_CALL):
             batch = open_[put["user_id"]] = ([], set(), [0])
             batches.append(batch[0])
         batch[0].append(put)
@@ -161,62 +149,6 @@ def queue_puts(pipe, puts: list[dict], *, stream_maxlen: int = 10000,
     return len(batches)
 
 
-def _put_many_call(puts: list[dict], *, stream_maxlen: int) -> tuple[list, list]:
-    """KEYS and ARGV of one put_many.lua call: each memory's header, then its postings
-    grouped by (field, term) across the call."""
-    user_id = puts[0]["user_id"]
-    args: list = [store.namespace_base(user_id), DEFAULT_AVGDL_REF, REF_K1, REF_B,
-                  stream_maxlen, INDEX_FORMAT, len(puts)]
-    groups: dict[str, dict[str, list]] = {}
-    for n, put in enumerate(puts, 1):
-        hash_fields, filter_fields = put["hash_fields"], put["filter_fields"]
-        args += [put["memory_id"], put["version"], int(put.get("ttl_seconds", 0)),
-                 len(hash_fields)]
-        for pair in hash_fields.items():
-            args += pair
-        args.append(len(filter_fields))
-        for pair in filter_fields.items():
-            args += pair
-        args.append(len(put["fields"]))
-        for f in put["fields"]:
-            args += [f.field, f.dl]
-            group = groups.setdefault(f.field, {})
-            for term, tf in f.tf.items():
-                held = group.get(term)
-                if held is None:
-                    group[term] = [n, tf]
-                else:
-                    held += (n, tf)
-    args.append(len(groups))
-    for field, group in groups.items():
-        args += [field, len(group)]
-        for term, held in group.items():
-            args.append(term)
-            args.append(len(held) >> 1)
-            args += held
-    return [store.key(user_id, "m", puts[0]["memory_id"])], args
-
-
-def queue_put_many(pipe, puts: list[dict], *, stream_maxlen: int = 10000) -> list:
-    """Queue new memories' ``puts`` (live rows Redis has never held, each as
-    :func:`put_memory` takes it, one namespace) as put_many.lua calls of at most
-    ``PUT_MANY_POSTINGS_PER_CALL`` postings, each atomic, bare EVALSHA as
-    :func:`queue_puts`. Returns ``[(position in the pipeline, puts of the call)]``: a call
-    whose reply :func:`fell_back` wrote nothing, and its puts go through :func:`queue_puts`."""
-    sha = _script("put_many.lua").sha
-    queued = []
-    for batch in put_batches(puts, budget=PUT_MANY_POSTINGS_PER_CALL):
-        keys, args = _put_many_call(batch, stream_maxlen=stream_maxlen)
-        queued.append((len(pipe), batch))
-        pipe.evalsha(sha, len(keys), *keys, *args)
-    return queued
-
-
-def fell_back(reply) -> bool:
-    """Whether a put_many.lua reply says it wrote nothing (put.lua must do the work)."""
-    return isinstance(reply, list) and len(reply) == 1 and store.text(reply[0]) == "fallback"
-
-
 def run_with_scripts(client, run):
     """``run()`` (which queues :func:`queue_put` calls and executes its pipelines), once more
     after loading the scripts if Redis did not hold them (a restart, SCRIPT FLUSH). Safe to
@@ -224,7 +156,7 @@ def run_with_scripts(client, run):
     try:
         return run()
     except redis_exceptions.NoScriptError:
-        for name in ("put.lua", "put_many.lua"):
+        for name in ("put.lua",):
             client.script_load(_script(name).script)
         return run()
 

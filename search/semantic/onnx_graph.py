@@ -10,9 +10,13 @@ self-attention and GELU feed-forward, post-LayerNorm, eps 1e-12); pooling and no
 stay in NumPy, shared by both paths.
 
 Inputs ``input_ids`` int64 ``(b, t)`` and ``attention_mask`` float32 ``(b, t)`` (1 = piece,
-0 = padding); output ``hidden`` float32 ``(b, t, 384)``. Only standard ONNX operators of
-opset 17 (LayerNormalization, Erf, Softmax...), so ONNX Runtime's graph optimiser can fuse
-them (LayerNorm, GELU, attention) for its CPU kernels.
+0 = padding); output ``hidden`` float32 ``(b, t, 384)``. Standard ONNX operators of opset 17
+(LayerNormalization, Erf, Softmax...), so ONNX Runtime's graph optimiser can fuse them
+(LayerNorm, GELU, attention) for its CPU kernels. A Linear named in ``int8`` is ONNX
+Runtime's ``com.microsoft.MatMulNBits`` with 8-bit weights in blocks of :data:`BLOCK` along
+the input (a scale per block and output, zero point 128) and ``accuracy_level`` 4: the input
+too is quantised to int8 per block of each row, so the products run on int8 (VNNI) and a
+text's vector does not depend on the others of its batch.
 """
 
 from __future__ import annotations
@@ -21,17 +25,23 @@ import math
 
 import numpy as np
 
-__all__ = ["OPSET", "build"]
+__all__ = ["BLOCK", "OPSET", "build"]
 
 OPSET = 17
+# Input elements per int8 block (weights and input): MatMulNBits's smallest, the closest.
+BLOCK = 32
 
 
-def build(weights: dict[str, np.ndarray], *, layers: int, heads: int, dim: int, eps: float):
+def build(weights: dict[str, np.ndarray], *, layers: int, heads: int, dim: int, eps: float,
+          int8: frozenset[str] = frozenset()):
     """``(model, external)``: the graph as an ``onnx.ModelProto`` and ``{name: array}``, the
     weights it declares as external data (to be passed to ONNX Runtime, and kept alive as long
     as its session). ``weights``: the model's float32 tensors by their safetensors names,
     Linear weights already as ``(in, out)`` (encoder._model's layout). Raises KeyError when
-    a tensor is missing."""
+    a tensor is missing. ``int8``: prefixes of the Linear layers run on 8-bit weights, which
+    ``weights`` then also holds as ``<prefix>.weight_q8`` (uint8 ``(out, in / BLOCK,
+    BLOCK)``) and ``<prefix>.weight_scale`` (float32 ``(out * in / BLOCK,)``): weight =
+    (q8 - 128) * scale (``encoder.quantize_blocks``)."""
     from onnx import TensorProto, helper, numpy_helper
 
     nodes, inits, external = [], [], {}
@@ -49,9 +59,10 @@ def build(weights: dict[str, np.ndarray], *, layers: int, heads: int, dim: int, 
         nodes.append(helper.make_node(kind, inputs, [out], **attrs))
         return out
 
-    def weight(name: str) -> str:
-        array = np.ascontiguousarray(weights[name], dtype=np.float32)
-        tensor = TensorProto(name=name, data_type=TensorProto.FLOAT, dims=array.shape,
+    def weight(name: str, dtype=np.float32) -> str:
+        array = np.ascontiguousarray(weights[name], dtype=dtype)
+        kind = TensorProto.UINT8 if array.dtype == np.uint8 else TensorProto.FLOAT
+        tensor = TensorProto(name=name, data_type=kind, dims=array.shape,
                              data_location=TensorProto.EXTERNAL)
         for key, value in (("location", "memory"), ("offset", "0"),
                            ("length", str(array.nbytes))):
@@ -62,7 +73,15 @@ def build(weights: dict[str, np.ndarray], *, layers: int, heads: int, dim: int, 
         return name
 
     def linear(x: str, prefix: str) -> str:
-        return op("Add", [op("MatMul", [x, weight(prefix + ".weight")]), weight(prefix + ".bias")])
+        if prefix in int8:
+            n, blocks, _ = weights[prefix + ".weight_q8"].shape
+            product = op("MatMulNBits", [x, weight(prefix + ".weight_q8", np.uint8),
+                                         weight(prefix + ".weight_scale")],
+                         domain="com.microsoft", K=blocks * BLOCK, N=n, bits=8,
+                         block_size=BLOCK, accuracy_level=4)
+        else:
+            product = op("MatMul", [x, weight(prefix + ".weight")])
+        return op("Add", [product, weight(prefix + ".bias")])
 
     def layer_norm(x: str, prefix: str) -> str:
         return op("LayerNormalization", [x, weight(prefix + ".weight"), weight(prefix + ".bias")],
@@ -116,6 +135,8 @@ def build(weights: dict[str, np.ndarray], *, layers: int, heads: int, dim: int, 
          helper.make_tensor_value_info("attention_mask", TensorProto.FLOAT, ["b", "t"])],
         [helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["b", "t", dim])],
         inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+    opsets = [helper.make_opsetid("", OPSET)] + (
+        [helper.make_opsetid("com.microsoft", 1)] if int8 else [])
+    model = helper.make_model(graph, opset_imports=opsets,
                               producer_name="memory-console")
     return model, external

@@ -143,9 +143,9 @@ def test_search_query_count_is_pinned(viewer_client, make_memory, django_assert_
     for n in range(5):
         make_memory(f"password note {n}")
     # session, user, role groups; the profile choices; the profile itself (memory_search);
-    # the hits checked against the database (search.pending); the window's embeddings (the
-    # default profile rescores semantically: search.embeddings.vectors_for).
-    with django_assert_num_queries(7):
+    # the hits checked against the database (search.pending) with the window's embeddings in
+    # the same query (the default profile rescores semantically: search.embeddings).
+    with django_assert_num_queries(6):
         resp = viewer_client.get("/search/", {"user_id": "u-a", "q": "password"}, headers=HX)
     assert len(hit_ids(resp.content)) == 5
 

@@ -1,5 +1,4 @@
 -- Replace one or more memories of one namespace in the index and hot store, atomically.
--- (Run after lib.lua: suffix, many, posting_score.)
 -- KEYS[1]: the namespace's hash key of the first memory (routes the script to its slot).
 -- ARGV: base, mode ('write' | 'build'), avgdl_ref_default, k1_ref, b_ref, stream_maxlen,
 --       format (the caller's index format stamp), n_memories, then per memory:
@@ -33,6 +32,10 @@ if redis.call('EXISTS', base .. 'ver') == 0 then
   redis.call('SET', base .. 'format', format, 'NX')
 end
 
+local function suffix(gen)
+  if gen == nil or gen == '0' then return '' end
+  return '@' .. gen
+end
 local live = redis.call('GET', base .. 'gen') or '0'
 local building = redis.call('GET', base .. 'building')
 local targets = {}
@@ -71,6 +74,14 @@ local function push(t, k, ...)
   local list = t[k]
   if not list then list = {}; t[k] = list end
   for _, v in ipairs({...}) do list[#list + 1] = v end
+end
+
+-- Commands with many arguments, in slices (Lua's unpack takes a few thousand at most).
+local function many(cmd, key, list, step)
+  for s = 1, #list, step do
+    local e = math.min(#list, s + step - 1)
+    redis.call(cmd, key, unpack(list, s, e))
+  end
 end
 
 -- A memory's old document vector of one field: read and taken out (the vector, its entry in
@@ -183,10 +194,16 @@ local function put_one(id, version, ttl)
         local term, tf = ARGV[t], tonumber(ARGV[t + 1])
         local unchanged = same_dl and old_tf[term] == tf
         old_tf[term] = nil  -- kept: not among the postings removed below
+        -- Posting score: -(level + code / 2^34), where level = floor(impact * 2^16) is the tf
+        -- part under the reference statistics and code = tf * 2^17 + (2^17 - 1 - dl) carries
+        -- the raw tf and dl, so a reader scores the posting exactly from the score alone.
+        -- Negated so ZRANGE walks best-first; equal scores come in ascending memory_id order.
+        local level = math.floor(tf / (tf + norm) * 65536)
+        local code = tf * 131072 + (131071 - dl)
         local key = head .. term
         if not unchanged then
           if not adds[key] then add_keys[#add_keys + 1] = key end
-          push(adds, key, posting_score(tf, dl, norm), id)
+          push(adds, key, -(level + code / 17179869184), id)
         end
         if not seen_here[term] then
           seen_here[term] = true
