@@ -1,11 +1,11 @@
 """Bulk ingest through ``POST /import``, as a user meets it, and where its time goes.
 
     .venv/bin/python bench/import_rate.py [--docs 20000] [--rounds 2] [--per-request 1000]
-                                          [--data-dir ../shared/data]
+                                          [--posters 1] [--data-dir ../shared/data]
 
 Memories are LoCoMo turns with their three-turn context (``bench/recall_corpus.py``: realistic
 lengths, ~5 % Chinese), posted as merge imports of ``--per-request`` memories (the body limit
-is ~2.5 MB) to gunicorn as shipped (``memory_console/gunicorn_conf.py``), production settings,
+is ~2.5 MB; ``--posters`` documents in flight at once) to gunicorn as shipped (``memory_console/gunicorn_conf.py``), production settings,
 a throw-away SQLite file, the Redis of ``BENCH_REDIS_URL`` (default database 10; point it at a
 database or server of your own) under a key prefix of the run's own. Each round imports
 ``--docs`` memories into a namespace of its own, so rounds are alike; a round reports
@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -53,11 +54,35 @@ def stats_delta(before, after, n: int) -> dict[str, dict]:
     return dict(sorted(rows.items(), key=lambda kv: -kv[1]["us_per_memory"])[:8])
 
 
+def import_rate(server, ns: str, items: list[dict], per_request: int, posters: int) -> float:
+    """``POST /import`` of ``items`` in documents of ``per_request``, ``posters`` documents
+    in flight at once (1: one after the other, as ``Deployment.import_rate``); memories per
+    second over all of them."""
+    if posters == 1:
+        return server.import_rate(ns, items, per_request=per_request)
+    docs = [items[s:s + per_request] for s in range(0, len(items), per_request)]
+
+    def post(k):
+        for doc in docs[k::posters]:
+            server.post("/import", {"schema_version": 2, "user_id": ns, "memories": [
+                {"user_id": ns, "importance": 0.5, **it} for it in doc]})
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=post, args=(k,)) for k in range(posters)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return len(items) / (time.perf_counter() - started)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", type=int, default=20_000)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--per-request", type=int, default=1000)
+    ap.add_argument("--posters", type=int, default=1,
+                    help="documents in flight at once (each round into one namespace)")
     ap.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
     args = ap.parse_args()
 
@@ -85,7 +110,7 @@ def main():
             stats0 = command_stats(client)
             slow = SlowLog(client, deploy.prefix)
             started = time.perf_counter()
-            rate = server.import_rate(f"import-{r}", part, per_request=args.per_request)
+            rate = import_rate(server, f"import-{r}", part, args.per_request, args.posters)
             wall = time.perf_counter() - started
             longest_ms, longest = slow.close()
             cpu1, rcpu1 = server_cpu_seconds(server.proc.pid), redis_cpu_seconds(
@@ -102,7 +127,8 @@ def main():
             log(f"round {r}: {row}")
     finally:
         server.stop()
-    print(json.dumps({"docs": args.docs, "per_request": args.per_request, "rounds": rounds}),
+    print(json.dumps({"docs": args.docs, "per_request": args.per_request,
+                      "posters": args.posters, "rounds": rounds}),
           flush=True)
     deploy.cleanup()
     os._exit(0)

@@ -112,3 +112,28 @@ def test_a_consolidated_memory_keeps_its_sources_context(builtins):
     assert "Dave: which salt length?" in merged.context
     found = memory_search(user_id="u-a", query="salt length", limit=5)
     assert merged.memory_id in [h.memory_id for h in found.results]
+
+
+def test_a_bulk_load_of_client_contexts_reads_no_stored_row_of_its_conversations(builtins):
+    """Conversations whose memories all bring their own context have nothing to rebuild:
+    their stored rows are not read (a batch spread over a namespace's conversations read
+    most of the namespace, each batch, so bulk loads slowed as the namespace grew); one
+    whose stored turn builds its own from the conversation is still rebuilt."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    for n in range(6):
+        services.memory_create(user_id="u-a", conversation_id=f"c-{n % 3}",
+                               content=f"stored turn {n}", context=f"given {n}")
+    built = create("Calvin: my studio flooded", 1, conversation="c-built")
+    with CaptureQueriesContext(connection) as queries:
+        services.memory_create_many(items=[
+            {"user_id": "u-a", "conversation_id": f"c-{n % 3}", "content": f"new turn {n}",
+             "context": f"given again {n}"} for n in range(6)] + [
+            {"user_id": "u-a", "conversation_id": "c-built", "content": "Dave: oh no",
+             "context": "mine", "created_at": dt.datetime(2026, 11, 20, 10, 0, 2,
+                                                           tzinfo=dt.UTC)}])
+    reads = [q["sql"] for q in queries.captured_queries
+             if q["sql"].startswith("SELECT") and '"content"' in q["sql"] and '"conversation_id" IN' in q["sql"]]
+    assert len(reads) == 1 and "'c-built'" in reads[0] and "'c-0'" not in reads[0], reads
+    assert ctx(built.memory_id) == ("Dave: oh no", "conversation")

@@ -300,6 +300,42 @@ def test_an_unchanged_namespace_is_answered_in_one_round_trip_and_a_write_is_see
     assert_oracle("quarry granite")
 
 
+def test_a_write_seen_by_the_check_is_answered_from_that_reply_when_the_hits_stay(builtins):
+    """The check that brings a write also brought the hits' hashes: applied, searched again,
+    and when the new top k is among the old hits it is answered with no second check, with
+    the live statistics (the write counts in N and df) and the hits left to the caller to
+    count (the script counts only when it read no write)."""
+    for n in range(8):
+        create(f"quarry stone {n}")
+    scores("quarry")  # built and checked
+    memory_search(user_id="u-a", query="quarry stone", limit=3, profile="bm25")
+    create("quarry granite")  # matches one term: the top 3 of "quarry stone" stays
+    fast, caught = serving.counters.fast, serving.counters.caught
+    found = memory_search(user_id="u-a", query="quarry stone", limit=3, profile="bm25",
+                          count_hits=True)
+    assert serving.counters.caught == caught + 1 and serving.counters.fast == fast
+    assert found.n_docs == 9 and found.df == {"quarry": 9, "stone": 8}
+    assert not found.hits_counted
+    want = oracle_scores("u-a", "quarry stone")
+    assert len(found.results) == 3
+    for h in found.results:
+        assert h.score == pytest.approx(want[h.memory_id], abs=1e-9)
+        assert h.content == Memory.objects.get(pk=h.memory_id).content
+
+
+def test_a_write_that_changes_the_hits_is_checked_again(builtins):
+    """New hits whose hashes the reply did not bring: searched and checked once more."""
+    for n in range(8):
+        create(f"quarry stone {n}")
+    memory_search(user_id="u-a", query="quarry stone", limit=3, profile="bm25")
+    new = create("quarry stone stone quarry").memory_id  # the best match now
+    fast, caught = serving.counters.fast, serving.counters.caught
+    found = memory_search(user_id="u-a", query="quarry stone", limit=3, profile="bm25",
+                          count_hits=True)
+    assert found.results[0].memory_id == new and found.hits_counted
+    assert serving.counters.caught == caught and serving.counters.fast == fast + 1
+
+
 def test_a_catch_up_of_long_documents_is_read_in_bounded_replies(builtins):
     """feed.lua stops after about MAX_FIELDS fields of documents (the work of one call is
     entries x postings, never more than ~1 ms of Redis): the caller asks again from the

@@ -133,24 +133,49 @@ class Window:
         return changed
 
 
+def _by_user(keys) -> dict[str, list[str]]:
+    by_user: dict[str, list[str]] = {}
+    for user_id, conversation_id in keys:
+        by_user.setdefault(user_id, []).append(conversation_id)
+    return by_user
+
+
+def _building(groups: dict[tuple[str, str], list[Memory]]) -> dict[tuple[str, str], list[Memory]]:
+    """The conversations of ``groups`` where some memory builds its context from the
+    conversation: a new one of the batch, or a stored one (one query per namespace and 500
+    conversations, reading no row). Only their stored rows are read: a bulk load whose
+    contexts are the client's read every stored row of every conversation it touched, which
+    for a batch spread over a namespace's conversations is most of the namespace."""
+    needed = {key for key, members in groups.items()
+              if any(m.context_from == CONVERSATION for m in members)}
+    rest = [key for key in groups if key not in needed]
+    for user_id, conversations in _by_user(rest).items():
+        for start in range(0, len(conversations), 500):
+            needed.update((user_id, c) for c in Memory.objects.filter(
+                user_id=user_id, deleted_at__isnull=True, context_from=CONVERSATION,
+                conversation_id__in=conversations[start:start + 500],
+            ).values_list("conversation_id", flat=True).distinct())
+    return {key: members for key, members in groups.items() if key in needed}
+
+
 def batch_contexts(new: list[Memory]) -> list[str]:
     """Server-built contexts for a bulk write (``memory_create_many``, an import): each
     memory of ``new`` whose ``context_from`` is ``conversation`` gets the context its
     conversation gives it once the whole batch is in (neighbours from the batch and from
     the live rows already stored), set on the unsaved instance; stored memories whose
     window now holds a new one are rebuilt in place (:func:`context_rebuilt`). One query
-    per namespace and 500 conversations. Call inside the writing transaction, before the
-    batch is inserted. Returns the ids of the stored memories rebuilt."""
+    per namespace and 500 conversations (two where some conversation's new memories all
+    bring their own context: :func:`_building`). Call inside the writing transaction, before
+    the batch is inserted. Returns the ids of the stored memories rebuilt."""
     groups: dict[tuple[str, str], list[Memory]] = {}
     for m in new:  # every new turn is a neighbour, whoever built its own context
         if m.conversation_id:
             groups.setdefault((m.user_id, m.conversation_id), []).append(m)
+    groups = _building(groups)
     if not groups:
         return []
     stored: dict[tuple[str, str], list[Memory]] = {key: [] for key in groups}
-    by_user: dict[str, list[str]] = {}
-    for user_id, conversation_id in groups:
-        by_user.setdefault(user_id, []).append(conversation_id)
+    by_user = _by_user(groups)
     for user_id, conversations in by_user.items():
         for start in range(0, len(conversations), 500):
             rows = Memory.objects.filter(user_id=user_id, deleted_at__isnull=True,

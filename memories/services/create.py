@@ -11,11 +11,11 @@ import unicodedata
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
-from simple_history.utils import bulk_create_with_history
 
 from integrations.metrics.registry import count_write
 from integrations.webhooks import outbox
 from memories import importance as importance_estimate
+from memories.bulk_insert import memories_create_with_history
 from memories.errors import InvalidInput, TooLarge
 from memories.history import actor_name
 from memories.mirror import sync_instances_after_commit, sync_memories
@@ -233,7 +233,8 @@ def memory_create_many(*, items: list[dict], actor=None, reason: str = "") -> li
     All or nothing: the first invalid item raises (with ``index`` in the error) and nothing
     is written. An item in a conversation without ``context`` gets a server-built one from
     its neighbours in the batch and in the database, and the stored memories it neighbours
-    are rebuilt (``memories.services.context.batch_contexts``). One INSERT per 500 rows plus their history rows; the Redis mirror is
+    are rebuilt (``memories.services.context.batch_contexts``). One INSERT per 500 rows plus their history rows
+    (``memories.bulk_insert``); the Redis mirror is
     written after commit in pipelined batches. Returns ``[(memory, deduplicated)]`` in
     input order.
     """
@@ -267,8 +268,8 @@ def memory_create_many(*, items: list[dict], actor=None, reason: str = "") -> li
         new.append(m)
         out.append((m, False))
     context_service.batch_contexts(new)
-    bulk_create_with_history(
-        new, Memory, batch_size=500, default_change_reason=reason, default_date=now,
+    memories_create_with_history(
+        new, batch_size=500, default_change_reason=reason, default_date=now,
         custom_historical_attrs={"kind": ChangeKind.CREATE, "changed_by": actor_name(actor)},
         default_user=None if actor is None or isinstance(actor, str) else actor,
     )

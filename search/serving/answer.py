@@ -49,7 +49,8 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
     Fast path, one round trip: search the index as it stands, then one ``feed.lua`` call
     that reports whether anything was written since (read-your-writes: a returned write is
     in the stream) and, if not, returns the hits' hashes. When something was, the entries
-    came with that reply: apply them and search again. An index not built or not checked
+    came with that reply: apply them and search again, answering at once when the new hits
+    are among the old ones (their hashes came with the same reply). An index not built or not checked
     yet, or one that cannot follow the stream (a gap, a swap), is caught up or rebuilt
     first (``serving_index``). After ``FAST_ATTEMPTS`` replies that each brought new writes,
     the search runs on the caught-up index under its lock and the hashes come in one
@@ -78,6 +79,17 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
                         evict_for(user_id, field_name)
                     return found
                 state = apply_reply(got, served)
+                if state == "ok":
+                    # Every write up to the moment the script ran is applied now, so a search
+                    # of the index is as fresh as a second check would prove it; it is
+                    # answered at once when its hits are among those whose hashes came with
+                    # the reply (read in the same atomic step as the writes).
+                    found = served.index.search(terms, **kwargs)
+                    if _answer_from(found, ids, got, with_hashes, own_field, terms):
+                        served.used = time.monotonic()
+                        counters.caught += 1
+                        evict_for(user_id, field_name)
+                        return found
                 if state == "more":  # more writes than one bounded reply holds
                     state = catch_up(client, user_id, field_name, served)
                 if state == "ok":
@@ -109,6 +121,25 @@ def _checked(client, user_id: str, field_name: str, served: Served, ids: list[st
         # uncounted (found.counted stays False; the caller's own count fails alike).
         extra["hit_time"] = None
         return feed_reply(client, user_id, field_name, served.last_id, FEED_COUNT, ids, **extra)
+
+
+def _answer_from(found, ids: list[str], got: dict, with_hashes: bool, own_field: str,
+                 terms: list[str]) -> bool:
+    """Fill ``found`` (a search made after applying ``got``'s writes) from ``got``, the reply
+    to the check of the search before, when that reply holds what ``found`` needs: nothing
+    (no hashes asked) or the hashes of all of ``found``'s hits. Its hits go uncounted (the
+    script counts only when no write was read): the caller counts them."""
+    if not with_hashes:
+        return True
+    new = [r[0] for r in found.rows]
+    if not set(new) <= set(ids):
+        return False
+    _fill(found, ids, got, own_field, terms)
+    found.hashes = {m: found.hashes[m] for m in new if m in found.hashes}
+    if found.own_terms is not None:
+        found.own_terms = {m: found.own_terms[m] for m in new if m in found.own_terms}
+    found.counted = found.unlisted = False
+    return True
 
 
 def _fill(found, ids: list[str], got: dict, own_field: str, terms: list[str]) -> None:

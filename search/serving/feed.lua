@@ -3,11 +3,11 @@
 -- ARGV: base, field, last_id (exclusive start), count (entries to read at most; 0 = none),
 --       hit_time (epoch seconds; '' = count no hits), own_field ('' = none), n_terms,
 --       n_terms query terms, then memory ids: the hits of a search made on the index as it
---       was. When no entry follows last_id that search is current, and the same call
---       returns each hit's hot-store hash, which query terms its own_field document holds
---       (a field of the memory's own content, for the explanation), and, with a hit_time,
---       counts one recall hit on each hit that Redis still holds (as memories/access.py's
---       record script does). One round trip in all.
+--       was. The same call returns each hit's hot-store hash and which query terms its
+--       own_field document holds (a field of the memory's own content, for the
+--       explanation). When no entry follows last_id that search is current and, with a
+--       hit_time, the call counts one recall hit on each hit that Redis still holds (as
+--       memories/access.py's record script does). One round trip in all.
 --
 -- put.lua appends one entry per write ('op', 'id', 'version') in the same script that
 -- changes the postings, so the entry is in the stream before the write returns. This script
@@ -69,18 +69,22 @@ for _, entry in ipairs(entries) do
     end
   end
 end
+-- The hits' hashes come back whether or not entries were read: when they were, the caller
+-- applies them, searches again and, if its new hits are among these, answers with them
+-- (they were read in the same atomic step as the entries). Hits are counted only when no
+-- entry was read: then the search the caller made is the one it answers.
 local hashes, owns, counted, unlisted = {}, {}, 0, 0
-if #read == 0 then
-  local terms = {}
-  for n = 1, n_terms do terms[n] = ARGV[7 + n] end
-  for n = first_id, #ARGV do
-    local id = ARGV[n]
-    local key = base .. 'm:' .. id
-    hashes[#hashes + 1] = redis.call('HGETALL', key)
-    if own ~= '' and n_terms > 0 then
-      owns[#owns + 1] = redis.call('HMGET', base .. oname .. ':d:' .. id, unpack(terms))
-    end
+local terms = {}
+for n = 1, n_terms do terms[n] = ARGV[7 + n] end
+for n = first_id, #ARGV do
+  local id = ARGV[n]
+  local key = base .. 'm:' .. id
+  hashes[#hashes + 1] = redis.call('HGETALL', key)
+  if own ~= '' and n_terms > 0 then
+    owns[#owns + 1] = redis.call('HMGET', base .. oname .. ':d:' .. id, unpack(terms))
   end
+end
+if #read == 0 then
   if hit_time ~= '' then
     local pending = base .. 'access'
     for n = first_id, #ARGV do

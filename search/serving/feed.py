@@ -97,6 +97,8 @@ class Counters:
     applied: int = 0
     evictions: int = 0
     fast: int = 0  # searches answered in one round trip (nothing written since)
+    # searches answered in one round trip that brought writes (applied, searched again)
+    caught: int = 0
 
 
 _registry: OrderedDict[tuple[str, str], Served] = OrderedDict()
