@@ -15,7 +15,8 @@ in a rotating order, every query ``--repeat`` times:
 
 Then: recall under a live writer at ``--writer-rate`` memories/s (ours: ``POST /memories``
 through HTTP; tantivy: add + commit), the longest Redis command of the recall phases
-(SLOWLOG, threshold 0.5 ms, entries of this run's keys), ingest through ``POST /import`` and
+(SLOWLOG, threshold 0.5 ms, entries of this run's keys; also split into a recall's own
+commands and the writer's), ingest through ``POST /import`` and
 single ``POST /memories`` with 1, 2, 4 and 8 clients, Redis memory per memory and the serving
 index's memory per process. The LAST line is one JSON object with the headline figures.
 Scaling: run it once per size (``--docs 10000``, ``100000``, ``300000``). With
@@ -38,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench import recall_corpus, recall_http  # noqa: E402
 from bench.recall_peers import Bm25sPeer, Fts5Peer, TantivyPeer  # noqa: E402
-from bench.slowlog import SlowLog  # noqa: E402
+from bench.slowlog import SlowLog, recall_shas  # noqa: E402
 
 NS = "bench-big"
 
@@ -179,7 +180,7 @@ def main():
             abs(a - b) <= 1e-5 * max(1.0, a) for a, b in zip(ours_scores, theirs, strict=True))
 
     agree = sum(1 for _, q in queries if same_top10(q))
-    slow = SlowLog(client, deploy.prefix)
+    slow = SlowLog(client, deploy.prefix, recall_shas())
     log(f"timing {len(queries)} queries x {len(systems)} systems x {args.repeat}")
     times = interleaved(systems, queries, args.repeat)
 
@@ -238,7 +239,8 @@ def main():
         print(f"{name:<16}" + "".join(
             f"{pct(by.get(c, []), 50):>11.2f}{pct(by.get(c, []), 99):>11.2f}" for c in classes))
     print(f"under a live writer: {json.dumps(writer)}")
-    print(f"longest Redis command of this run: {max_cmd:.2f} ms {longest}")
+    print(f"longest Redis command of this run: {max_cmd:.2f} ms {longest}; by kind "
+          f"(a recall's own, the writer's and the rest): {slow.by_kind}")
     print(f"HTTP ingest: {json.dumps(ingest_http)}")
     http = f"http_{default.name}" if server is not None else f"ours_{default.name}"
     result = {
@@ -255,6 +257,8 @@ def main():
         "bm25s_natural_p50_ms": round(pct(times["bm25s"]["natural"], 50), 3),
         "fts5_natural_p50_ms": round(pct(times["fts5"]["natural"], 50), 3),
         "max_redis_command_ms": round(max_cmd, 3),
+        "max_redis_recall_command_ms": round(slow.by_kind["recall"], 3),
+        "max_redis_write_command_ms": round(slow.by_kind["write"], 3),
         "ingest_per_s": round(ingest_rate),
         "import_per_s": round(ingest_http.get("import_per_s", 0)),
         "api_create_per_s": round(ingest_http.get("create_big_4", 0)),

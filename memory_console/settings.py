@@ -132,10 +132,16 @@ TEMPLATES = [
 
 # SQLite by default (zero set-up); PostgreSQL through DATABASE_URL.
 (BASE_DIR / "var" / "staticfiles").mkdir(parents=True, exist_ok=True)
+# Connections are kept (60 s by default) rather than opened per request: a connection per
+# request (connecting, the init_command's PRAGMAs, SQLite reading the schema again for the
+# first statement) cost 0.8-1.1 ms of a single create's 4.3 ms of server CPU (bench/ingest.py,
+# bench/README.md). The health check replaces a connection the server closed (a PostgreSQL
+# restart) before a request uses it.
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'db.sqlite3'}"),
-        conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
+        conn_max_age=env_int("DB_CONN_MAX_AGE", 60),
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":

@@ -102,15 +102,20 @@ def periodic_access_fold_job() -> dict:
 
 def periodic_embed_job() -> dict:
     """Compute the embeddings of memories written since the last run (semantic rescoring,
-    ``search.embeddings``), then schedule the next run."""
+    ``search.embeddings``), then schedule the next run. ``{"embedded": n, "cold": bool}``
+    (``cold``: the model was not loaded in this process when the run began)."""
     from search import embeddings
 
     if periodic_embed_job not in _periodic():
         # Scheduled before embedding was turned off (or the weights removed): nothing to do,
         # and no next run.
         return {"embedded": 0, "off": True}
+    from search.semantic import encoder
+
+    # cold: this run had to load the model itself (the worker did not preload it).
+    cold = not encoder.loaded()
     try:
-        return {"embedded": embeddings.embed_pending()}
+        return {"embedded": embeddings.embed_pending(), "cold": cold}
     finally:
         _schedule_next(periodic_embed_job)
 

@@ -275,3 +275,36 @@ def test_an_embedding_run_scheduled_before_embedding_was_turned_off_does_nothing
     assert not MemoryEmbedding.objects.exists()
     queue = django_rq.get_queue("index")
     assert "periodic-embed" not in ScheduledJobRegistry(queue=queue).get_job_ids()
+
+
+@pytest.mark.skipif(not encoder.model_available(), reason="the weights package is not installed")
+def test_the_worker_loads_the_encoder_once_and_its_work_horses_inherit_it(
+        builtins, empty_queues):
+    """RQ forks a work horse per job: each embedding run loaded the weights and built the
+    ONNX Runtime session again (~2 s of CPU every MEMORY_EMBED_EVERY_SECONDS). The worker
+    loads them before forking; the run starts warm and its vectors are the encoder's."""
+    import numpy as np
+
+    from memories import services
+    from search.models import MemoryEmbedding
+
+    texts = ["a lighthouse keeper logs the weather", "the ferry leaves at nine on sundays"]
+    ids = [services.memory_create(user_id="u-e", content=t)[0].memory_id for t in texts]
+    queue = django_rq.get_queue("index")
+    job = queue.enqueue("operations.jobs.periodic_embed_job")
+    worker = _worker("index", extra_env={"MEMORY_EMBED_EVERY_SECONDS": "3600"})
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and job.get_status(refresh=True) not in (
+                "finished", "failed"):
+            assert worker.poll() is None, worker.stderr.read().decode()[-2000:]
+            time.sleep(0.2)
+    finally:
+        _kill(worker)
+    assert job.get_status(refresh=True) == "finished", job.exc_info
+    assert job.return_value() == {"embedded": 2, "cold": False}
+    want = encoder.encode(texts)
+    for memory_id, vector in zip(ids, want, strict=True):
+        row = MemoryEmbedding.objects.get(memory_id=memory_id)
+        got = np.frombuffer(bytes(row.vector), dtype="<f4")
+        assert row.model == encoder.MODEL_NAME and float(got @ vector) > 0.9999

@@ -44,7 +44,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["DIM", "MODEL_NAME", "backend", "cjk_share", "encode", "model_available"]
+__all__ = ["DIM", "MODEL_NAME", "backend", "cjk_share", "encode", "load", "loaded",
+           "model_available"]
 
 DIM = 384
 # The vectors' name (stored with each embedding; readers take only this model's): the 8-bit
@@ -170,6 +171,18 @@ def _session():
 def backend() -> str:
     """``"onnxruntime"`` or ``"numpy"``: which implementation :func:`encode` runs."""
     return "numpy" if _session() is None else "onnxruntime"
+
+
+def load() -> None:
+    """Read the weights and build the session now (what the first :func:`encode` would do):
+    a process that forks workers loads once, before forking (``search.worker``)."""
+    _model()
+    _session()
+
+
+def loaded() -> bool:
+    """Whether this process holds the model already (loaded here or inherited by a fork)."""
+    return _model.cache_info().currsize > 0 and _session.cache_info().currsize > 0
 
 
 def _layer_norm(x, weight, bias):

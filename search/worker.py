@@ -1,0 +1,37 @@
+"""The worker's duty for semantic rescoring: the encoder loaded once, in the worker itself.
+
+RQ runs each job in a process forked for it (the work horse), so a model that a job loads is
+gone when the job ends: every periodic embedding run (``operations.jobs.periodic_embed_job``,
+every ``MEMORY_EMBED_EVERY_SECONDS`` while memories arrive) paid about 2 s of CPU (weights
+1.1 s, ONNX Runtime session 0.9 s, load 4) before it encoded anything. Loaded by the worker
+before its first fork, the work horses inherit both, copy-on-write, and encode at once. The
+session runs one intra-op thread, no inter-op pool and no spinning
+(``search.semantic.encoder``): it has no thread of its own that a fork could lose. The cost
+is the model's resident memory (~290 MB) in the worker for as long as it runs, so it is
+loaded only where embeddings are computed: the weights installed and
+``MEMORY_EMBED_EVERY_SECONDS`` above 0.
+"""
+
+import logging
+
+from django.conf import settings
+from rq import Worker
+
+from search.semantic import encoder
+
+log = logging.getLogger(__name__)
+
+
+def embeds() -> bool:
+    """Whether this deployment computes embeddings (the periodic job runs)."""
+    return settings.MEMORY_EMBED_EVERY_SECONDS > 0 and encoder.model_available()
+
+
+class EncoderPreloadingWorker(Worker):
+    def work(self, *args, **kwargs):
+        if embeds():
+            try:
+                encoder.load()
+            except Exception:  # noqa: BLE001 - each job then loads it as before
+                log.exception("could not preload the encoder")
+        return super().work(*args, **kwargs)
