@@ -23,76 +23,29 @@ multiplies the final score of a match by ``search.temporal.boost_factor`` over t
 ``MEMORY_RERANK_WINDOW`` BM25 candidates, ``filter`` keeps the matches in the range (or all of
 them when none is). A query that is only a time lists the memories of that range, newest
 first.
+
+Its parts: ``search.results`` (the shapes it answers), ``search.lean_window`` (a window whose
+results alone are read from the hot store), ``search.rescoring`` (meaning) and
+``search.time_recall`` (a query's time range).
 """
 
 import json
 import math
 import time
-from dataclasses import dataclass, field
 
-import numpy as np
 from django.conf import settings
 
 from memories import access, store
-from search import scoring, synonyms, temporal
+from search import lean_window, rescoring, scoring, synonyms, temporal, time_recall
 from search.index import fields as index_fields
 from search.index import postings
 from search.models import MatchMode, RankingProfile
 from search.pending import docs_verified
 from search.profiles import profile_resolve
 from search.recall_filters import RecallFilters, TimePlan, time_plan
+from search.results import Explain, Hit, SearchResult
 from search.serving import answer as serving
 from search.serving import feed
-
-
-@dataclass
-class Explain:
-    bm25: float
-    relevance: float
-    recency: float
-    importance: float
-    terms: dict[str, float]
-    weights: dict[str, float]
-    final: float
-    # Matched terms found only in the memory's context text, not its content.
-    context_terms: list[str] = field(default_factory=list)
-    # The time boost multiplied into ``final`` (1 = none), see search.temporal.
-    time: float = 1.0
-    # Cosine of query and memory embeddings when the profile rescores semantically (None:
-    # not rescored, or the memory's embedding is not computed yet).
-    semantic: float | None = None
-    # The query's time range as a term (search.temporal.time_term): its share of the score.
-    time_term: float = 0.0
-
-
-@dataclass
-class Hit:
-    memory_id: str
-    content: str
-    type: str
-    version: int
-    score: float
-    metadata: dict
-    created_at: float
-    importance: float
-    conversation_id: str | None
-    explain: Explain
-
-
-@dataclass
-class SearchResult:
-    results: list[Hit]
-    match_mode_used: str
-    profile: str
-    took_ms: float
-    terms: list[str] = field(default_factory=list)
-    n_docs: int = 0
-    avgdl: float = 0.0
-    df: dict[str, int] = field(default_factory=dict)
-    # {"range", "from", "mode", "applied"} when the query named a time, else None.
-    time: dict | None = None
-    # True when the search itself counted the results' recall hits (``count_hits``).
-    hits_counted: bool = False
 
 
 def query_terms(query: str, profile: RankingProfile) -> list[str]:
@@ -143,8 +96,8 @@ def memory_search(
              conversation_id=conversation_id, types=types, now=now, filters=filters,
              plan=plan, count_hits=count_hits)
     elif plan.window is not None:
-        _by_time(result, user_id=user_id, plan=plan, filters=filters, limit=limit,
-                 conversation_id=conversation_id, types=types)
+        time_recall.by_time(result, user_id=user_id, plan=plan, filters=filters, limit=limit,
+                            conversation_id=conversation_id, types=types)
     result.time = plan.explain()
     result.took_ms = (time.perf_counter() - started) * 1000
     return result
@@ -177,15 +130,15 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
     plan = plan or TimePlan(text="")
     window = plan.window
     boost = window is not None and plan.mode == "boost"
-    semantic = prof.w_semantic > 0 and _semantic_ready()
+    semantic = prof.w_semantic > 0 and rescoring.ready()
     # The query is encoded on another thread while the BM25 phase below runs.
-    query_vector = _encode_soon(plan.text) if semantic else None
+    query_vector = rescoring.encode_soon(plan.text) if semantic else None
     wide = _hybrid(prof) or boost or filters.active or (window is not None) or semantic
     k = max(limit, settings.MEMORY_RERANK_WINDOW) if wide else limit
     lua_mode = "collect" if prof.ranker == "keyword" else mode
     own_field = index_fields.own_field(field_name)
     # A window ranked by BM25 and meaning alone (no filter, time, recency or importance)
-    # needs no hashes to rank: only the results' are fetched, once ranked (_fill_results).
+    # needs no hashes to rank: only the results' are fetched, once ranked (search.lean_window).
     lean = (wide and window is None and not filters.active and not _hybrid(prof)
             and lua_mode != "collect")
     # Hits are counted with the search when its rows are the results: one fetch of exactly
@@ -222,7 +175,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         hits = fetch_mode()
         docs = getattr(hits, "hashes", None)
         if docs is None and lean:
-            docs = dict.fromkeys((r[0] for r in hits.rows), _UNREAD)
+            docs = dict.fromkeys((r[0] for r in hits.rows), lean_window.UNREAD)
         elif docs is None:
             docs = serving.hashes(client, user_id, [r[0] for r in hits.rows])
         held = docs
@@ -231,7 +184,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         # A rescoring window reads its embeddings in the same query.
         flags = None
         if query_vector is not None:
-            flags, vectors = _window_read(list(docs))
+            flags, vectors = rescoring.window_read(list(docs))
         docs = docs_verified(docs, flags)
         passed = [r for r in hits.rows if r[0] in docs and filters.keep(docs[r[0]])]
         if filter_time:
@@ -260,8 +213,9 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         _expire(hits.expired)
     time_weight = 0.0
     if boost and prof.w_time > 0:
-        time_weight = _time_candidates(client, user_id, window, hits, passed, docs, filters,
-                                       k1=prof.k1, conversation_id=conversation_id, types=types)
+        time_weight = time_recall.time_candidates(
+            client, user_id, window, hits, passed, docs, filters, k1=prof.k1,
+            conversation_id=conversation_id, types=types)
     if not passed:
         return
     own_terms = getattr(hits, "own_terms", None) or {}
@@ -307,7 +261,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         hits_out.append(Hit(
             memory_id=memory_id, content=doc["content"], type=doc["type"],
             version=int(doc["version"]), score=final,
-            metadata={} if doc is _UNREAD else json.loads(doc["metadata"]),
+            metadata={} if doc is lean_window.UNREAD else json.loads(doc["metadata"]),
             created_at=float(doc["created_at"]), importance=imp,
             conversation_id=doc["conversation_id"] or None,
             explain=Explain(bm25=bm25 - timed, relevance=relevance, time_term=timed, recency=rec, importance=imp,
@@ -317,11 +271,11 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
                                      "importance": prof.w_importance}),
         ))
     if query_vector is not None:
-        _rescore(hits_out, query_vector, prof.w_semantic, vectors, read=held)
+        rescoring.rescore(hits_out, query_vector, prof.w_semantic, vectors, read=held)
     hits_out.sort(key=lambda h: (-h.score, h.memory_id))
     result.results = hits_out[:limit]
     if lean:
-        _fill_results(result, hits_out, docs, own_terms, client=client, user_id=user_id,
+        lean_window.fill_results(result, hits_out, docs, own_terms, client=client, user_id=user_id,
                       field_name=field_name, own_field=own_field, terms=terms, limit=limit,
                       now=now, prof=prof, count_hits=count_hits)
         tfs_of = {memory_id: (dl, tfs) for memory_id, dl, tfs in passed}
@@ -341,150 +295,6 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
             if own is None:
                 own = set(analyzer.tokens(h.content))
             h.explain.context_terms = [t for t in h.explain.terms if t not in own]
-
-
-# The hash of a window row not read from Redis (``lean`` windows): enough for the ranking
-# loop; a row that becomes a result is filled from its hash (_fill_results). A pending row
-# (search.pending) is replaced by its database state by docs_verified, as any hash is.
-_UNREAD = {"content": "", "type": "", "version": "0", "metadata": "{}", "created_at": "0",
-           "importance": "0", "conversation_id": ""}
-
-
-def _fill_results(result, ranked, docs, own_terms, *, client, user_id, field_name, own_field,
-                  terms, limit, now, prof, count_hits) -> None:
-    """The best ``limit`` of ``ranked`` (a lean window, best first) with their hot-store
-    hashes, in one ``feed.lua`` call (bounded: ``limit`` hashes), which also counts their
-    recall hits when ``count_hits`` and every result is read from Redis. A row Redis no
-    longer holds (forgotten since the search) gives its place to the next."""
-    count = count_hits and all(docs[h.memory_id] is _UNREAD for h in ranked)
-    out, pos = [], 0
-    while len(out) < limit and pos < len(ranked):
-        batch = ranked[pos:pos + limit - len(out)]
-        pos += len(batch)
-        unread = [h.memory_id for h in batch if docs[h.memory_id] is _UNREAD]
-        got = serving.rows(client, user_id=user_id, field_name=field_name, memory_ids=unread,
-                           own_field=own_field, terms=terms,
-                           hit_time=time.time() if count else None)
-        if got.counted:
-            access.access_counted(user_id=user_id, unlisted=got.unlisted, dropped=[])
-        own_terms.update(got.own_terms or {})
-        for h in batch:
-            doc = docs[h.memory_id]
-            if doc is _UNREAD:
-                doc = got.hashes.get(h.memory_id)
-                if doc is None:
-                    continue
-                docs[h.memory_id] = doc
-                stamp = doc.get("accessed_at") if prof.recency_from == "accessed_at" else ""
-                h.created_at = float(doc["created_at"])
-                h.importance = h.explain.importance = float(doc["importance"])
-                h.explain.recency = scoring.recency(now - float(stamp or doc["created_at"]),
-                                                    prof.half_life_hours)
-                h.content, h.type, h.version = doc["content"], doc["type"], int(doc["version"])
-                h.metadata = json.loads(doc["metadata"])
-                h.conversation_id = doc["conversation_id"] or None
-            out.append(h)
-    result.results = out
-    result.hits_counted = count
-
-
-def _time_candidates(client, user_id, window, hits, passed, docs, filters, *, k1,
-                     conversation_id, types) -> float:
-    """The time range as a query term (search.temporal): the memories created in it join
-    ``passed`` (and ``docs``) even when they match no word; returns the term's weight."""
-    from search import time_rows
-
-    ids, n_in = time_rows.ids_in_range(user_id, window, cap=settings.MEMORY_RERANK_WINDOW,
-                                       conversation_id=conversation_id, types=types)
-    seen = {r[0] for r in hits.rows}
-    extra = [m for m in ids if m not in seen]
-    if extra:
-        found = docs_verified(serving.hashes(client, user_id, extra))
-        for memory_id in extra:
-            if memory_id in found and filters.keep(found[memory_id]):
-                docs[memory_id] = found[memory_id]
-                passed.append((memory_id, 0, {}))
-    return temporal.time_term(hits.n_docs, n_in, k1)
-
-
-def _semantic_ready() -> bool:
-    from search.semantic import encoder
-
-    return encoder.model_available()
-
-
-def _encode_soon(text: str):
-    """The call that gives the query's vector, its encode started now; None when the query is
-    not rescored: no text, or CJK in it (the shipped encoder is English-only, so Chinese,
-    Japanese and Korean stay with BM25)."""
-    from search import embeddings
-    from search.semantic import encoder
-
-    if not text.strip() or encoder.cjk_share(text) > 0:
-        return None
-    return embeddings.query_vector_soon(text)
-
-
-def _window_read(memory_ids: list[str]):
-    from search import embeddings
-
-    return embeddings.window_read(memory_ids)
-
-
-def _rescore(hits: list[Hit], query_vector, w: float, vectors: dict, read) -> None:
-    """Semantic rescoring of the window (search.semantic.rescore): the final score becomes
-    ``(1 - w) * final / max(final) + w * cos``; embeddings were computed by the worker.
-    ``query_vector``: the call that gives the query's vector (:func:`_encode_soon`);
-    ``vectors``: the embeddings of the memories in ``read`` (the window, read with its
-    check); the hits not in it (a time range's candidates) are read here."""
-    from search import embeddings
-    from search.semantic.rescore import mix
-
-    if not hits:
-        return
-    unread = [h.memory_id for h in hits if h.memory_id not in read]
-    if unread:
-        vectors = {**vectors, **embeddings.vectors_for(unread)}
-    if not vectors:
-        # None computed yet (the worker embeds after commit): BM25's order as it is. The
-        # query's encode ran for nothing (and is cached), a cost only until the job has run.
-        return
-    query = query_vector()
-    known = [h.memory_id for h in hits if h.memory_id in vectors]
-    products = dict(zip(known, (np.stack([vectors[m] for m in known]) @ query).tolist(),
-                        strict=True))
-    cosines = [products.get(h.memory_id) for h in hits]
-    for h, score, cos in zip(hits, mix([h.score for h in hits], cosines, w), cosines,
-                             strict=True):
-        h.score = h.explain.final = score
-        h.explain.semantic = cos
-
-
-def _by_time(result: SearchResult, *, user_id, plan: TimePlan, filters: RecallFilters, limit,
-             conversation_id, types) -> None:
-    """A query that is only a time ("yesterday", "上周"): the live memories created in that
-    range, newest first (score 0: no terms to score; explain says where the range came from).
-    """
-    from search import time_rows
-
-    rows = time_rows.in_range(user_id, plan.window, conversation_id=conversation_id,
-                              types=types)
-    plan.applied = True
-    out = []
-    for m in rows.order_by("-created_at", "memory_id")[:max(limit * 8, 200)]:
-        doc = {"created_at": repr(m.created_at.timestamp()), "author": m.author,
-               "tags": json.dumps(m.tags)}
-        if not filters.keep(doc):
-            continue
-        out.append(Hit(
-            memory_id=m.memory_id, content=m.content, type=m.type, version=m.version,
-            score=0.0, metadata=m.metadata, created_at=m.created_at.timestamp(),
-            importance=m.importance, conversation_id=m.conversation_id,
-            explain=Explain(bm25=0.0, relevance=0.0, recency=0.0, importance=m.importance,
-                            terms={}, final=0.0, weights={}, time=1.0)))
-        if len(out) == limit:
-            break
-    result.results = out
 
 
 def _expire(memory_ids: list[str]) -> None:

@@ -36,10 +36,14 @@ def test_b01_no_cross_user_leak_and_no_read_of_other_keys(builtins, redis_client
     ready = [threading.Event() for _ in servers]
 
     def watch(server, monitor_ready):
+        # MONITOR shows every database of the server: only this test's counts (another
+        # suite on the same server, in a database of its own, has keys of a "{u-a}" too).
+        db = int(server.connection_pool.connection_kwargs.get("db") or 0)
         with server.monitor() as mon:
             monitor_ready.set()
             for cmd in mon.listen():
-                seen.append(cmd["command"])
+                if int(cmd.get("db") or 0) == db:
+                    seen.append(cmd["command"])
                 if "STOP-WATCH" in cmd["command"]:
                     return
 

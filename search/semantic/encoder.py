@@ -10,13 +10,13 @@ the attention mask and L2 normalisation, as the model's own sentence-transformer
 (``sentence_bert_config.json``).
 
 The model as shipped (:data:`MODEL_NAME`) runs its 36 Linear products on 8-bit weights and
-int8 input, in blocks of 32 with a scale each (:data:`_INT8`): ~25 % less CPU per query
-than the float model (3.6 ms against 4.8 ms at load 4.4), vectors within cosine 0.997 of its
-own (bench/README.md, semantic). Two implementations of the same forward pass: ONNX Runtime
+int8 input, in blocks of 128 with a scale each (:data:`_INT8`): ~40 % less CPU per query
+than the float model (3.4 ms against 5.9 ms at load 6), vectors within cosine 0.997 of its
+own on LoCoMo texts (bench/README.md, semantic). Two implementations of the same forward pass: ONNX Runtime
 runs a graph built from those weights (``search.semantic.onnx_graph``), and
 :func:`_forward`, in NumPy, is the reference the tests hold it to (and the fallback where
-onnxruntime has no wheel): the same vectors to ~1e-7 for the float model, to cosine 0.9998
-for the 8-bit one (a rounding apart moves a quantised value by a step). The float model is
+onnxruntime has no wheel): the same vectors to ~1e-7 for the float model, to cosine 0.9995
+for the 8-bit one (ORT's int8 kernels round the quantised input their own way). The float model is
 the reference that reproduces sentence-transformers' published outputs. ONNX Runtime is ~2x
 faster than NumPy for a short query: NumPy runs each Linear product as its own BLAS call on
 a 13-row input, memory-bound on the weights; ORT fuses the graph and packs the weights once.
@@ -50,7 +50,7 @@ __all__ = ["DIM", "MODEL_NAME", "backend", "cjk_share", "encode", "load", "loade
 DIM = 384
 # The vectors' name (stored with each embedding; readers take only this model's): the 8-bit
 # variant (see _INT8), whose vectors are not the float model's.
-MODEL_NAME = "all-MiniLM-L6-v2-q8"
+MODEL_NAME = "all-MiniLM-L6-v2-q8b128"
 _MAX_PIECES = 256
 _LAYERS = 6
 _HEADS = 12
@@ -58,7 +58,7 @@ _EPS = 1e-12
 # Han, kana and Hangul: text the English model reads as [UNK] pieces and single characters.
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _LETTER = re.compile(r"[^\W\d_]")
-# The 36 Linear layers run on 8-bit weights and int8 input, both in blocks of 32 input
+# The 36 Linear layers run on 8-bit weights and int8 input, both in blocks of 128 input
 # elements with a scale each (search.semantic.onnx_graph: ORT's MatMulNBits): the encode
 # takes about a third less CPU, and the vectors stay within cosine 0.997 of the float
 # model's (tests/test_semantic_encoder.py; bench/README.md, semantic: LoCoMo unchanged).
@@ -121,7 +121,7 @@ def _model():
 
 def quantize_blocks(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A Linear weight ``(in, out)`` as MatMulNBits holds it with 8 bits: ``(q8, scale)``, q8
-    uint8 ``(out, in / 32, 32)`` (zero point 128), scale float32 ``(out * in / 32,)``
+    uint8 ``(out, in / BLOCK, BLOCK)`` (zero point 128), scale float32 ``(out * in / BLOCK,)``
     (symmetric: a block's largest magnitude is 127 steps)."""
     from search.semantic.onnx_graph import BLOCK
 
@@ -207,7 +207,7 @@ def _gelu(x):
 
 
 def _int8_input(x: np.ndarray) -> np.ndarray:
-    """``x`` as MatMulNBits's int8 product sees it: each row's blocks of 32 elements
+    """``x`` as MatMulNBits's int8 product sees it: each row's blocks of BLOCK elements
     quantised symmetrically (127 steps to the block's largest magnitude), given back as float.
     The product of two such operands is the int8 one (a sum over blocks of scale * scale *
     integer dot product)."""

@@ -1,0 +1,53 @@
+"""What a recall answers (PURE): the ranked hits, each with its explanation."""
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Explain:
+    bm25: float
+    relevance: float
+    recency: float
+    importance: float
+    terms: dict[str, float]
+    weights: dict[str, float]
+    final: float
+    # Matched terms found only in the memory's context text, not its content.
+    context_terms: list[str] = field(default_factory=list)
+    # The time boost multiplied into ``final`` (1 = none), see search.temporal.
+    time: float = 1.0
+    # Cosine of query and memory embeddings when the profile rescores semantically (None:
+    # not rescored, or the memory's embedding is not computed yet).
+    semantic: float | None = None
+    # The query's time range as a term (search.temporal.time_term): its share of the score.
+    time_term: float = 0.0
+
+
+@dataclass
+class Hit:
+    memory_id: str
+    content: str
+    type: str
+    version: int
+    score: float
+    metadata: dict
+    created_at: float
+    importance: float
+    conversation_id: str | None
+    explain: Explain
+
+
+@dataclass
+class SearchResult:
+    results: list[Hit]
+    match_mode_used: str
+    profile: str
+    took_ms: float
+    terms: list[str] = field(default_factory=list)
+    n_docs: int = 0
+    avgdl: float = 0.0
+    df: dict[str, int] = field(default_factory=dict)
+    # {"range", "from", "mode", "applied"} when the query named a time, else None.
+    time: dict | None = None
+    # True when the search itself counted the results' recall hits (``count_hits``).
+    hits_counted: bool = False
