@@ -125,15 +125,15 @@ def _periodic() -> dict:
     weights package is installed and ``MEMORY_EMBED_EVERY_SECONDS`` is above 0."""
     from django.conf import settings
 
-    from search.semantic import encoder
+    from search import embeddings
 
     jobs = {
         periodic_reconcile_job: (PERIODIC_RECONCILE_ID, settings.MEMORY_RECONCILE_EVERY_SECONDS),
         periodic_access_fold_job: (PERIODIC_ACCESS_FOLD_ID,
                                    settings.MEMORY_ACCESS_FOLD_SECONDS),
     }
-    every = getattr(settings, "MEMORY_EMBED_EVERY_SECONDS", 10)
-    if every > 0 and encoder.model_available():
+    every = embeddings.every_seconds()
+    if every:
         jobs[periodic_embed_job] = (PERIODIC_EMBED_ID, every)
     return jobs
 

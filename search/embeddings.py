@@ -28,6 +28,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from django.conf import settings
 from django.db import connection
 from django.db.models import F, Q
 
@@ -49,6 +50,13 @@ def _stale():
     return Memory.objects.filter(deleted_at__isnull=True).filter(
         Q(embedding__isnull=True) | ~Q(embedding__content_hash=F("content_hash"))
         | ~Q(embedding__model__in=[encoder.MODEL_NAME, LEFT_TO_BM25]))
+
+
+def every_seconds() -> int:
+    """Seconds between the worker's embedding runs; 0 when this deployment computes no
+    embeddings (``MEMORY_EMBED_EVERY_SECONDS`` 0, or the weights package not installed)."""
+    every = getattr(settings, "MEMORY_EMBED_EVERY_SECONDS", 10)
+    return every if every > 0 and encoder.model_available() else 0
 
 
 def pending_count() -> int:

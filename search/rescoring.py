@@ -4,13 +4,17 @@ BM25 phase runs, the window's embeddings read with its database check, the score
 
 import numpy as np
 
+from search import embeddings
 from search.results import Hit
+from search.semantic import encoder
+from search.semantic.rescore import mix
+
+# The window's check and its embeddings, one query (``search.embeddings.window_read``).
+window_read = embeddings.window_read
 
 
 def ready() -> bool:
     """Whether the encoder's weights are installed (found once per process)."""
-    from search.semantic import encoder
-
     return encoder.model_available()
 
 
@@ -18,18 +22,9 @@ def encode_soon(text: str):
     """The call that gives the query's vector, its encode started now; None when the query is
     not rescored: no text, or CJK in it (the shipped encoder is English-only, so Chinese,
     Japanese and Korean stay with BM25)."""
-    from search import embeddings
-    from search.semantic import encoder
-
     if not text.strip() or encoder.cjk_share(text) > 0:
         return None
     return embeddings.query_vector_soon(text)
-
-
-def window_read(memory_ids: list[str]):
-    from search import embeddings
-
-    return embeddings.window_read(memory_ids)
 
 
 def rescore(hits: list[Hit], query_vector, w: float, vectors: dict, read) -> None:
@@ -38,9 +33,6 @@ def rescore(hits: list[Hit], query_vector, w: float, vectors: dict, read) -> Non
     ``query_vector``: the call that gives the query's vector (:func:`encode_soon`);
     ``vectors``: the embeddings of the memories in ``read`` (the window, read with its
     check); the hits not in it (a time range's candidates) are read here."""
-    from search import embeddings
-    from search.semantic.rescore import mix
-
     if not hits:
         return
     unread = [h.memory_id for h in hits if h.memory_id not in read]

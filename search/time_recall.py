@@ -5,7 +5,7 @@ import json
 
 from django.conf import settings
 
-from search import temporal
+from search import temporal, time_rows
 from search.pending import docs_verified
 from search.recall_filters import RecallFilters, TimePlan
 from search.results import Explain, Hit, SearchResult
@@ -16,8 +16,6 @@ def time_candidates(client, user_id, window, hits, passed, docs, filters, *, k1,
                     conversation_id, types) -> float:
     """The time range as a query term (search.temporal): the memories created in it join
     ``passed`` (and ``docs``) even when they match no word; returns the term's weight."""
-    from search import time_rows
-
     ids, n_in = time_rows.ids_in_range(user_id, window, cap=settings.MEMORY_RERANK_WINDOW,
                                        conversation_id=conversation_id, types=types)
     seen = {r[0] for r in hits.rows}
@@ -36,8 +34,6 @@ def by_time(result: SearchResult, *, user_id, plan: TimePlan, filters: RecallFil
     """A query that is only a time ("yesterday", "上周"): the live memories created in that
     range, newest first (score 0: no terms to score; explain says where the range came from).
     """
-    from search import time_rows
-
     rows = time_rows.in_range(user_id, plan.window, conversation_id=conversation_id,
                               types=types)
     plan.applied = True

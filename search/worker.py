@@ -14,22 +14,17 @@ loaded only where embeddings are computed: the weights installed and
 
 import logging
 
-from django.conf import settings
 from rq import Worker
 
+from search import embeddings
 from search.semantic import encoder
 
 log = logging.getLogger(__name__)
 
 
-def embeds() -> bool:
-    """Whether this deployment computes embeddings (the periodic job runs)."""
-    return settings.MEMORY_EMBED_EVERY_SECONDS > 0 and encoder.model_available()
-
-
 class EncoderPreloadingWorker(Worker):
     def work(self, *args, **kwargs):
-        if embeds():
+        if embeddings.every_seconds():
             try:
                 encoder.load()
             except Exception:  # noqa: BLE001 - each job then loads it as before
