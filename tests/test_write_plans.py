@@ -2,6 +2,8 @@
 ``memory_create`` and ``memory_create_many`` look rows up by the full dedup key in its index,
 so no query plan walks a namespace (or the whole table), whatever statistics SQLite has."""
 
+import functools
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -36,12 +38,31 @@ def big_namespace(builtins):
         for n in range(400)])
 
 
+DEDUP_KEY = "(user_id=? AND conversation_id=? AND type=? AND content_hash=?)"
+
+
 def test_the_create_duplicate_check_searches_the_dedup_key_index(big_namespace):
     for sql in _dedup_selects(lambda: services.memory_create(user_id="u-big",
                                                              content="a new note")):
         plan = _plan(sql)
         assert "content_hash=?" in plan and "SCAN" not in plan, plan
         assert "created_at" not in plan, plan
+
+
+def test_the_user_wide_duplicate_check_is_one_statement_on_the_dedup_key_index(big_namespace):
+    """A create without a conversation: one prepared SELECT (``conversation_id IS NULL``),
+    searched by all four columns of the dedup key's index, in a namespace whose user-wide
+    rows share the hash's prefix with many others."""
+    services.memory_create_many(items=[{"user_id": "u-big", "content": f"wide {n}"}
+                                       for n in range(200)])
+    for content in ("a new note", "wide 7"):  # a miss, then a duplicate
+        selects = _dedup_selects(functools.partial(services.memory_create, user_id="u-big",
+                                                   content=content))
+        assert len(selects) == 1, selects
+        assert "conversation_id\" IS NULL" in selects[0], selects[0]
+        plan = _plan(selects[0])
+        assert f"SEARCH memories_memory USING INDEX memories_me_user_id_715790_idx {DEDUP_KEY}" \
+            == plan, plan
 
 
 def test_the_bulk_duplicate_check_searches_the_dedup_key_index(big_namespace):
