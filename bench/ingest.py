@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/ingest.py [--docs 100000] [--quick] [--data-dir ../shared/data]
                                      [--clients 1,2,4,8] [--seconds 8] [--import-docs 10000]
+                                     [--skip-import] [--skip-size] [--small-too] [--user-wide]
 
 Memories are LoCoMo turns replicated and perturbed (``bench/recall_corpus.py``: realistic
 lengths, ~5 % Chinese). Production settings, a throw-away SQLite file, gunicorn as shipped
@@ -19,8 +20,10 @@ prefix of the run's own. Phases, each figure with the load average (1 min) when 
    a context (the server builds it from the conversation), into the big namespace and into a
    small one, after 2 s of 8 clients untimed (every process warmed: its scripts loaded and
    its serving index built; the warm-up recall takes the ``bm25`` profile, so no process
-   loads the sentence encoder during the curve); then with 4 clients into namespaces of 100 and of ``--docs`` memories one
-   after the other, twice (the namespace-size check).
+   loads the sentence encoder during the curve); then with 4 clients into namespaces of
+   100 and of ``--docs`` memories one after the other, twice (the namespace-size check).
+   ``--user-wide``: the curve's creates carry no conversation (no window of neighbours, no
+   server-built context), as an agent's user-wide facts are written.
 
 Read-your-writes is checked on the way: after every 50th create the client recalls the
 memory's own words in the same namespace and expects it in the top 10. The LAST line is
@@ -107,9 +110,10 @@ def turn_streams(items: list[dict], clients: int, seed: int) -> list[list[str]]:
 
 
 def create_rate(server, ns: str, streams: list[list[str]], seconds: float,
-                check_every: int = 50) -> dict:
+                check_every: int = 50, user_wide: bool = False) -> dict:
     """Single creates per second with ``len(streams)`` concurrent clients; each client
-    writes its turns into a conversation of its own run, then checks read-your-writes."""
+    writes its turns into a conversation of its own run (``user_wide``: without a
+    conversation), then checks read-your-writes."""
     clients = len(streams)
     counts, ms, misses = [0] * clients, [], []
     run_tag = secrets.token_hex(3)
@@ -120,8 +124,10 @@ def create_rate(server, ns: str, streams: list[list[str]], seconds: float,
         while time.perf_counter() < deadline and counts[c] < len(turns):
             text = f"{turns[counts[c]]} {run_tag}{c}"
             t = time.perf_counter()
-            out = server.post("/memories", {"user_id": ns, "content": text,
-                                            "conversation_id": f"live-{run_tag}-{c}"})
+            body = {"user_id": ns, "content": text}
+            if not user_wide:
+                body["conversation_id"] = f"live-{run_tag}-{c}"
+            out = server.post("/memories", body)
             ms.append((time.perf_counter() - t) * 1000)
             counts[c] += 1
             if counts[c] % check_every == 0:
@@ -165,6 +171,8 @@ def main():
     ap.add_argument("--skip-size", action="store_true", help="no namespace-size check")
     ap.add_argument("--small-too", action="store_true",
                     help="the curve into a small namespace as well")
+    ap.add_argument("--user-wide", action="store_true",
+                    help="the curve's creates without a conversation (no window, no context)")
     args = ap.parse_args()
     if args.quick:
         args.docs, args.import_docs, args.seconds = 10_000, 4_000, 5.0
@@ -220,7 +228,8 @@ def main():
         for n in (int(c) for c in args.clients.split(",")):
             for ns in (BIG, SMALL) if args.small_too else (BIG,):
                 streams = turn_streams(live, n, seed=n)
-                got = create_rate(server, ns, streams, args.seconds)
+                got = create_rate(server, ns, streams, args.seconds,
+                                  user_wide=args.user_wide)
                 curve[f"{ns}_{n}"] = got
                 log(f"POST /memories {ns} {n} clients: {got}")
         result["create_curve"] = curve
