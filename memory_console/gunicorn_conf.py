@@ -7,6 +7,11 @@ queue behind one GIL) or 6 x 2 (more processes queue for SQLite's write lock).
 ``WEB_CONCURRENCY`` (processes), ``WEB_THREADS`` and ``WEB_KEEPALIVE`` (seconds) override the
 defaults.
 
+The master loads the sentence encoder of semantic rescoring before it forks the workers,
+which share it (``memory_console.encoder_preload``; ``WEB_PRELOAD_ENCODER=0``: each worker
+loads it on its first rescoring recall); its workers then leave through ``os._exit``
+(``worker_exit``).
+
 Metrics: every process writes its values to prometheus-client's multiprocess files in
 ``PROMETHEUS_MULTIPROC_DIR`` (default ``var/metrics/web``; this server's own: emptied when
 gunicorn starts), and ``/metrics`` adds them up (``integrations/metrics/exposition.py``).
@@ -16,6 +21,7 @@ import os
 from pathlib import Path
 
 from integrations.metrics import multiproc
+from memory_console import encoder_preload
 
 # Set here, in the master, so every worker's prometheus-client sees it when first imported.
 METRICS_DIR = multiproc.use_dir(str(Path(__file__).resolve().parent.parent / "var" / "metrics"
@@ -33,6 +39,14 @@ keepalive = int(os.environ.get("WEB_KEEPALIVE") or 75)
 
 def on_starting(server):
     multiproc.prepare_dir(METRICS_DIR)
+    # Before the port is bound: a client that connects is served by a worker that has it.
+    encoder_preload.preload(server.log)
+
+
+def worker_exit(server, worker):
+    # A worker of a master that preloaded skips onnxruntime's static destructors, which hang
+    # or abort in a forked process (memory_console.encoder_preload).
+    encoder_preload.leave()
 
 
 def child_exit(server, worker):

@@ -1,7 +1,7 @@
 """Settings, all read from the environment (see README "Configuration").
 
-Small strict helpers turn bad values into ImproperlyConfigured at start-up instead of
-surprises at run time.
+Small strict helpers (``memory_console.env``) turn bad values into ImproperlyConfigured at
+start-up instead of surprises at run time.
 """
 
 import os
@@ -10,34 +10,9 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from memory_console.env import env_bool, env_int, env_list
+
 BASE_DIR = Path(__file__).resolve().parent.parent
-
-
-def env_bool(name: str, default: bool) -> bool:
-    """Read a 1/0/true/false/yes/no variable; anything else is an error."""
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    value = raw.strip().lower()
-    if value in {"1", "true", "yes", "on"}:
-        return True
-    if value in {"0", "false", "no", "off"}:
-        return False
-    raise ImproperlyConfigured(f"{name} must be 1/0/true/false, got {raw!r}")
-
-
-def env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return int(raw)
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from exc
-
-
-def env_list(name: str, default: str) -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
 DEBUG = env_bool("DEBUG", False)
