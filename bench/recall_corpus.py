@@ -61,8 +61,9 @@ def _swap_words(rng, text: str, vocab: list[str], share: float) -> str:
 
 
 def build(data_dir: Path, n_docs: int, *, seed: int = 1, chinese_share: float = 0.05,
-          swap_share: float = 0.12) -> tuple[list[dict], dict]:
-    """``n_docs`` memory items (``user_id`` left to the caller) and the replica name maps.
+          swap_share: float = 0.12, shuffle: bool = True) -> tuple[list[dict], dict]:
+    """``n_docs`` memory items (``user_id`` left to the caller) and the replica name maps;
+    ``shuffle=False`` keeps each conversation's turns in their order (the Chinese last).
 
     Items: ``{"content", "context", "conversation_id"}``. Returns ``(items, info)`` where
     ``info["replicas"]`` maps a sample id to the name map of each of its replicas."""
@@ -102,7 +103,8 @@ def build(data_dir: Path, n_docs: int, *, seed: int = 1, chinese_share: float = 
             text = f"{text}（{rng.randint(1, 10**6)}）"
         seen.add(text)
         items.append({"content": text, "context": "", "conversation_id": None})
-    rng.shuffle(items)
+    if shuffle:
+        rng.shuffle(items)
     return items, {"replicas": replicas}
 
 

@@ -129,15 +129,23 @@ class Server:
             go(q)
 
     @contextlib.contextmanager
-    def writer(self, ns: str, rate: float):
-        """A live writer: ``POST /memories`` at ``rate`` per second while the block runs."""
+    def writer(self, ns: str, rate: float, items: list[dict]):
+        """A live writer: ``POST /memories`` at ``rate`` per second while the block runs, of
+        ``items`` in turn (``content`` and ``conversation_id``; the server builds each
+        context, and the turn before gains this one in its own, as an agent's turns do)."""
         stop, stats = threading.Event(), {"ms": [], "rate": 0.0}
+        tag = secrets.token_hex(3)
 
         def run():
             n, started = 0, time.perf_counter()
             while not stop.is_set():
                 t = time.perf_counter()
-                self.post("/memories", {"user_id": ns, "content": f"live note {n} {secrets.token_hex(4)}"})
+                item = items[n % len(items)]
+                conversation = item["conversation_id"]
+                self.post("/memories", {
+                    "user_id": ns, "content": item["content"],
+                    "conversation_id": f"live-{tag}-{n // len(items)}-{conversation}"
+                    if conversation else None})
                 stats["ms"].append((time.perf_counter() - t) * 1000)
                 n += 1
                 time.sleep(max(0.0, started + n / rate - time.perf_counter()))

@@ -1,6 +1,7 @@
 """Lean windows of a recall: a window ranked by BM25 and meaning alone (no filter, time,
-recency or importance) needs no memory hashes to rank, so only the results' are read from
-the hot store, once ranked, in one bounded ``feed.lua`` call (``search.serving.answer.rows``).
+recency or importance) needs no memory hashes to rank, and one ranked by those needs only a
+few fields of each (``search.serving.partial``), so the results' whole hashes are read from
+the hot store once ranked, in one bounded ``feed.lua`` call (``search.serving.answer.rows``).
 """
 
 import json
@@ -9,26 +10,21 @@ import time
 from memories import access
 from search import scoring
 from search.serving import answer as serving
-
-# The hash of a window row not read from Redis (``lean`` windows): enough for the ranking
-# loop; a row that becomes a result is filled from its hash (fill_results). A pending row
-# (search.pending) is replaced by its database state by docs_verified, as any hash is.
-UNREAD = {"content": "", "type": "", "version": "0", "metadata": "{}", "created_at": "0",
-          "importance": "0", "conversation_id": ""}
+from search.serving.partial import is_partial
 
 
 def fill_results(result, ranked, docs, own_terms, *, client, user_id, field_name, own_field,
                  terms, limit, now, prof, count_hits) -> None:
-    """The best ``limit`` of ``ranked`` (a lean window, best first) with their hot-store
-    hashes, in one ``feed.lua`` call (bounded: ``limit`` hashes), which also counts their
-    recall hits when ``count_hits`` and every result is read from Redis. A row Redis no
-    longer holds (forgotten since the search) gives its place to the next."""
-    count = count_hits and all(docs[h.memory_id] is UNREAD for h in ranked)
+    """The best ``limit`` of ``ranked`` (a window read in part, best first) with their
+    whole hot-store hashes, in one ``feed.lua`` call (bounded: ``limit`` hashes), which also
+    counts their recall hits when ``count_hits`` and every result is read from Redis. A row
+    Redis no longer holds (forgotten since the search) gives its place to the next."""
+    count = count_hits and all(is_partial(docs[h.memory_id]) for h in ranked)
     out, pos = [], 0
     while len(out) < limit and pos < len(ranked):
         batch = ranked[pos:pos + limit - len(out)]
         pos += len(batch)
-        unread = [h.memory_id for h in batch if docs[h.memory_id] is UNREAD]
+        unread = [h.memory_id for h in batch if is_partial(docs[h.memory_id])]
         got = serving.rows(client, user_id=user_id, field_name=field_name, memory_ids=unread,
                            own_field=own_field, terms=terms,
                            hit_time=time.time() if count else None)
@@ -37,7 +33,7 @@ def fill_results(result, ranked, docs, own_terms, *, client, user_id, field_name
         own_terms.update(got.own_terms or {})
         for h in batch:
             doc = docs[h.memory_id]
-            if doc is UNREAD:
+            if is_partial(doc):
                 doc = got.hashes.get(h.memory_id)
                 if doc is None:
                     continue

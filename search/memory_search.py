@@ -46,6 +46,7 @@ from search.recall_filters import RecallFilters, TimePlan, time_plan
 from search.results import Explain, Hit, SearchResult
 from search.serving import answer as serving
 from search.serving import feed
+from search.serving.partial import RANK_FIELDS, UNREAD, is_partial
 
 
 def query_terms(query: str, profile: RankingProfile) -> list[str]:
@@ -141,6 +142,11 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
     # needs no hashes to rank: only the results' are fetched, once ranked (search.lean_window).
     lean = (wide and window is None and not filters.active and not _hybrid(prof)
             and lua_mode != "collect")
+    # A window ranked by what the hashes hold (recency, importance, a filter, a time range)
+    # reads only those fields of its rows (search.serving.partial), and the results' whole
+    # hashes once ranked, as a lean window does: 100 whole hashes were most of its time.
+    narrow = wide and not lean and lua_mode != "collect"
+    hash_fields = RANK_FIELDS if narrow else ()
     # Hits are counted with the search when its rows are the results: one fetch of exactly
     # ``limit`` best rows (no window to re-rank, no second fetch in all_then_any).
     counting = {"at": time.time() if count_hits and not wide and mode != MatchMode.ALL_THEN_ANY
@@ -152,8 +158,9 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
                 return serving.search(
                     client, user_id=user_id, field_name=field_name, terms=terms, k=k,
                     k1=prof.k1, b=prof.b, mode=m, now=now, conversation_id=conversation_id,
-                    types=types, with_hashes=not lean, own_field=own_field,
-                    hit_time=counting["at"])
+                    types=types, with_hashes=not lean,
+                    own_field="" if narrow else own_field, hit_time=counting["at"],
+                    hash_fields=hash_fields)
             except (feed.Unsupported, feed.NotReady):
                 pass
         return postings.search_field(
@@ -175,9 +182,10 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         hits = fetch_mode()
         docs = getattr(hits, "hashes", None)
         if docs is None and lean:
-            docs = dict.fromkeys((r[0] for r in hits.rows), lean_window.UNREAD)
+            docs = dict.fromkeys((r[0] for r in hits.rows), UNREAD)
         elif docs is None:
-            docs = serving.hashes(client, user_id, [r[0] for r in hits.rows])
+            docs = serving.hashes(client, user_id, [r[0] for r in hits.rows],
+                                  fields=hash_fields)
         held = docs
         # Checked against the database: a write whose mirror failed (needs_resync) is served
         # as the database holds it, or not at all when forgotten or purged (search.pending).
@@ -215,7 +223,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
     if boost and prof.w_time > 0:
         time_weight = time_recall.time_candidates(
             client, user_id, window, hits, passed, docs, filters, k1=prof.k1,
-            conversation_id=conversation_id, types=types)
+            conversation_id=conversation_id, types=types, fields=hash_fields)
     if not passed:
         return
     own_terms = getattr(hits, "own_terms", None) or {}
@@ -261,7 +269,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         hits_out.append(Hit(
             memory_id=memory_id, content=doc["content"], type=doc["type"],
             version=int(doc["version"]), score=final,
-            metadata={} if doc is lean_window.UNREAD else json.loads(doc["metadata"]),
+            metadata={} if is_partial(doc) else json.loads(doc["metadata"]),
             created_at=float(doc["created_at"]), importance=imp,
             conversation_id=doc["conversation_id"] or None,
             explain=Explain(bm25=bm25 - timed, relevance=relevance, time_term=timed, recency=rec, importance=imp,
@@ -274,7 +282,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         rescoring.rescore(hits_out, query_vector, prof.w_semantic, vectors, read=held)
     hits_out.sort(key=lambda h: (-h.score, h.memory_id))
     result.results = hits_out[:limit]
-    if lean:
+    if lean or narrow:
         lean_window.fill_results(result, hits_out, docs, own_terms, client=client, user_id=user_id,
                       field_name=field_name, own_field=own_field, terms=terms, limit=limit,
                       now=now, prof=prof, count_hits=count_hits)

@@ -13,15 +13,16 @@ from search.serving import answer as serving
 
 
 def time_candidates(client, user_id, window, hits, passed, docs, filters, *, k1,
-                    conversation_id, types) -> float:
+                    conversation_id, types, fields: tuple[str, ...] = ()) -> float:
     """The time range as a query term (search.temporal): the memories created in it join
-    ``passed`` (and ``docs``) even when they match no word; returns the term's weight."""
+    ``passed`` (and ``docs``: their hashes, or only ``fields`` of each) even when they match
+    no word; returns the term's weight."""
     ids, n_in = time_rows.ids_in_range(user_id, window, cap=settings.MEMORY_RERANK_WINDOW,
                                        conversation_id=conversation_id, types=types)
     seen = {r[0] for r in hits.rows}
     extra = [m for m in ids if m not in seen]
     if extra:
-        found = docs_verified(serving.hashes(client, user_id, extra))
+        found = docs_verified(serving.hashes(client, user_id, extra, fields=fields))
         for memory_id in extra:
             if memory_id in found and filters.keep(found[memory_id]):
                 docs[memory_id] = found[memory_id]

@@ -21,6 +21,7 @@ from search.serving.feed import (
     serving_index,
     unchanged,
 )
+from search.serving.partial import partial
 
 # At most this many hits' hashes ride along with the freshness check (one bounded script:
 # 100 hashes with their own-content terms ~2 ms of Redis time under load; a re-ranked
@@ -34,10 +35,11 @@ FAST_ATTEMPTS = 3
 def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k1: float,
            b: float, mode: str, now: float, conversation_id: str | None = None,
            types: list[str] | None = None, with_hashes: bool = False, own_field: str = "",
-           hit_time: float | None = None):
+           hit_time: float | None = None, hash_fields: tuple[str, ...] = ()):
     """``engine.Found`` of the caught-up serving index (see ``FieldIndex.search``); with
     ``with_hashes``, ``found.hashes`` maps each hit's memory id to its hot-store hash (absent
-    when Redis no longer holds it).
+    when Redis no longer holds it), or with ``hash_fields`` to those fields of it as a
+    ``search.serving.partial.Partial``.
 
     ``own_field`` (a field of the memories' own content): ``found.own_terms`` maps each hit
     held in Redis to the query terms that field's document holds (None: not answered).
@@ -59,7 +61,8 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
     kwargs = {"k": k, "k1": k1, "b": b, "mode": mode, "now": now, "types": types,
               "conversation_id": conversation_id}
     served = entry(user_id, field_name)
-    extra = {"own_field": own_field, "terms": terms, "hit_time": hit_time} if with_hashes else {}
+    extra = ({"own_field": own_field, "terms": terms, "hit_time": hit_time,
+              "hash_fields": hash_fields} if with_hashes else {})
     grew = False
     for _ in range(FAST_ATTEMPTS):
         with served.lock:
@@ -72,7 +75,7 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
                 got = _checked(client, user_id, field_name, served, ids, extra)
                 if unchanged(got, served):
                     if with_hashes:
-                        _fill(found, ids, got, own_field, terms)
+                        _fill(found, ids, got, own_field, terms, hash_fields)
                     served.used = time.monotonic()
                     counters.fast += 1
                     if grew:  # count what the applied writes added (O(1))
@@ -85,7 +88,8 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
                     # answered at once when its hits are among those whose hashes came with
                     # the reply (read in the same atomic step as the writes).
                     found = served.index.search(terms, **kwargs)
-                    if _answer_from(found, ids, got, with_hashes, own_field, terms):
+                    if _answer_from(found, ids, got, with_hashes, own_field, terms,
+                                    hash_fields):
                         served.used = time.monotonic()
                         counters.caught += 1
                         evict_for(user_id, field_name)
@@ -105,7 +109,7 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
     finally:
         served.lock.release()
     if with_hashes:
-        found.hashes = hashes(client, user_id, [r[0] for r in found.rows])
+        found.hashes = hashes(client, user_id, [r[0] for r in found.rows], fields=hash_fields)
     return found
 
 
@@ -124,7 +128,7 @@ def _checked(client, user_id: str, field_name: str, served: Served, ids: list[st
 
 
 def _answer_from(found, ids: list[str], got: dict, with_hashes: bool, own_field: str,
-                 terms: list[str]) -> bool:
+                 terms: list[str], hash_fields: tuple[str, ...] = ()) -> bool:
     """Fill ``found`` (a search made after applying ``got``'s writes) from ``got``, the reply
     to the check of the search before, when that reply holds what ``found`` needs: nothing
     (no hashes asked) or the hashes of all of ``found``'s hits. Its hits go uncounted (the
@@ -134,7 +138,7 @@ def _answer_from(found, ids: list[str], got: dict, with_hashes: bool, own_field:
     new = [r[0] for r in found.rows]
     if not set(new) <= set(ids):
         return False
-    _fill(found, ids, got, own_field, terms)
+    _fill(found, ids, got, own_field, terms, hash_fields)
     found.hashes = {m: found.hashes[m] for m in new if m in found.hashes}
     if found.own_terms is not None:
         found.own_terms = {m: found.own_terms[m] for m in new if m in found.own_terms}
@@ -142,13 +146,14 @@ def _answer_from(found, ids: list[str], got: dict, with_hashes: bool, own_field:
     return True
 
 
-def _fill(found, ids: list[str], got: dict, own_field: str, terms: list[str]) -> None:
+def _fill(found, ids: list[str], got: dict, own_field: str, terms: list[str],
+          hash_fields: tuple[str, ...] = ()) -> None:
     found.hashes = {}
     found.own_terms = {} if own_field else None
     owns = got["owns"] if own_field else [None] * len(ids)
     for memory_id, raw, own in zip(ids, got["hashes"], owns, strict=True):
         if raw:
-            found.hashes[memory_id] = hash_of(raw)
+            found.hashes[memory_id] = partial(hash_of(raw)) if hash_fields else hash_of(raw)
             if own_field:
                 found.own_terms[memory_id] = {t for t, tf in zip(terms, own, strict=True) if tf}
     found.counted, found.unlisted = got["counted"], got["unlisted"]
@@ -177,9 +182,22 @@ def rows(client, *, user_id: str, field_name: str, memory_ids: list[str], own_fi
     return found
 
 
-def hashes(client, user_id: str, memory_ids: list[str]) -> dict[str, dict[str, str]]:
-    """Hot-store hashes of ``memory_ids`` (one pipeline); ids Redis does not hold are left out."""
+def hashes(client, user_id: str, memory_ids: list[str],
+           fields: tuple[str, ...] = ()) -> dict[str, dict[str, str]]:
+    """Hot-store hashes of ``memory_ids`` (one pipeline), or with ``fields`` those fields
+    of each as a ``Partial``; ids Redis does not hold are left out."""
     pipe = client.pipeline(transaction=False)
     for memory_id in memory_ids:
-        pipe.hgetall(store.key(user_id, "m", memory_id))
-    return {m: hash_of(raw) for m, raw in zip(memory_ids, pipe.execute(), strict=True) if raw}
+        if fields:
+            pipe.hmget(store.key(user_id, "m", memory_id), fields)
+        else:
+            pipe.hgetall(store.key(user_id, "m", memory_id))
+    out = {}
+    for memory_id, raw in zip(memory_ids, pipe.execute(), strict=True):
+        if fields:
+            held = {f: store.text(v) for f, v in zip(fields, raw, strict=True) if v is not None}
+            if held:  # every hash holds created_at: none held is a hash that is gone
+                out[memory_id] = partial(held)
+        elif raw:
+            out[memory_id] = hash_of(raw)
+    return out

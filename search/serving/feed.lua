@@ -2,10 +2,11 @@
 -- KEYS[1]: the namespace's write stream (routes the script to the namespace's slot).
 -- ARGV: base, field, last_id (exclusive start), count (entries to read at most; 0 = none),
 --       hit_time (epoch seconds; '' = count no hits), own_field ('' = none), n_terms,
---       n_terms query terms, then memory ids: the hits of a search made on the index as it
---       was. The same call returns each hit's hot-store hash and which query terms its
---       own_field document holds (a field of the memory's own content, for the
---       explanation). When no entry follows last_id that search is current and, with a
+--       n_terms query terms, n_hash_fields, n_hash_fields hash field names (0: whole
+--       hashes), then memory ids: the hits of a search made on the index as it was. The
+--       same call returns each hit's hot-store hash (only the named fields it holds, when
+--       some are named) and which query terms its own_field document holds (a field of
+--       the memory's own content, for the explanation). When no entry follows last_id that search is current and, with a
 --       hit_time, the call counts one recall hit on each hit that Redis still holds (as
 --       memories/access.py's record script does). One round trip in all.
 --
@@ -24,7 +25,10 @@
 --         the namespace then holds pending hits without its access:listed mark)}
 local base, field, last, count = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local hit_time, own, n_terms = ARGV[5], ARGV[6], tonumber(ARGV[7])
-local first_id = 8 + n_terms
+local n_hash_fields = tonumber(ARGV[8 + n_terms])
+local hash_fields = {}
+for n = 1, n_hash_fields do hash_fields[n] = ARGV[8 + n_terms + n] end
+local first_id = 9 + n_terms + n_hash_fields
 local gen = redis.call('GET', base .. 'gen') or '0'
 local format = redis.call('GET', base .. 'format') or '1'
 local fname, oname = field, own
@@ -79,7 +83,19 @@ for n = 1, n_terms do terms[n] = ARGV[7 + n] end
 for n = first_id, #ARGV do
   local id = ARGV[n]
   local key = base .. 'm:' .. id
-  hashes[#hashes + 1] = redis.call('HGETALL', key)
+  if n_hash_fields > 0 then
+    -- field, value pairs of the named fields the hash holds ({} for a hash that is gone)
+    local values, pairs = redis.call('HMGET', key, unpack(hash_fields)), {}
+    for j, value in ipairs(values) do
+      if value then
+        pairs[#pairs + 1] = hash_fields[j]
+        pairs[#pairs + 1] = value
+      end
+    end
+    hashes[#hashes + 1] = pairs
+  else
+    hashes[#hashes + 1] = redis.call('HGETALL', key)
+  end
   if own ~= '' and n_terms > 0 then
     owns[#owns + 1] = redis.call('HMGET', base .. oname .. ':d:' .. id, unpack(terms))
   end

@@ -134,11 +134,15 @@ def _doc(memory_id: str, raw) -> Doc | None:
 
 def feed_reply(client, user_id: str, field_name: str, last_id: str, count: int,
           hash_ids: list[str] = (), *, hit_time: float | None = None, own_field: str = "",
-          terms: list[str] = ()):
+          terms: list[str] = (), hash_fields: tuple[str, ...] = ()):
+    """One ``feed.lua`` call (see its header): up to ``count`` stream entries after
+    ``last_id`` with their documents, and the hot-store hashes of ``hash_ids`` (only
+    ``hash_fields`` of each, when given), as a dict of the reply's parts. Raises
+    ``redis.RedisError``."""
     terms = list(terms) if own_field else []
     args = [store.namespace_base(user_id), field_name, last_id, count,
             "" if hit_time is None else repr(hit_time), own_field, len(terms), *terms,
-            *hash_ids]
+            len(hash_fields), *hash_fields, *hash_ids]
     reply = _script()(keys=[store.key(user_id, "stream")], args=args, client=client)
     (gen, fmt, n, total, length, top, added, read, ids, docs, hashes, owns, counted,
      unlisted) = reply

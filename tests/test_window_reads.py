@@ -1,0 +1,112 @@
+"""A re-ranked window read in part: a window ranked by recency, importance, a filter or a
+time range reads only the hash fields that rank it (search.serving.partial.RANK_FIELDS) of
+each row, and the whole hashes of its results once ranked, and answers exactly what whole
+hashes (the Lua search's path) answer."""
+
+import datetime as dt
+
+import pytest
+from django.utils import timezone
+
+from memories import store
+from memories.models import Memory
+from search.index import fields as index_fields
+from search.memory_search import memory_search
+from search.models import RankingProfile
+from search.profile_services import profile_build
+from search.serving import answer, feed
+from search.serving.partial import RANK_FIELDS
+from tests.helpers import create
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def reads(monkeypatch):
+    """The hash fields each feed.lua call of this test asked for, and how many hashes
+    (the real calls run; only their arguments are noted)."""
+    calls = []
+    real = answer.feed_reply
+
+    def noted(client, user_id, field_name, last_id, count, hash_ids=(), **kw):
+        calls.append((tuple(kw.get("hash_fields", ())), len(hash_ids)))
+        return real(client, user_id, field_name, last_id, count, hash_ids, **kw)
+
+    monkeypatch.setattr(answer, "feed_reply", noted)
+    return calls
+
+
+def _corpus(n=30):
+    now = timezone.now()
+    made = []
+    for i in range(n):
+        made.append(create(
+            f"harbour ferry timetable note {i} " + "ferry " * (i % 4),
+            importance=round(0.1 + (i % 9) / 10, 2), author="ops" if i % 3 else "desk",
+            tags=["boats"] if i % 2 else ["boats", "winter"], metadata={"n": i},
+            conversation_id=f"c{i % 5}", created_at=now - dt.timedelta(days=i)))
+    return made
+
+
+def _answer(query, prof, **kw):
+    found = memory_search(user_id="u-a", query=query, limit=4, profile=prof, **kw)
+    assert len(found.results) == 4
+    return [(h.memory_id, h.score, h.content, h.metadata, h.conversation_id, h.version,
+             h.importance, h.explain.recency, h.explain.terms, h.explain.context_terms)
+            for h in found.results]
+
+
+def test_feed_reply_reads_only_the_named_fields_and_nothing_of_a_hash_that_is_gone(builtins):
+    m = create("harbour ferry", metadata={"big": "x" * 500}, author="ops")
+    got = feed.feed_reply(store.get_client(), "u-a", index_fields.CONTENT, "0-0", 0,
+                          [m.memory_id, "mem_0000000000000000"], hash_fields=RANK_FIELDS)
+    held = feed.hash_of(got["hashes"][0])
+    assert set(held) <= set(RANK_FIELDS) and {"created_at", "importance", "author"} <= set(held)
+    assert held["author"] == "ops" and float(held["importance"]) == pytest.approx(m.importance)
+    assert got["hashes"][1] == []
+    whole = feed.feed_reply(store.get_client(), "u-a", index_fields.CONTENT, "0-0", 0,
+                            [m.memory_id])
+    assert "metadata" in feed.hash_of(whole["hashes"][0])
+
+
+@pytest.mark.parametrize("case", ["hybrid", "filters", "time"])
+def test_a_window_ranked_by_its_hashes_reads_rows_in_part_and_answers_as_whole_reads(
+        builtins, settings, reads, case):
+    _corpus()
+    bm25 = RankingProfile.objects.get(name="bm25")
+    if case == "hybrid":
+        prof, kw, query = profile_build(bm25, w_recency=0.3, w_importance=0.2), {}, "ferry"
+    elif case == "filters":
+        prof, kw, query = bm25, {"author": "ops", "tags": ["boats"]}, "ferry timetable"
+    else:
+        prof = profile_build(RankingProfile.objects.get(name="context"), w_semantic=0.0)
+        kw, query = {}, "ferry timetable last week"
+    assert prof.temporal == "boost" or case != "time"
+    kw["now"] = timezone.now().timestamp()  # the same recency for both answers
+    served = _answer(query, prof, **kw)
+    # The window's rows were read in part (again when the check found writes to apply),
+    # and only the results whole (a call without hashes is the index's build or catch-up).
+    carried = [r for r in reads if r[1]]
+    assert len(carried) >= 2 and carried[-1] == ((), 4)
+    assert all(fields == RANK_FIELDS and n > 4 for fields, n in carried[:-1])
+    settings.MEMORY_SERVING_INDEX = False  # the Lua search: every row's whole hash
+    assert _answer(query, prof, **kw) == served
+    rows = {m.memory_id: m for m in Memory.objects.filter(
+        memory_id__in=[r[0] for r in served])}
+    for memory_id, _, content, metadata, conversation, *_ in served:
+        assert (content, metadata, conversation) == (
+            rows[memory_id].content, rows[memory_id].metadata, rows[memory_id].conversation_id)
+
+
+def test_a_pending_row_of_a_window_read_in_part_is_served_as_the_database_holds_it(builtins):
+    made = _corpus(12)
+    prof = profile_build(RankingProfile.objects.get(name="bm25"), w_importance=0.9)
+    top = memory_search(user_id="u-a", query="ferry", limit=3, profile=prof).results[0]
+    # A write whose mirror failed: the database holds a new content and importance.
+    Memory.objects.filter(pk=top.memory_id).update(importance=0.0, content="harbour ferry moved",
+                                                   needs_resync=True)
+    again = {h.memory_id: h for h in memory_search(user_id="u-a", query="ferry", limit=12,
+                                                   profile=prof).results}
+    assert again[top.memory_id].content == "harbour ferry moved"
+    assert again[top.memory_id].importance == 0.0
+    assert len(again) == len(made)
