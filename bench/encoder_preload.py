@@ -1,13 +1,17 @@
 """The first default-profile recall of each gunicorn worker after a start, and the processes'
 memory, with the encoder preloaded in the master (``WEB_PRELOAD_ENCODER=1``, as shipped) and
-without it (0: each worker loads it on its first rescoring recall).
+without it (0: each worker loads it on its first rescoring recall); with ``--compare warm``,
+the encoder preloaded in both, with the workers' warm-up (as shipped: ``post_worker_init``
+loads the URLconf before the worker serves) and without it (``bench/gunicorn_cold_conf.py``).
 
-    .venv/bin/python bench/encoder_preload.py [--docs 2000] [--rounds 2] [--data-dir ../shared/data]
+    .venv/bin/python bench/encoder_preload.py [--docs 2000] [--rounds 2] [--compare preload|warm]
+                                              [--data-dir ../shared/data]
 
 A LoCoMo corpus (bench/recall.py's, ``--docs`` memories in one namespace) is ingested and
 embedded by the worker's job, then for each round gunicorn is started as shipped
 (3 processes x 3 threads on 2 cores), once per setting, the settings alternating. After
-``/healthz`` answers and the workers have booted (their CPU time stops rising), recalls with
+``/healthz`` answers and the workers have booted (their CPU time stops rising: that CPU time
+is reported too, it holds what a warm-up moved out of the first request), recalls with
 the default profile (``context``, rescoring) are sent one at a time, each on a new connection
 with a question not asked before (no query-vector cache), until every worker has answered
 one: the worker whose CPU time rose most answered it. Figures: the start (``Popen`` to
@@ -94,9 +98,16 @@ def recall_on_new_connection(server, query: str) -> dict:
     return json.loads(r.data)
 
 
-def one_start(deploy, token: str, preload: bool, questions: list[str]) -> dict:
-    deploy.env["WEB_PRELOAD_ENCODER"] = "1" if preload else "0"
-    server = recall_http.Server(deploy, token)
+SHIPPED, COLD = "python:memory_console.gunicorn_conf", "python:bench.gunicorn_cold_conf"
+# --compare: for the setting off / on, (WEB_PRELOAD_ENCODER, gunicorn config).
+COMPARE = {"preload": {False: ("0", SHIPPED), True: ("1", SHIPPED)},
+           "warm": {False: ("1", COLD), True: ("1", SHIPPED)}}
+
+
+def one_start(deploy, token: str, compare: str, on: bool, questions: list[str]) -> dict:
+    preload, config = COMPARE[compare][on]
+    deploy.env["WEB_PRELOAD_ENCODER"] = preload
+    server = recall_http.Server(deploy, token, config=config)
     started = time.perf_counter()
     server.start()
     up_s = time.perf_counter() - started
@@ -107,6 +118,7 @@ def one_start(deploy, token: str, preload: bool, questions: list[str]) -> dict:
             time.sleep(0.2)
             workers = workers_of(master)
         settle(workers)
+        boot_cpu = [round(cpu_s(p), 2) for p in workers]
         before = memory(master, workers)
         load_at_first = load()
         first, sent = {}, 0
@@ -125,7 +137,8 @@ def one_start(deploy, token: str, preload: bool, questions: list[str]) -> dict:
         after = memory(master, workers)
     finally:
         server.stop()
-    return {"preload": preload, "start_s": round(up_s, 2), "load_before": load_at_first,
+    return {"compare": compare, "on": on, "preload": preload == "1", "config": config,
+            "start_s": round(up_s, 2), "boot_cpu_s": boot_cpu, "load_before": load_at_first,
             "load_after": load(), "first_recall": list(first.values()), "recalls_sent": sent,
             "memory_before": before, "memory_after": after}
 
@@ -134,6 +147,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", type=int, default=2000)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--compare", choices=sorted(COMPARE), default="preload")
     ap.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
     args = ap.parse_args()
 
@@ -158,22 +172,24 @@ def main():
 
     runs = []
     for r in range(args.rounds):
-        for preload in ((False, True) if r % 2 == 0 else (True, False)):
+        for on in ((False, True) if r % 2 == 0 else (True, False)):
             qs, questions = questions[:60], questions[60:]
-            log(f"round {r + 1}: preload {preload}, load {load()}")
-            runs.append(one_start(deploy, token, preload, qs))
-            log(f"  {runs[-1]['first_recall']} start {runs[-1]['start_s']} s")
+            log(f"round {r + 1}: {args.compare} {on}, load {load()}")
+            runs.append(one_start(deploy, token, args.compare, on, qs))
+            log(f"  {runs[-1]['first_recall']} start {runs[-1]['start_s']} s, "
+                f"boot CPU {runs[-1]['boot_cpu_s']} s")
 
     print(f"\n{args.docs:,} memories ({n_emb} embedded here), gunicorn as shipped, "
           f"first default-profile recall of each worker")
-    print(f"{'preload':<8}{'start s':>8}{'first recalls ms':>28}{'worker RSS MB':>24}"
-          f"{'worker Pss MB':>24}{'Pss total':>10}  load")
+    print(f"{args.compare:<8}{'start s':>8}{'first recalls ms (CPU ms)':>40}{'boot CPU s':>16}"
+          f"{'worker RSS MB':>16}{'worker Pss MB':>16}{'Pss total':>10}  load")
     for run in runs:
-        firsts = " ".join(f"{f['ms']:.0f}" for f in run["first_recall"])
+        firsts = " ".join(f"{f['ms']:.0f} ({f['cpu_ms']})" for f in run["first_recall"])
+        boot = " ".join(f"{c:.2f}" for c in run["boot_cpu_s"])
         rss = " ".join(f"{w['rss']:.0f}" for w in run["memory_after"]["workers"])
         pss = " ".join(f"{w['pss']:.0f}" for w in run["memory_after"]["workers"])
-        print(f"{'on' if run['preload'] else 'off':<8}{run['start_s']:>8.1f}{firsts:>28}"
-              f"{rss:>24}{pss:>24}{run['memory_after']['pss_total']:>10.0f}  "
+        print(f"{'on' if run['on'] else 'off':<8}{run['start_s']:>8.1f}{firsts:>40}{boot:>16}"
+              f"{rss:>16}{pss:>16}{run['memory_after']['pss_total']:>10.0f}  "
               f"{run['load_before']}")
     print(json.dumps({"n_docs": args.docs, "embedded_here": n_emb, "runs": runs}), flush=True)
     deploy.cleanup()

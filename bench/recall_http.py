@@ -72,10 +72,12 @@ class Deployment:
 
 
 class Server:
-    """gunicorn on a free loopback port with the product's config, and its API calls."""
+    """gunicorn on a free loopback port with the product's config (or ``config``, a
+    gunicorn ``--config`` value), and its API calls."""
 
-    def __init__(self, deploy: Deployment, token: str):
-        self.deploy, self.token = deploy, token
+    def __init__(self, deploy: Deployment, token: str,
+                 config: str = "python:memory_console.gunicorn_conf"):
+        self.deploy, self.token, self.config = deploy, token, config
         self.port = free_port()
         self.headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
         self.pool = urllib3.HTTPConnectionPool("127.0.0.1", self.port, maxsize=16, block=True,
@@ -83,7 +85,7 @@ class Server:
         self.proc = None
 
     def start(self) -> None:
-        cmd = [GUNICORN, "memory_console.wsgi", "--config", "python:memory_console.gunicorn_conf",
+        cmd = [GUNICORN, "memory_console.wsgi", "--config", self.config,
                "--bind", f"127.0.0.1:{self.port}", "--log-level", "warning", "--timeout", "120"]
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.deploy.env, start_new_session=True)
         deadline = time.monotonic() + 60
