@@ -10,16 +10,19 @@ import time
 from memories import access
 from search import scoring
 from search.serving import answer as serving
-from search.serving.partial import is_partial
+from search.serving.partial import UNREAD, is_partial
 
 
 def fill_results(result, ranked, docs, own_terms, *, client, user_id, field_name, own_field,
                  terms, limit, now, prof, count_hits) -> None:
     """The best ``limit`` of ``ranked`` (a window read in part, best first) with their
     whole hot-store hashes, in one ``feed.lua`` call (bounded: ``limit`` hashes), which also
-    counts their recall hits when ``count_hits`` and every result is read from Redis. A row
-    Redis no longer holds (forgotten since the search) gives its place to the next."""
-    count = count_hits and all(is_partial(docs[h.memory_id]) for h in ranked)
+    counts their recall hits when ``count_hits`` and every row is ``UNREAD``. A row Redis no
+    longer holds (forgotten since the search) gives its place to the next, and so does a row
+    ranked on some of its fields whose version changed since (written between the reads: its
+    score, filters and explanation are of the version ranked); such a row would be counted
+    by the call that finds it, so those windows' hits are counted by the caller."""
+    count = count_hits and all(docs[h.memory_id] is UNREAD for h in ranked)
     out, pos = [], 0
     while len(out) < limit and pos < len(ranked):
         batch = ranked[pos:pos + limit - len(out)]
@@ -34,8 +37,10 @@ def fill_results(result, ranked, docs, own_terms, *, client, user_id, field_name
         for h in batch:
             doc = docs[h.memory_id]
             if is_partial(doc):
+                ranked_as = doc
                 doc = got.hashes.get(h.memory_id)
-                if doc is None:
+                if doc is None or (ranked_as is not UNREAD
+                                   and doc["version"] != ranked_as["version"]):
                     continue
                 docs[h.memory_id] = doc
                 stamp = doc.get("accessed_at") if prof.recency_from == "accessed_at" else ""
