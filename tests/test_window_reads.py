@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from memories import access, store
 from memories.models import Memory
+from search import memory_search as memory_search_module
 from search.index import fields as index_fields
 from search.memory_search import memory_search
 from search.models import RankingProfile
@@ -71,7 +72,7 @@ def test_feed_reply_reads_only_the_named_fields_and_nothing_of_a_hash_that_is_go
 
 @pytest.mark.parametrize("case", ["hybrid", "filters", "time"])
 def test_a_window_ranked_by_its_hashes_reads_rows_in_part_and_answers_as_whole_reads(
-        builtins, settings, reads, case):
+        builtins, settings, monkeypatch, reads, case):
     _corpus()
     bm25 = RankingProfile.objects.get(name="bm25")
     if case == "hybrid":
@@ -89,7 +90,12 @@ def test_a_window_ranked_by_its_hashes_reads_rows_in_part_and_answers_as_whole_r
     carried = [r for r in reads if r[1]]
     assert len(carried) >= 2 and carried[-1] == ((), 4)
     assert all(fields == RANK_FIELDS and n > 4 for fields, n in carried[:-1])
-    settings.MEMORY_SERVING_INDEX = False  # the Lua search: every row's whole hash
+    # The same search reading every row's whole hash (as before the partial reads), and
+    # the Lua search's path.
+    monkeypatch.setattr(memory_search_module, "RANK_FIELDS", ())
+    assert _answer(query, prof, **kw) == served
+    monkeypatch.undo()
+    settings.MEMORY_SERVING_INDEX = False
     assert _answer(query, prof, **kw) == served
     rows = {m.memory_id: m for m in Memory.objects.filter(
         memory_id__in=[r[0] for r in served])}
