@@ -1,7 +1,7 @@
 """A re-ranked window read in part: a window ranked by recency, importance, a filter or a
 time range reads only the hash fields that rank it (search.serving.partial.RANK_FIELDS) of
 each row, and the whole hashes of its results once ranked, and answers exactly what whole
-hashes (the Lua search's path) answer."""
+hashes answer (the same search with RANK_FIELDS emptied, and the Lua search)."""
 
 import datetime as dt
 
