@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench import embedding_job, recall_corpus, recall_http  # noqa: E402
 from bench.load_server import CLK_TCK  # noqa: E402
-from bench.recall import NS, ingest, log  # noqa: E402
+from bench.recall import NS, kept_corpus, log  # noqa: E402
 
 
 def load() -> list[float]:
@@ -156,13 +156,8 @@ def main():
     from django.contrib.auth.models import Group, User
 
     from accounts.tokens import token_create
-    from memories import services
-    from memories.models import Memory
 
-    items, info = recall_corpus.build(args.data_dir, args.docs)
-    if Memory.objects.filter(user_id=NS).count() < args.docs:
-        log(f"ingesting {args.docs} memories")
-        ingest(services, items)
+    items, info = kept_corpus(args.data_dir, args.docs)
     log("embedding job until nothing is pending")
     n_emb, _ = embedding_job.run_until_done()
     user, _ = User.objects.get_or_create(username="bench-agent")

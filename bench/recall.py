@@ -64,6 +64,19 @@ def ingest(services, items, batch=2000):
     return len(items) / (time.perf_counter() - started)
 
 
+def kept_corpus(data_dir, n_docs):
+    """``recall_corpus.build(data_dir, n_docs)``, ingested into ``NS`` unless the namespace
+    holds that many already (a kept corpus); Django must be set up."""
+    from memories import services
+    from memories.models import Memory
+
+    items, info = recall_corpus.build(data_dir, n_docs)
+    if Memory.objects.filter(user_id=NS).count() < n_docs:
+        log(f"ingesting {n_docs} memories")
+        ingest(services, items)
+    return items, info
+
+
 def timed(fn):
     t = time.perf_counter()
     out = fn()

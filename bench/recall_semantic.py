@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import embedding_job, recall_corpus, recall_http  # noqa: E402
-from bench.recall import NS, ingest, interleaved, log, pct  # noqa: E402
+from bench.recall import NS, interleaved, kept_corpus, log, pct  # noqa: E402
 
 W0 = "bench-context-w0"
 
@@ -64,8 +64,7 @@ def main():
     from django.contrib.auth.models import Group, User
 
     from accounts.tokens import token_create
-    from memories import services, store
-    from memories.models import Memory
+    from memories import store
     from search import embeddings
     from search.index import fields
     from search.memory_search import memory_search
@@ -73,10 +72,7 @@ def main():
     from search.semantic import encoder
     from search.serving import feed
 
-    items, info = recall_corpus.build(args.data_dir, args.docs)
-    if Memory.objects.filter(user_id=NS).count() < args.docs:
-        log(f"ingesting {args.docs} memories")
-        ingest(services, items)
+    items, info = kept_corpus(args.data_dir, args.docs)
     n_emb = 0
     if not args.no_embed:
         log(f"embedding job until nothing is pending (encoder: {encoder.backend()})")
