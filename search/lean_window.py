@@ -14,14 +14,19 @@ from search.serving.partial import UNREAD, is_partial
 
 
 def fill_results(result, ranked, docs, own_terms, *, client, user_id, field_name, own_field,
-                 terms, limit, now, prof, count_hits) -> None:
+                 terms, limit, now, prof, count_hits, position=None) -> None:
     """The best ``limit`` of ``ranked`` (a window read in part, best first) with their
     whole hot-store hashes, in one ``feed.lua`` call (bounded: ``limit`` hashes), which also
-    counts their recall hits when ``count_hits`` and every row is ``UNREAD``. A row Redis no
-    longer holds (forgotten since the search) gives its place to the next, and so does a row
-    ranked on some of its fields whose version changed since (written between the reads: its
-    score, filters and explanation are of the version ranked); such a row would be counted
-    by the call that finds it, so those windows' hits are counted by the caller."""
+    counts their recall hits when ``count_hits`` and every row is ``UNREAD``.
+
+    A row that is not as it was ranked gives its place to the next, as a row Redis no longer
+    holds (forgotten since the search) does: one ranked on some of its fields whose version
+    changed since, and an ``UNREAD`` one written after ``position`` (where the write stream
+    stood when the window was ranked: ``Found.position``; every ``UNREAD`` row when the
+    stream cannot tell, see ``answer.written_between``). Either was written between the reads:
+    its score, filters and explanation are of the version ranked. An ``UNREAD`` row dropped so
+    was counted by the call and is taken back; a row read in part would be counted by the
+    call that finds it, so those windows' hits are counted by the caller."""
     count = count_hits and all(docs[h.memory_id] is UNREAD for h in ranked)
     out, pos = [], 0
     while len(out) < limit and pos < len(ranked):
@@ -31,16 +36,22 @@ def fill_results(result, ranked, docs, own_terms, *, client, user_id, field_name
         got = serving.rows(client, user_id=user_id, field_name=field_name, memory_ids=unread,
                            own_field=own_field, terms=terms,
                            hit_time=time.time() if count else None)
-        if got.counted:
-            access.access_counted(user_id=user_id, unlisted=got.unlisted, dropped=[])
+        written = set()
+        if position is not None and any(docs[m] is UNREAD for m in unread):
+            written = serving.written_between(client, user_id, position, got.position)
         own_terms.update(got.own_terms or {})
+        dropped = []
         for h in batch:
             doc = docs[h.memory_id]
             if is_partial(doc):
                 ranked_as = doc
                 doc = got.hashes.get(h.memory_id)
-                if doc is None or (ranked_as is not UNREAD
-                                   and doc["version"] != ranked_as["version"]):
+                if doc is None:
+                    continue
+                if ranked_as is UNREAD and (written is None or h.memory_id in written):
+                    dropped.append(h.memory_id)
+                    continue
+                if ranked_as is not UNREAD and doc["version"] != ranked_as["version"]:
                     continue
                 docs[h.memory_id] = doc
                 stamp = doc.get("accessed_at") if prof.recency_from == "accessed_at" else ""
@@ -52,5 +63,7 @@ def fill_results(result, ranked, docs, own_terms, *, client, user_id, field_name
                 h.metadata = json.loads(doc["metadata"])
                 h.conversation_id = doc["conversation_id"] or None
             out.append(h)
+        if got.counted:
+            access.access_counted(user_id=user_id, unlisted=got.unlisted, dropped=dropped)
     result.results = out
     result.hits_counted = count

@@ -285,7 +285,8 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
     if lean or narrow:
         lean_window.fill_results(result, hits_out, docs, own_terms, client=client, user_id=user_id,
                       field_name=field_name, own_field=own_field, terms=terms, limit=limit,
-                      now=now, prof=prof, count_hits=count_hits)
+                      now=now, prof=prof, count_hits=count_hits,
+                      position=getattr(hits, "position", None))
         tfs_of = {memory_id: (dl, tfs) for memory_id, dl, tfs in passed}
         for h in result.results:
             if h.explain.terms is None:

@@ -157,3 +157,42 @@ def test_a_row_written_between_the_window_read_and_the_results_read_is_not_serve
                if store.get_client().hget(store.key("u-a", "m", m.memory_id),
                                           "access_count") not in (None, b"0", "0")}
     assert counted == {h.memory_id for h in found.results}
+
+
+@pytest.mark.parametrize("write", ["content", "type"])
+def test_a_row_of_a_lean_window_written_between_the_two_reads_is_not_served_mixed(
+        builtins, monkeypatch, write):
+    """A window ranked by BM25 and meaning alone reads no field of its rows (search.lean_window)
+    and its results' whole hashes once ranked: a result written in between (its content, or
+    its type out of the types asked for) is not served under the score, filter and
+    explanation of the version ranked; it gives its place to the next, uncounted, as a
+    forgotten row does."""
+    from memories.services import change
+
+    made = _corpus(12)
+    prof = RankingProfile.objects.get(name="context")  # semantic rescoring: a lean window
+    assert prof.w_semantic > 0
+    kw = {"query": "ferry timetable", "limit": 3, "profile": prof, "types": ["long_term"]}
+    memory_search(user_id="u-a", **kw)  # builds the serving index
+    real, written = answer.rows, []
+
+    def write_first(client, **args):
+        if not written:  # a real write, committed and mirrored, just before the read
+            written.append(args["memory_ids"][0])
+            change.memory_update(memory_id=written[0], **(
+                {"content": "the harbour cafe opens late"} if write == "content"
+                else {"type": "working"}))
+        return real(client, **args)
+
+    monkeypatch.setattr(answer, "rows", write_first)
+    found = memory_search(user_id="u-a", count_hits=True, **kw)
+    assert written and len(found.results) == 3
+    assert written[0] not in {h.memory_id for h in found.results}
+    for h in found.results:
+        assert h.type == "long_term" and "ferry" in h.content
+    if not found.hits_counted:
+        access.access_record(user_id="u-a", memory_ids=[h.memory_id for h in found.results])
+    counted = {m.memory_id for m in made
+               if store.get_client().hget(store.key("u-a", "m", m.memory_id),
+                                          "access_count") not in (None, b"0", "0")}
+    assert counted == {h.memory_id for h in found.results}

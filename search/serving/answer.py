@@ -30,6 +30,9 @@ ROWS_WITH_FEED = 100
 # Searches on the index as it stands before the catch-up path takes over: each one that
 # finds writes since applies them (they came with its reply) and searches again.
 FAST_ATTEMPTS = 3
+# The most stream entries :func:`written_between` reads (one XRANGE well under a millisecond;
+# between a window's two reads a millisecond apart, a busy namespace writes a few).
+WRITTEN_BETWEEN_MAX = 1000
 
 
 def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k1: float,
@@ -76,6 +79,7 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
                 if unchanged(got, served):
                     if with_hashes:
                         _fill(found, ids, got, own_field, terms, hash_fields)
+                    found.position = (served.last_id, served.added)
                     served.used = time.monotonic()
                     counters.fast += 1
                     if grew:  # count what the applied writes added (O(1))
@@ -90,6 +94,7 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
                     found = served.index.search(terms, **kwargs)
                     if _answer_from(found, ids, got, with_hashes, own_field, terms,
                                     hash_fields):
+                        found.position = (served.last_id, served.added)
                         served.used = time.monotonic()
                         counters.caught += 1
                         evict_for(user_id, field_name)
@@ -106,6 +111,7 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
     served, index = serving_index(client, user_id, field_name)
     try:
         found = index.search(terms, **kwargs)
+        found.position = (served.last_id, served.added)
     finally:
         served.lock.release()
     if with_hashes:
@@ -179,7 +185,27 @@ def rows(client, *, user_id: str, field_name: str, memory_ids: list[str], own_fi
         extra["hit_time"] = None  # Redis refuses the counting writes: the hits go uncounted
         got = feed_reply(client, user_id, field_name, "0-0", 0, memory_ids, **extra)
     _fill(found, memory_ids, got, own_field, list(terms))
+    found.position = (got["top"], got["added"])
     return found
+
+
+def written_between(client, user_id: str, since: tuple[str, int],
+                    until: tuple[str, int]) -> set[str] | None:
+    """The memory ids written after stream position ``since`` up to ``until`` (each
+    ``(entry id, entries added)``, as ``Found.position``), in one XRANGE of at most
+    ``WRITTEN_BETWEEN_MAX`` entries; None when that cannot be told: more entries than
+    that, or the stream no longer holds them all (trimmed past ``since``, or recreated)."""
+    (start, before), (end, after) = since, until
+    if after == before and end == start:
+        return set()
+    if not 0 < after - before <= WRITTEN_BETWEEN_MAX:
+        return None
+    entries = client.xrange(store.key(user_id, "stream"), min="(" + start, max=end,
+                            count=after - before)
+    if len(entries) != after - before:
+        return None
+    return {store.text(v) for _, fields in entries for k, v in fields.items()
+            if store.text(k) == "id"}
 
 
 def hashes(client, user_id: str, memory_ids: list[str],

@@ -83,6 +83,9 @@ class Found:
     scores: dict | None = None
     counted: bool = False
     unlisted: bool = False
+    # Where the namespace's write stream stood when this answer was proved current:
+    # (last entry id, entries added up to it); None when not read from a stream.
+    position: tuple[str, int] | None = None
 
     @property
     def avgdl(self) -> float:
