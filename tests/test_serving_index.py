@@ -197,6 +197,30 @@ def test_a_trimmed_stream_or_a_flush_forces_a_rebuild(builtins, redis_client):
     assert_oracle("glacier crevasse")
 
 
+def test_a_stream_recreated_with_as_many_entries_as_were_applied_forces_a_rebuild(
+        builtins, redis_client):
+    """A flushed namespace written again until its new stream counts as many entries as the
+    index applied of the old one, with later ids: not a continuation of the old stream (the
+    entries read after our position and the count no longer add up), so the index is
+    rebuilt and its position is the new stream's. The old index held no document, so its N
+    could not tell; taken as a continuation, it counted one entry more than the stream and
+    a lean window, asking what was written between its two reads, served nothing."""
+    services.memory_create(user_id="u-a", content="🙂🙂")  # no term: N stays 0
+    memory_search(user_id="u-a", query="hello")  # the default profile: a lean window
+    key = (store.namespace_base("u-a"), index_fields.WITH_CONTEXT_STEMMED)
+    served = serving._registry[key]
+    applied = served.added
+    for k in redis_client.scan_iter(match=f"{settings.MEMORY_KEY_PREFIX}:*"):
+        redis_client.delete(k)
+    made = [create(f"harbour ferry {n}").memory_id for n in range(applied)]
+    builds = serving.counters.builds
+    found = memory_search(user_id="u-a", query="harbour", limit=10)
+    assert {h.memory_id for h in found.results} == set(made)
+    assert serving.counters.builds == builds + 1
+    info = redis_client.xinfo_stream(store.key("u-a", "stream"))
+    assert served.added == info["entries-added"]
+
+
 def test_an_unknown_format_stamp_is_served_by_the_lua_search(builtins, redis_client):
     for n in range(8):
         create(f"orchard apple {n}")

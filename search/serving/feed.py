@@ -243,6 +243,10 @@ def apply_reply(got: dict, served: Served) -> str:
     if got["read"]:
         served.last_id = got["read"][-1]
         served.added += len(got["read"])
+        if served.last_id == got["top"] and served.added != got["added"]:
+            # Read up to the stream's last entry, yet the entries counted differ: a stream
+            # recreated (a flush) as long as ours was, with later ids, is not ours.
+            return "rebuild"
     elif served.added < got["added"]:
         return "rebuild"  # entries deleted one by one (XDEL): cannot tell which
     if served.added >= got["added"]:
