@@ -5,12 +5,15 @@ the hot store once ranked, in one bounded ``feed.lua`` call (``search.serving.an
 """
 
 import json
+import logging
 import time
 
 from memories import access
 from search import scoring
 from search.serving import answer as serving
 from search.serving.partial import UNREAD, is_partial
+
+log = logging.getLogger(__name__)
 
 
 def fill_results(result, ranked, docs, own_terms, *, client, user_id, field_name, own_field,
@@ -22,8 +25,9 @@ def fill_results(result, ranked, docs, own_terms, *, client, user_id, field_name
     A row that is not as it was ranked gives its place to the next, as a row Redis no longer
     holds (forgotten since the search) does: one ranked on some of its fields whose version
     changed since, and an ``UNREAD`` one written after ``position`` (where the write stream
-    stood when the window was ranked: ``Found.position``; every ``UNREAD`` row when the
-    stream cannot tell, see ``answer.written_between``). Either was written between the reads:
+    stood when the window was ranked: ``Found.position``; when the stream cannot tell, see
+    ``answer.written_between``, the rows are served, as before there was this check, and
+    a warning logged). Either was written between the reads:
     its score, filters and explanation are of the version ranked. An ``UNREAD`` row dropped so
     was counted by the call and is taken back; a row read in part would be counted by the
     call that finds it, so those windows' hits are counted by the caller."""
@@ -39,6 +43,10 @@ def fill_results(result, ranked, docs, own_terms, *, client, user_id, field_name
         written = set()
         if position is not None and any(docs[m] is UNREAD for m in unread):
             written = serving.written_between(client, user_id, position, got.position)
+            if written is None:
+                log.warning("recall of %s: writes between the window's reads untold (%s, %s)",
+                            user_id, position, got.position)
+                written = set()
         own_terms.update(got.own_terms or {})
         dropped = []
         for h in batch:
@@ -48,7 +56,7 @@ def fill_results(result, ranked, docs, own_terms, *, client, user_id, field_name
                 doc = got.hashes.get(h.memory_id)
                 if doc is None:
                     continue
-                if ranked_as is UNREAD and (written is None or h.memory_id in written):
+                if ranked_as is UNREAD and h.memory_id in written:
                     dropped.append(h.memory_id)
                     continue
                 if ranked_as is not UNREAD and doc["version"] != ranked_as["version"]:
