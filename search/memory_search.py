@@ -40,7 +40,7 @@ from search import lean_window, rescoring, scoring, synonyms, temporal, time_rec
 from search.index import fields as index_fields
 from search.index import postings
 from search.models import MatchMode, RankingProfile
-from search.pending import docs_verified
+from search.pending import docs_verified, row_flags
 from search.profiles import profile_resolve
 from search.recall_filters import RecallFilters, TimePlan, time_plan
 from search.results import Explain, Hit, SearchResult
@@ -160,7 +160,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
                     k1=prof.k1, b=prof.b, mode=m, now=now, conversation_id=conversation_id,
                     types=types, with_hashes=not lean,
                     own_field="" if narrow else own_field, hit_time=counting["at"],
-                    hash_fields=hash_fields)
+                    hash_fields=hash_fields, prefetch=window_check)
             except (feed.Unsupported, feed.NotReady):
                 pass
         return postings.search_field(
@@ -176,6 +176,11 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
             return found
         return fetch(lua_mode)
 
+    # Checked against the database: a write whose mirror failed (needs_resync) is served as
+    # the database holds it, or not at all when forgotten or purged (search.pending). A
+    # rescoring window reads its embeddings in the same query. The serving index's search
+    # reads it while Redis answers its freshness check (the two waits overlap).
+    window_check = rescoring.window_read if query_vector is not None else row_flags
     in_range = filter_time = window is not None and plan.mode == "filter"
     vectors: dict = {}
     while True:
@@ -187,12 +192,12 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
             docs = serving.hashes(client, user_id, [r[0] for r in hits.rows],
                                   fields=hash_fields)
         held = docs
-        # Checked against the database: a write whose mirror failed (needs_resync) is served
-        # as the database holds it, or not at all when forgotten or purged (search.pending).
-        # A rescoring window reads its embeddings in the same query.
-        flags = None
+        read = getattr(hits, "prefetched", None)
+        checked = read[1] if read is not None and read[0].issuperset(docs) else window_check(
+            list(docs))
+        flags = checked
         if query_vector is not None:
-            flags, vectors = rescoring.window_read(list(docs))
+            flags, vectors = checked
         docs = docs_verified(docs, flags)
         passed = [r for r in hits.rows if r[0] in docs and filters.keep(docs[r[0]])]
         if filter_time:

@@ -17,9 +17,11 @@ from django.utils import timezone
 from memories.models import Memory
 
 
-def _flags(memory_ids: list[str]) -> dict[str, bool]:
+def row_flags(memory_ids: list[str]) -> dict[str, bool]:
     """``{memory_id: needs_resync}`` of the rows that exist: one primary-key query in plain
     SQL (the ORM's query building cost more than the query itself, on every recall)."""
+    if not memory_ids:
+        return {}
     table = connection.ops.quote_name(Memory._meta.db_table)
     key = connection.ops.quote_name(Memory._meta.get_field("memory_id").column)
     flag = connection.ops.quote_name(Memory._meta.get_field("needs_resync").column)
@@ -36,12 +38,13 @@ def docs_verified(docs: dict[str, dict[str, str]],
     with rows the database no longer holds dropped and pending rows replaced by the
     database's state (or dropped when it is not live). Raises nothing of Redis.
     ``flags``: ``{memory_id: needs_resync}`` of the rows that exist, when the caller read
-    them already (a rescoring window reads them with its embeddings: search.embeddings)."""
+    them already (:func:`row_flags`, or a rescoring window's read with its embeddings:
+    search.rescoring), for these ids and maybe others."""
     if not docs:
         return docs
     if flags is None:
-        flags = _flags(list(docs))
-    pending = [memory_id for memory_id, flag in flags.items() if flag]
+        flags = row_flags(list(docs))
+    pending = [memory_id for memory_id, flag in flags.items() if flag and memory_id in docs]
     out = {memory_id: doc for memory_id, doc in docs.items()
            if memory_id in flags and not flags[memory_id]}
     if pending:

@@ -375,3 +375,68 @@ def test_a_catch_up_of_long_documents_is_read_in_bounded_replies(builtins):
     got, _ = scores("orchard")
     assert set(long_ids) <= got.keys()
     assert_oracle("orchard w3x7")
+
+
+def test_the_database_check_runs_while_redis_answers_the_freshness_check(builtins,
+                                                                          monkeypatch):
+    """The hits' database check (search.pending.row_flags) is made between sending the
+    freshness check and reading its reply, once per recall, and the answer is the one a
+    check made after the reply gives (a pending row still served as the database holds it)."""
+    from search import memory_search as memory_search_module
+
+    made = [create(f"quarry stone {n}") for n in range(8)]
+    scores("quarry")  # built and checked
+    real_flags, events = memory_search_module.row_flags, []
+    real_send = serving._overlapped
+
+    def flags(ids):
+        events.append(("flags", len(ids)))
+        return real_flags(ids)
+
+    def overlapped(client, keys, args, meanwhile):
+        events.append(("sent",))
+        got = real_send(client, keys, args, meanwhile)
+        events.append(("read",))
+        return got
+
+    monkeypatch.setattr(memory_search_module, "row_flags", flags)
+    monkeypatch.setattr(serving, "_overlapped", overlapped)
+    Memory.objects.filter(pk=made[0].memory_id).update(content="quarry stone moved",
+                                                       needs_resync=True)
+    found = memory_search(user_id="u-a", query="quarry stone", limit=8, profile="bm25")
+    assert events == [("sent",), ("flags", 8), ("read",)]
+    held = {h.memory_id: h.content for h in found.results}
+    assert held[made[0].memory_id] == "quarry stone moved" and len(held) == 8
+
+
+def test_an_overlapped_check_gives_the_plain_reply_and_leaves_its_connection_clean(
+        builtins, redis_client):
+    """feed_reply with ``meanwhile``: the same reply as the plain call; a script Redis lost
+    (SCRIPT FLUSH) is loaded and ``meanwhile`` runs once; an error of ``meanwhile`` leaves no
+    reply unread on a pooled connection (the next command gets its own answer)."""
+    ids = [create(f"quarry stone {n}").memory_id for n in range(3)]
+    client = store.get_client()
+    plain = serving.feed_reply(client, "u-a", index_fields.CONTENT, "0-0", 0, ids)
+    calls = []
+    got = serving.feed_reply(client, "u-a", index_fields.CONTENT, "0-0", 0, ids,
+                             meanwhile=lambda: calls.append(1) or "side")
+    assert got.pop("meanwhile") == "side" and plain.pop("meanwhile") is None
+    assert got == plain and calls == [1]
+    for node_client in ([client.get_redis_connection(n) for n in client.get_primaries()]
+                        if store.is_cluster(client) else [client]):
+        node_client.script_flush()
+    again = serving.feed_reply(client, "u-a", index_fields.CONTENT, "0-0", 0, ids,
+                               meanwhile=lambda: calls.append(2))
+    again.pop("meanwhile")
+    assert again == plain and calls == [1, 2]
+
+    def fails():
+        raise RuntimeError("database gone")
+
+    key = store.key("u-a", "probe")
+    client.set(key, "mine")
+    for _ in range(3):
+        with pytest.raises(RuntimeError):
+            serving.feed_reply(client, "u-a", index_fields.CONTENT, "0-0", 0, ids,
+                               meanwhile=fails)
+        assert store.text(client.get(key)) == "mine"

@@ -38,7 +38,8 @@ WRITTEN_BETWEEN_MAX = 1000
 def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k1: float,
            b: float, mode: str, now: float, conversation_id: str | None = None,
            types: list[str] | None = None, with_hashes: bool = False, own_field: str = "",
-           hit_time: float | None = None, hash_fields: tuple[str, ...] = ()):
+           hit_time: float | None = None, hash_fields: tuple[str, ...] = (),
+           prefetch=None):
     """``engine.Found`` of the caught-up serving index (see ``FieldIndex.search``); with
     ``with_hashes``, ``found.hashes`` maps each hit's memory id to its hot-store hash (absent
     when Redis no longer holds it), or with ``hash_fields`` to those fields of it as a
@@ -60,6 +61,11 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
     first (``serving_index``). After ``FAST_ATTEMPTS`` replies that each brought new writes,
     the search runs on the caught-up index under its lock and the hashes come in one
     pipeline (hits uncounted: the caller counts them).
+
+    ``prefetch(ids)``: the caller's own read of a search's hit ids (its database check),
+    run while Redis answers the check of that search (``feed.feed_reply``'s ``meanwhile``),
+    so the two waits overlap; ``found.prefetched`` is ``(ids, its result)`` (None when the
+    answer came another way). The caller reads again when the ids do not cover the hits.
     """
     kwargs = {"k": k, "k1": k1, "b": b, "mode": mode, "now": now, "types": types,
               "conversation_id": conversation_id}
@@ -75,11 +81,16 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
                 ids = [r[0] for r in found.rows] if with_hashes else []
                 if len(ids) > ROWS_WITH_FEED:
                     break
+                hit_ids = [r[0] for r in found.rows]
+                if prefetch is not None:
+                    extra["meanwhile"] = lambda hit_ids=hit_ids: prefetch(hit_ids)
                 got = _checked(client, user_id, field_name, served, ids, extra)
+                prefetched = (frozenset(hit_ids), got["meanwhile"]) if prefetch else None
                 if unchanged(got, served):
                     if with_hashes:
                         _fill(found, ids, got, own_field, terms, hash_fields)
                     found.position = (served.last_id, served.added)
+                    found.prefetched = prefetched
                     served.used = time.monotonic()
                     counters.fast += 1
                     if grew:  # count what the applied writes added (O(1))
@@ -95,6 +106,7 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
                     if _answer_from(found, ids, got, with_hashes, own_field, terms,
                                     hash_fields):
                         found.position = (served.last_id, served.added)
+                        found.prefetched = prefetched
                         served.used = time.monotonic()
                         counters.caught += 1
                         evict_for(user_id, field_name)

@@ -86,6 +86,9 @@ class Found:
     # Where the namespace's write stream stood when this answer was proved current:
     # (last entry id, entries added up to it); None when not read from a stream.
     position: tuple[str, int] | None = None
+    # ``(hit ids, result)`` of the caller's read made while Redis answered (answer.search's
+    # ``prefetch``), or None.
+    prefetched: tuple[frozenset, object] | None = None
 
     @property
     def avgdl(self) -> float:

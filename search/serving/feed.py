@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
+from redis import exceptions as redis_exceptions
 
 from memories import store
 from search.index import postings
@@ -134,16 +135,22 @@ def _doc(memory_id: str, raw) -> Doc | None:
 
 def feed_reply(client, user_id: str, field_name: str, last_id: str, count: int,
           hash_ids: list[str] = (), *, hit_time: float | None = None, own_field: str = "",
-          terms: list[str] = (), hash_fields: tuple[str, ...] = ()):
+          terms: list[str] = (), hash_fields: tuple[str, ...] = (), meanwhile=None):
     """One ``feed.lua`` call (see its header): up to ``count`` stream entries after
     ``last_id`` with their documents, and the hot-store hashes of ``hash_ids`` (only
-    ``hash_fields`` of each, when given), as a dict of the reply's parts. Raises
-    ``redis.RedisError``."""
+    ``hash_fields`` of each, when given), as a dict of the reply's parts; ``meanwhile``
+    (a callable) runs while Redis answers, its result under ``"meanwhile"``. Raises
+    ``redis.RedisError``, and what ``meanwhile`` raises."""
     terms = list(terms) if own_field else []
     args = [store.namespace_base(user_id), field_name, last_id, count,
             "" if hit_time is None else repr(hit_time), own_field, len(terms), *terms,
             len(hash_fields), *hash_fields, *hash_ids]
-    reply = _script()(keys=[store.key(user_id, "stream")], args=args, client=client)
+    keys = [store.key(user_id, "stream")]
+    side = None
+    if meanwhile is None:
+        reply = _script()(keys=keys, args=args, client=client)
+    else:
+        reply, side = _overlapped(client, keys, args, meanwhile)
     (gen, fmt, n, total, length, top, added, read, ids, docs, hashes, owns, counted,
      unlisted) = reply
     text = store.text
@@ -151,7 +158,41 @@ def feed_reply(client, user_id: str, field_name: str, last_id: str, count: int,
             "length": int(length), "top": text(top), "added": int(added),
             "read": [text(i) for i in read], "ids": [text(i) for i in ids], "docs": docs,
             "hashes": hashes, "owns": owns, "counted": bool(counted),
-            "unlisted": bool(unlisted)}
+            "unlisted": bool(unlisted), "meanwhile": side}
+
+
+def _overlapped(client, keys: list[str], args: list, meanwhile):
+    """``(reply, meanwhile())``: the script sent, ``meanwhile()`` run while Redis answers it
+    (a recall's database check: the two waits overlap instead of adding up), then its reply
+    read. A connection that fails, and a script Redis does not hold (NOSCRIPT), are left to
+    the plain call, which retries and loads; an error of ``meanwhile`` leaves no reply
+    unread on a pooled connection."""
+    script = _script()
+    node = (client.get_redis_connection(client.get_node_from_key(keys[0]))
+            if store.is_cluster(client) else client)
+    pool = node.connection_pool
+    conn = pool.get_connection()
+    sent = False
+    try:
+        try:
+            conn.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
+            sent = True
+        except (redis_exceptions.ConnectionError, redis_exceptions.TimeoutError):
+            conn.disconnect()
+        side = meanwhile()
+        if sent:
+            try:
+                return conn.read_response(), side
+            except redis_exceptions.NoScriptError:
+                pass
+            except (redis_exceptions.ConnectionError, redis_exceptions.TimeoutError):
+                conn.disconnect()
+    except BaseException:
+        conn.disconnect()  # a reply may still be on its way: never reuse this connection
+        raise
+    finally:
+        pool.release(conn)
+    return script(keys=keys, args=args, client=client), side
 
 
 def unchanged(got: dict, served: Served) -> bool:
