@@ -118,45 +118,56 @@ def test_a_pending_row_of_a_window_read_in_part_is_served_as_the_database_holds_
     assert len(again) == len(made)
 
 
-@pytest.mark.parametrize("write", ["importance", "type"])
-def test_a_row_written_between_the_window_read_and_the_results_read_is_not_served_mixed(
-        builtins, monkeypatch, write):
-    """The results' whole hashes are read after the window was ranked on its rows' fields:
-    a row written in between is not served in a state it was not ranked (nor filtered) in;
-    it gives its place to the next, uncounted, as a forgotten row does."""
+_WRITES = {"importance": {"importance": 0.01}, "type": {"type": "working"},
+           "content": {"content": "the harbour cafe opens late"}}
+
+
+def _written_between_the_reads(monkeypatch, made, write, **kw):
+    """The recall ``kw`` after one of its results was written (a real write, committed and
+    mirrored) just before the results' whole hashes are read: ``(found, the memory
+    written)``, once the test saw every result counted exactly once and the written one not
+    served."""
     from memories.services import change
 
-    made = _corpus(12)
-    prof = profile_build(RankingProfile.objects.get(name="bm25"), w_recency=0.3,
-                         w_importance=0.2)
-    kw = {"query": "ferry", "limit": 3, "profile": prof, "types": ["long_term"],
-          "tags": ["boats"]}
     memory_search(user_id="u-a", **kw)  # builds the serving index
     real, written = answer.rows, []
 
     def write_first(client, **args):
-        if not written:  # a real write, committed and mirrored, just before the read
+        if not written:
             written.append(args["memory_ids"][0])
-            change.memory_update(memory_id=written[0], **(
-                {"importance": 0.01} if write == "importance" else {"type": "working"}))
+            change.memory_update(memory_id=written[0], **_WRITES[write])
         return real(client, **args)
 
     monkeypatch.setattr(answer, "rows", write_first)
     found = memory_search(user_id="u-a", count_hits=True, **kw)
-    assert written and len(found.results) == 3
+    assert written and len(found.results) == kw["limit"]
     assert written[0] not in {h.memory_id for h in found.results}
-    for h in found.results:
-        assert h.type == "long_term"
-        w = h.explain.weights
-        assert h.score == pytest.approx(w["relevance"] * h.explain.relevance
-                                        + w["recency"] * h.explain.recency
-                                        + w["importance"] * h.explain.importance)
     if not found.hits_counted:
         access.access_record(user_id="u-a", memory_ids=[h.memory_id for h in found.results])
     counted = {m.memory_id for m in made
                if store.get_client().hget(store.key("u-a", "m", m.memory_id),
                                           "access_count") not in (None, b"0", "0")}
     assert counted == {h.memory_id for h in found.results}
+    return found
+
+
+@pytest.mark.parametrize("write", ["importance", "type"])
+def test_a_row_written_between_the_window_read_and_the_results_read_is_not_served_mixed(
+        builtins, monkeypatch, write):
+    """The results' whole hashes are read after the window was ranked on its rows' fields:
+    a row written in between is not served in a state it was not ranked (nor filtered) in;
+    it gives its place to the next, uncounted, as a forgotten row does."""
+    made = _corpus(12)
+    prof = profile_build(RankingProfile.objects.get(name="bm25"), w_recency=0.3,
+                         w_importance=0.2)
+    found = _written_between_the_reads(monkeypatch, made, write, query="ferry", limit=3,
+                                       profile=prof, types=["long_term"], tags=["boats"])
+    for h in found.results:
+        assert h.type == "long_term"
+        w = h.explain.weights
+        assert h.score == pytest.approx(w["relevance"] * h.explain.relevance
+                                        + w["recency"] * h.explain.recency
+                                        + w["importance"] * h.explain.importance)
 
 
 @pytest.mark.parametrize("write", ["content", "type"])
@@ -167,32 +178,10 @@ def test_a_row_of_a_lean_window_written_between_the_two_reads_is_not_served_mixe
     its type out of the types asked for) is not served under the score, filter and
     explanation of the version ranked; it gives its place to the next, uncounted, as a
     forgotten row does."""
-    from memories.services import change
-
     made = _corpus(12)
     prof = RankingProfile.objects.get(name="context")  # semantic rescoring: a lean window
     assert prof.w_semantic > 0
-    kw = {"query": "ferry timetable", "limit": 3, "profile": prof, "types": ["long_term"]}
-    memory_search(user_id="u-a", **kw)  # builds the serving index
-    real, written = answer.rows, []
-
-    def write_first(client, **args):
-        if not written:  # a real write, committed and mirrored, just before the read
-            written.append(args["memory_ids"][0])
-            change.memory_update(memory_id=written[0], **(
-                {"content": "the harbour cafe opens late"} if write == "content"
-                else {"type": "working"}))
-        return real(client, **args)
-
-    monkeypatch.setattr(answer, "rows", write_first)
-    found = memory_search(user_id="u-a", count_hits=True, **kw)
-    assert written and len(found.results) == 3
-    assert written[0] not in {h.memory_id for h in found.results}
+    found = _written_between_the_reads(monkeypatch, made, write, query="ferry timetable",
+                                       limit=3, profile=prof, types=["long_term"])
     for h in found.results:
         assert h.type == "long_term" and "ferry" in h.content
-    if not found.hits_counted:
-        access.access_record(user_id="u-a", memory_ids=[h.memory_id for h in found.results])
-    counted = {m.memory_id for m in made
-               if store.get_client().hget(store.key("u-a", "m", m.memory_id),
-                                          "access_count") not in (None, b"0", "0")}
-    assert counted == {h.memory_id for h in found.results}
