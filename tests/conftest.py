@@ -12,6 +12,7 @@ from django.test import Client
 from accounts.tokens import token_create
 from memories import generation_cache, store
 from memories.migrations import _builtins
+from search.serving import feed as serving_feed
 
 
 def _prefix_keys(client):
@@ -40,9 +41,11 @@ def _redis_guard():
 @pytest.fixture(autouse=True)
 def _clean_redis():
     """Every test starts and ends with no key under this run's prefix, and with an empty
-    row cache: each test is a fresh deployment, whose rows (profiles, tokens) are new."""
+    row cache and no serving index: each test is a fresh deployment, whose rows (profiles,
+    tokens) and indexes are new (a stream recreated under an index is tested on its own)."""
     client = store.get_client()
     generation_cache.clear()
+    serving_feed.clear()
     yield
     keys = _prefix_keys(client)
     if keys:

@@ -72,7 +72,7 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
     served = entry(user_id, field_name)
     extra = ({"own_field": own_field, "terms": terms, "hit_time": hit_time,
               "hash_fields": hash_fields} if with_hashes else {})
-    grew = False
+    grew, prefetched = False, None
     for _ in range(FAST_ATTEMPTS):
         with served.lock:
             ready = served.index is not None and not served.unverified and served.thread is None
@@ -82,10 +82,14 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
                 if len(ids) > ROWS_WITH_FEED:
                     break
                 hit_ids = [r[0] for r in found.rows]
-                if prefetch is not None:
-                    extra["meanwhile"] = lambda hit_ids=hit_ids: prefetch(hit_ids)
+                # Read once per recall unless the hits change (an attempt after writes, a
+                # rebuild): the read of an earlier attempt serves when it covers them.
+                again = prefetch is not None and not (
+                    prefetched is not None and prefetched[0].issuperset(hit_ids))
+                extra["meanwhile"] = (lambda hit_ids=hit_ids: prefetch(hit_ids)) if again else None
                 got = _checked(client, user_id, field_name, served, ids, extra)
-                prefetched = (frozenset(hit_ids), got["meanwhile"]) if prefetch else None
+                if again:
+                    prefetched = (frozenset(hit_ids), got["meanwhile"])
                 if unchanged(got, served):
                     if with_hashes:
                         _fill(found, ids, got, own_field, terms, hash_fields)
@@ -201,12 +205,14 @@ def rows(client, *, user_id: str, field_name: str, memory_ids: list[str], own_fi
     return found
 
 
-def written_between(client, user_id: str, since: tuple[str, int],
-                    until: tuple[str, int]) -> set[str] | None:
+def written_between(client, user_id: str, since: tuple[str, int], until: tuple[str, int],
+                    field_name: str = "") -> set[str] | None:
     """The memory ids written after stream position ``since`` up to ``until`` (each
     ``(entry id, entries added)``, as ``Found.position``), in one XRANGE of at most
-    ``WRITTEN_BETWEEN_MAX`` entries; None when that cannot be told: more entries than
-    that, or the stream no longer holds them all (trimmed past ``since``, or recreated)."""
+    ``WRITTEN_BETWEEN_MAX`` entries; with ``field_name``, only those whose write changed
+    that field's document (an entry without the list of fields changed them all), or were
+    deleted. None when that cannot be told: more entries than that, or the stream no longer
+    holds them all (trimmed past ``since``, or recreated)."""
     (start, before), (end, after) = since, until
     if after == before and end == start:
         return set()
@@ -216,8 +222,14 @@ def written_between(client, user_id: str, since: tuple[str, int],
                             count=after - before)
     if len(entries) != after - before:
         return None
-    return {store.text(v) for _, fields in entries for k, v in fields.items()
-            if store.text(k) == "id"}
+    out = set()
+    for _, fields in entries:
+        entry = {store.text(k): store.text(v) for k, v in fields.items()}
+        changed = entry.get("f")
+        if (not field_name or changed is None
+                or field_name in {name.partition("@")[0] for name in changed.split(",")}):
+            out.add(entry["id"])
+    return out
 
 
 def hashes(client, user_id: str, memory_ids: list[str],
