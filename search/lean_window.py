@@ -42,7 +42,8 @@ def fill_results(result, ranked, docs, own_terms, *, client, user_id, field_name
                            hit_time=time.time() if count else None)
         written = set()
         if position is not None and any(docs[m] is UNREAD for m in unread):
-            written = serving.written_between(client, user_id, position, got.position)
+            written = serving.written_between(client, user_id, position, got.position,
+                                              field_name)
             if written is None:
                 log.warning("recall of %s: writes between the window's reads untold (%s, %s)",
                             user_id, position, got.position)

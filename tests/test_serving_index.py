@@ -141,6 +141,56 @@ def test_incremental_equals_a_rebuild_to_1e9(builtins):
         assert_oracle(q)
 
 
+def _entries_after(redis_client, last: str) -> list[dict]:
+    return [{store.text(k): store.text(v) for k, v in fields.items()}
+            for _, fields in redis_client.xrange(store.key("u-a", "stream"), min="(" + last)]
+
+
+def test_a_write_lists_the_field_documents_it_changed_and_other_fields_read_past_it(
+        builtins, redis_client):
+    """Each stream entry of an upsert lists the field documents the write changed (terms,
+    length, filter fields): the next turn of a conversation extends the turn before's context
+    field alone, an importance change none, a type change every one. A serving index reads
+    only the memories whose document of its own field changed, and stays equal to a
+    rebuild."""
+    from memories.services import change
+
+    first = create("ferry timetable for the harbour", conversation_id="c-1").memory_id
+    create("the ferry leaves at noon", conversation_id="c-1")
+    scores("ferry")
+    memory_search(user_id="u-a", query="ferry harbour")  # the default: the context field
+    top = store.text(redis_client.xinfo_stream(store.key("u-a", "stream"))["last-generated-id"])
+    applied = serving.counters.applied
+    third = create("a harbour cafe opens near the ferry", conversation_id="c-1").memory_id
+    entries = _entries_after(redis_client, top)
+    by_id = {e["id"]: e["f"] for e in entries}
+    assert set(by_id[third].split(",")) == {index_fields.CONTENT, index_fields.CONTENT_STEMMED,
+                                           index_fields.WITH_CONTEXT_STEMMED}
+    second = next(m for m in by_id if m != third)  # the turn before: its context grew
+    assert by_id[second] == index_fields.WITH_CONTEXT_STEMMED
+    scores("ferry")  # the content field reads the new memory only
+    assert serving.counters.applied == applied + 1
+    memory_search(user_id="u-a", query="ferry harbour")  # the context field: both
+    assert serving.counters.applied == applied + 3
+    top = store.text(redis_client.xinfo_stream(store.key("u-a", "stream"))["last-generated-id"])
+    change.memory_update(memory_id=first, importance=0.9)
+    change.memory_update(memory_id=second, type="working")
+    later = {e["id"]: e.get("f") for e in _entries_after(redis_client, top)}
+    assert later[first] == "" and len(later[second].split(",")) == 3
+    queries = ["ferry", "harbour cafe", "ferry harbour noon"]
+    incremental = [(scores(q)[0], memory_search(user_id="u-a", query=q, limit=10).results)
+                   for q in queries]
+    serving.clear()
+    for (content, context), q in zip(incremental, queries, strict=True):
+        again = scores(q)[0]
+        assert content.keys() == again.keys()
+        for memory_id, value in again.items():
+            assert content[memory_id] == pytest.approx(value, abs=1e-9)
+        rebuilt = memory_search(user_id="u-a", query=q, limit=10).results
+        assert [(h.memory_id, h.explain.bm25, h.type) for h in context] == [
+            (h.memory_id, pytest.approx(h.explain.bm25, abs=1e-9), h.type) for h in rebuilt]
+
+
 @pytest.mark.parametrize("serving_on", [True, False], ids=["serving", "lua"])
 def test_expired_memories_leave_the_statistics_before_scoring(builtins, settings, serving_on):
     """Issue 13: the first recall after an expiry scores with N, df and avgdl that no longer

@@ -9,6 +9,10 @@ Layout under a namespace's base (``mc:{ns}:``), per index field ``f``:
                    ``#conv``, ``#exp`` for filtering without touching the memory hash
 - ``f:stats``      hash: ``N`` live documents, ``total_len`` sum of lengths, ``avgdl_ref``
 
+and once per namespace ``stream``, the write stream: an entry per write, ``op`` (upsert |
+delete), ``id``, ``version`` and, for an upsert, ``f``: the field documents it changed,
+comma-separated (absent in entries of writers before 2 Dec 2026: every field).
+
 Scores are never stored: IDF and the average length come from the live statistics at
 query time (see ``search.lua``). Each memory's update is one Lua script, so readers never
 see half of it.

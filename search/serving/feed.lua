@@ -10,10 +10,12 @@
 --       hit_time, the call counts one recall hit on each hit that Redis still holds (as
 --       memories/access.py's record script does). One round trip in all.
 --
--- put.lua appends one entry per write ('op', 'id', 'version') in the same script that
+-- put.lua appends one entry per write ('op', 'id', 'version', and for an upsert 'f': the
+-- field documents it changed) in the same script that
 -- changes the postings, so the entry is in the stream before the write returns. This script
 -- reads at most `count` entries after `last_id` and, in the same atomic step, the current
--- document vector (`<field>:d:<id>`) of every memory they name, plus the live generation,
+-- document vector (`<field>:d:<id>`) of every memory they name as changed in this field
+-- (every memory they name, for entries without the list), plus the live generation,
 -- the format stamp, the field's N / total_len and the stream's trim state, from which the
 -- caller tells whether it can catch up (no gap) or must rebuild. Bounded by `count`, by the
 -- fields of the documents read (MAX_FIELDS below) and by the number of hits the caller
@@ -58,19 +60,25 @@ end
 -- millisecond whatever the documents' length.
 local MAX_FIELDS = 1000
 local ids, seen, docs, read, fields = {}, {}, {}, {}, 0
+-- An entry that lists the field documents its write changed ('f', comma-separated; put.lua
+-- since 2 Dec 2026) and not this one is read past: this field's document of that memory is
+-- as it was (an entry without the list, as older writers leave, changed every field).
+local wanted = ',' .. fname .. ','
 for _, entry in ipairs(entries) do
   if fields >= MAX_FIELDS then break end
   read[#read + 1] = entry[1]
   local f = entry[2]
+  local id, changed = nil, nil
   for i = 1, #f, 2 do
-    local id = f[i + 1]
-    if f[i] == 'id' and not seen[id] then
-      seen[id] = true
-      ids[#ids + 1] = id
-      local doc = redis.call('HGETALL', base .. fname .. ':d:' .. id)
-      docs[#docs + 1] = doc
-      fields = fields + #doc / 2
-    end
+    if f[i] == 'id' then id = f[i + 1] elseif f[i] == 'f' then changed = f[i + 1] end
+  end
+  if id and not seen[id]
+      and (changed == nil or string.find(',' .. changed .. ',', wanted, 1, true)) then
+    seen[id] = true
+    ids[#ids + 1] = id
+    local doc = redis.call('HGETALL', base .. fname .. ':d:' .. id)
+    docs[#docs + 1] = doc
+    fields = fields + #doc / 2
   end
 end
 -- The hits' hashes come back whether or not entries were read: when they were, the caller

@@ -94,11 +94,11 @@ local function take_field(fname, id)
   local dkey = base .. fname .. ':d:' .. id
   local old = redis.call('HGETALL', dkey)
   if #old == 0 then return nil end
-  local tf, dl = {}, nil
+  local tf, dl, meta = {}, nil, {}
   for j = 1, #old, 2 do
     local term = old[j]
     if string.sub(term, 1, 1) == '#' then
-      if term == '#dl' then dl = tonumber(old[j + 1]) end
+      if term == '#dl' then dl = tonumber(old[j + 1]) else meta[term] = old[j + 1] end
     else
       tf[term] = tonumber(old[j + 1])
     end
@@ -110,7 +110,7 @@ local function take_field(fname, id)
   redis.call('DEL', dkey)
   redis.call('SREM', base .. fname .. ':docs', id)
   redis.call('ZREM', base .. fname .. ':exp', id)
-  return {tf = tf, dl = dl}
+  return {tf = tf, dl = dl, meta = meta}
 end
 
 local function ref_of(fname)
@@ -170,6 +170,10 @@ local function put_one(id, version, ttl)
     ids_removed[#ids_removed + 1] = id
   end
 
+  -- The field documents this write changed (terms, length or filter fields), listed in its
+  -- stream entry ('f'): a serving index of another field need not read this memory again
+  -- (a next turn that extends a memory's context changes its context field alone).
+  local changed, written = {}, {}
   local f = fields_at
   for _ = 1, n_fields do
     local field, dl, n_terms = ARGV[f], tonumber(ARGV[f + 1]), tonumber(ARGV[f + 2])
@@ -190,9 +194,19 @@ local function put_one(id, version, ttl)
       local prev = before[fname]
       local old_tf = prev and prev.tf or {}
       local same_dl = prev ~= nil and prev.dl == dl
+      local same = same_dl
+      if same then
+        local n_old = 0
+        for _ in pairs(prev.meta) do n_old = n_old + 1 end
+        same = n_old * 2 == #meta
+        for j = 1, #meta, 2 do
+          if prev.meta[meta[j]] ~= meta[j + 1] then same = false end
+        end
+      end
       for t = first, first + n_terms * 2 - 1, 2 do
         local term, tf = ARGV[t], tonumber(ARGV[t + 1])
         local unchanged = same_dl and old_tf[term] == tf
+        if not unchanged then same = false end
         old_tf[term] = nil  -- kept: not among the postings removed below
         -- Posting score: -(level + code / 2^34), where level = floor(impact * 2^16) is the tf
         -- part under the reference statistics and code = tf * 2^17 + (2^17 - 1 - dl) carries
@@ -212,6 +226,9 @@ local function put_one(id, version, ttl)
         doc[#doc + 1] = term
         doc[#doc + 1] = tf
       end
+      if next(old_tf) ~= nil then same = false end  -- a term the memory lost
+      if not same then changed[#changed + 1] = fname end
+      written[fname] = true
       redis.call('HSET', base .. fname .. ':d:' .. id, unpack(doc))
       push(docs_added, fname, id)
       if exp ~= '' then push(exp_added, fname, tonumber(exp), id) end
@@ -225,11 +242,17 @@ local function put_one(id, version, ttl)
   for fname, prev in pairs(before) do
     local head = base .. fname .. ':t:'
     for term in pairs(prev.tf) do redis.call('ZREM', head .. term, id) end
+    if not written[fname] then changed[#changed + 1] = fname end
   end
 
   if mode == 'write' then
-    redis.call('XADD', base .. 'stream', 'MAXLEN', '~', maxlen, '*', 'op', op, 'id', id,
-               'version', version)
+    if op == 'upsert' then
+      redis.call('XADD', base .. 'stream', 'MAXLEN', '~', maxlen, '*', 'op', op, 'id', id,
+                 'version', version, 'f', table.concat(changed, ','))
+    else
+      redis.call('XADD', base .. 'stream', 'MAXLEN', '~', maxlen, '*', 'op', op, 'id', id,
+                 'version', version)
+    end
   end
   return op
 end
