@@ -16,8 +16,9 @@ in a rotating order, every query ``--repeat`` times:
 - bm25s, tantivy and SQLite FTS5 on the same tokens (the ``bm25`` profile's field) and top 10.
 
 Then: recall under a live writer at ``--writer-rate`` memories/s (ours: ``POST /memories``
-through HTTP of LoCoMo turns in conversation order, each building its context and extending
-the turn before's; tantivy: add + commit), the longest Redis command of the recall phases
+through HTTP, from a process of its own, of LoCoMo turns in conversation order, each
+building its context and extending the turn before's, in blocks alternating with idle ones;
+tantivy: add + commit), the longest Redis command of the recall phases
 (SLOWLOG, threshold 0.5 ms, entries of this run's keys; also split into a recall's own
 commands and the writer's), ingest through ``POST /import`` and
 single ``POST /memories`` with 1, 2, 4 and 8 clients, Redis memory per memory and the serving
@@ -45,6 +46,8 @@ from bench.recall_peers import Bm25sPeer, Fts5Peer, TantivyPeer  # noqa: E402
 from bench.slowlog import SlowLog, recall_shas  # noqa: E402
 
 NS = "bench-big"
+# Recall under a live writer: idle and busy blocks, alternated.
+WRITER_BLOCKS = 4
 
 
 def pct(values, p):
@@ -216,18 +219,36 @@ def main():
     writer = {}
     subset = [qc for qc in queries if qc[0] in ("natural", "common")][:100]
     watch = {k: systems[k] for k in systems if k.startswith(("ours_", "http_"))}
-    idle = interleaved(watch, subset, 1)
+    idle, busy = {k: {} for k in watch}, {k: {} for k in watch}
+
+    def into(out, got):
+        for k, by in got.items():
+            for cls, ms in by.items():
+                out[k].setdefault(cls, []).extend(ms)
+
     if server is not None:
-        # Realistic turns in conversation order, into conversations of their own.
+        # Realistic turns in conversation order, into conversations of their own, from a
+        # process of its own. Idle and busy alternate in blocks of the same queries, so a
+        # change of the machine's load during the run falls on both.
         live, _ = recall_corpus.build(args.data_dir, 2000, seed=98, shuffle=False)
-        before = dict(vars(feed.counters))
-        with server.writer(NS, args.writer_rate, live) as stats:
-            busy = interleaved(watch, subset, 1)
-        # How this process's searches were answered meanwhile: in one round trip with
-        # nothing written since (fast), in one that brought writes (caught), and the
+        # How this process's searches were answered under the writer: in one round trip
+        # with nothing written since (fast), in one that brought writes (caught), and the
         # stream entries applied.
-        writer["inproc_served"] = {k: vars(feed.counters)[k] - before[k]
-                                   for k in ("fast", "caught", "applied")}
+        served = dict.fromkeys(("fast", "caught", "applied"), 0)
+        with server.writer(NS, args.writer_rate, live) as pen:
+            for block in range(WRITER_BLOCKS):
+                part = subset[block::WRITER_BLOCKS]
+                into(idle, interleaved(watch, part, 1))
+                pen.on()
+                time.sleep(0.5)  # the writer at its rate before the first timed recall
+                before = dict(vars(feed.counters))
+                into(busy, interleaved(watch, part, 1))
+                for k in served:
+                    served[k] += vars(feed.counters)[k] - before[k]
+                pen.off()
+                time.sleep(0.5)  # its last writes drained
+        stats = pen.stats
+        writer["inproc_served"] = served
         writer["ours_writes_per_s"] = stats["rate"]
         writer["ours_write_p50_ms"] = pct(stats["ms"], 50)
         for k in watch:

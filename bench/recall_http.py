@@ -5,6 +5,7 @@ and Redis prefix (shared by the in-process search and gunicorn), gunicorn as shi
 import atexit
 import contextlib
 import json
+import multiprocessing
 import os
 import secrets
 import signal
@@ -130,34 +131,26 @@ class Server:
 
     @contextlib.contextmanager
     def writer(self, ns: str, rate: float, items: list[dict]):
-        """A live writer: ``POST /memories`` at ``rate`` per second while the block runs, of
-        ``items`` in turn (``content`` and ``conversation_id``; the server builds each
-        context, and the turn before gains this one in its own, as an agent's turns do)."""
-        stop, stats = threading.Event(), {"ms": [], "rate": 0.0}
-        tag = secrets.token_hex(3)
-
-        def run():
-            n, started = 0, time.perf_counter()
-            while not stop.is_set():
-                t = time.perf_counter()
-                item = items[n % len(items)]
-                conversation = item["conversation_id"]
-                self.post("/memories", {
-                    "user_id": ns, "content": item["content"],
-                    "conversation_id": f"live-{tag}-{n // len(items)}-{conversation}"
-                    if conversation else None})
-                stats["ms"].append((time.perf_counter() - t) * 1000)
-                n += 1
-                time.sleep(max(0.0, started + n / rate - time.perf_counter()))
-            stats["rate"] = n / (time.perf_counter() - started)
-
-        thread = threading.Thread(target=run)
-        thread.start()
+        """A live writer (:class:`LiveWriter`, paused until ``on()``): ``POST /memories`` at
+        ``rate`` per second of ``items`` in turn (``content`` and ``conversation_id``; the
+        server builds each context, and the turn before gains this one in its own, as an
+        agent's turns do), from a process of its own, as an agent is: a thread of the
+        measuring process would take its GIL and CPU from the recalls it times."""
+        ctx = multiprocessing.get_context("spawn")
+        live = LiveWriter(ctx)
+        proc = ctx.Process(target=_write_loop, daemon=True, args=(
+            self.port, self.headers, ns, rate, items, secrets.token_hex(3), live.active,
+            live.stop, live.results))
+        proc.start()
         try:
-            yield stats
+            yield live
         finally:
-            stop.set()
-            thread.join()
+            live.stop.set()
+            live.active.set()
+            live.stats = live.results.get(timeout=60)
+            proc.join(timeout=30)
+            # Released now: the run leaves through os._exit, which frees nothing.
+            live.active = live.stop = live.results = None
 
     def import_rate(self, ns: str, items: list[dict], per_request: int = 1000) -> float:
         """``POST /import`` (merge) in documents of ``per_request`` memories (the body limit
@@ -202,3 +195,46 @@ class Server:
             except (OSError, IndexError):
                 continue
         return sorted(out)
+
+
+class LiveWriter:
+    """The switch of a writer process (:meth:`Server.writer`): ``on()``, ``off()``; once the
+    block is left, ``stats`` holds ``{"ms": [write latencies], "rate": writes per second
+    while on}``."""
+
+    def __init__(self, ctx):
+        self.active, self.stop, self.results = ctx.Event(), ctx.Event(), ctx.Queue()
+        self.stats: dict = {}
+
+    def on(self) -> None:
+        self.active.set()
+
+    def off(self) -> None:
+        self.active.clear()
+
+
+def _write_loop(port, headers, ns, rate, items, tag, active, stop, results) -> None:
+    """The writer process's loop: while ``active``, one create every ``1 / rate`` s."""
+    pool = urllib3.HTTPConnectionPool("127.0.0.1", port, maxsize=1,
+                                      timeout=urllib3.Timeout(total=120), retries=False)
+    ms, n, on_for = [], 0, 0.0
+    while not stop.is_set():
+        if not active.wait(0.05):
+            continue
+        started, done = time.perf_counter(), 0
+        while active.is_set() and not stop.is_set():
+            t = time.perf_counter()
+            item = items[n % len(items)]
+            conversation = item["conversation_id"]
+            body = {"user_id": ns, "content": item["content"],
+                    "conversation_id": f"live-{tag}-{n // len(items)}-{conversation}"
+                    if conversation else None}
+            r = pool.request("POST", "/api/v1/memories", body=json.dumps(body).encode(),
+                             headers=headers)
+            if r.status >= 300:
+                raise RuntimeError(f"/memories: {r.status} {r.data[:300]!r}")
+            ms.append((time.perf_counter() - t) * 1000)
+            n, done = n + 1, done + 1
+            time.sleep(max(0.0, started + done / rate - time.perf_counter()))
+        on_for += time.perf_counter() - started
+    results.put({"ms": ms, "rate": len(ms) / on_for if on_for else 0.0})
