@@ -185,3 +185,26 @@ def test_a_row_of_a_lean_window_written_between_the_two_reads_is_not_served_mixe
                                        limit=3, profile=prof, types=["long_term"])
     for h in found.results:
         assert h.type == "long_term" and "ferry" in h.content
+
+
+def test_a_window_read_in_part_explains_its_results_only(builtins, monkeypatch):
+    """A window ranked on its rows' fields takes each row's BM25 from the serving index's own
+    sums (equal to the formula's to the bit: tests above compare with whole reads and the Lua
+    path); the per-term explanation is computed for the results alone, not for every row."""
+    from search import scoring
+
+    _corpus(30)
+    prof = profile_build(RankingProfile.objects.get(name="bm25"), w_recency=0.3,
+                         w_importance=0.2)
+    memory_search(user_id="u-a", query="ferry timetable", limit=4, profile=prof)  # built
+    real, calls = scoring.bm25_terms, []
+
+    def counted(*args, **kw):
+        calls.append(1)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(scoring, "bm25_terms", counted)
+    found = memory_search(user_id="u-a", query="ferry timetable", limit=4, profile=prof)
+    assert len(found.results) == 4 and len(calls) == 4
+    assert all(h.explain.terms and h.explain.bm25 == pytest.approx(
+        sum(h.explain.terms.values()), abs=1e-12) for h in found.results)
