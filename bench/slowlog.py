@@ -55,3 +55,28 @@ class SlowLog:
             self.by_kind[kind] = max(self.by_kind[kind], ms)
         ours.sort(key=lambda e: -e[0])
         return (ours[0][0] if ours else 0.0), [(ms, command[:120]) for ms, command in ours[:3]]
+
+
+def lua_answered(client, prefix: str, run) -> int:
+    """How many ``search.lua`` calls on keys holding ``prefix`` ``run()`` caused: the recalls a
+    process answered in Redis while its serving index was still being built. SLOWLOG logs
+    every command meanwhile (threshold 0); both settings are restored after."""
+    saved = {k: client.config_get(k)[k] for k in ("slowlog-log-slower-than", "slowlog-max-len")}
+    client.config_set("slowlog-log-slower-than", 0)
+    client.config_set("slowlog-max-len", 100_000)
+    client.slowlog_reset()
+    try:
+        run()
+        entries = client.slowlog_get(100_000)
+    finally:
+        for k, v in saved.items():
+            client.config_set(k, v)
+    from search.index import postings
+
+    sha = postings._script("search.lua").sha
+    n = 0
+    for e in entries:
+        raw = e.get("command", b"")
+        command = raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
+        n += command.startswith(f"EVALSHA {sha}") and prefix in command
+    return n
