@@ -436,21 +436,23 @@ def test_the_database_check_runs_while_redis_answers_the_freshness_check(builtin
 
     made = [create(f"quarry stone {n}") for n in range(8)]
     scores("quarry")  # built and checked
+    from search.serving import overlapped as overlapped_module
+
     real_flags, events = memory_search_module.row_flags, []
-    real_send = serving._overlapped
+    real_send = overlapped_module.call
 
     def flags(ids):
         events.append(("flags", len(ids)))
         return real_flags(ids)
 
-    def overlapped(client, keys, args, meanwhile):
+    def overlapped(client, script, keys, args, meanwhile):
         events.append(("sent",))
-        got = real_send(client, keys, args, meanwhile)
+        got = real_send(client, script, keys, args, meanwhile)
         events.append(("read",))
         return got
 
     monkeypatch.setattr(memory_search_module, "row_flags", flags)
-    monkeypatch.setattr(serving, "_overlapped", overlapped)
+    monkeypatch.setattr(overlapped_module, "call", overlapped)
     Memory.objects.filter(pk=made[0].memory_id).update(content="quarry stone moved",
                                                        needs_resync=True)
     found = memory_search(user_id="u-a", query="quarry stone", limit=8, profile="bm25")

@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
-from redis import exceptions as redis_exceptions
 
 from memories import store
 from search.index import postings
+from search.serving import overlapped
 from search.serving.engine import Builder, Doc, FieldIndex
 
 log = logging.getLogger(__name__)
@@ -150,7 +150,7 @@ def feed_reply(client, user_id: str, field_name: str, last_id: str, count: int,
     if meanwhile is None:
         reply = _script()(keys=keys, args=args, client=client)
     else:
-        reply, side = _overlapped(client, keys, args, meanwhile)
+        reply, side = overlapped.call(client, _script(), keys, args, meanwhile)
     (gen, fmt, n, total, length, top, added, read, ids, docs, hashes, owns, counted,
      unlisted) = reply
     text = store.text
@@ -159,40 +159,6 @@ def feed_reply(client, user_id: str, field_name: str, last_id: str, count: int,
             "read": [text(i) for i in read], "ids": [text(i) for i in ids], "docs": docs,
             "hashes": hashes, "owns": owns, "counted": bool(counted),
             "unlisted": bool(unlisted), "meanwhile": side}
-
-
-def _overlapped(client, keys: list[str], args: list, meanwhile):
-    """``(reply, meanwhile())``: the script sent, ``meanwhile()`` run while Redis answers it
-    (a recall's database check: the two waits overlap instead of adding up), then its reply
-    read. A connection that fails, and a script Redis does not hold (NOSCRIPT), are left to
-    the plain call, which retries and loads; an error of ``meanwhile`` leaves no reply
-    unread on a pooled connection."""
-    script = _script()
-    node = (client.get_redis_connection(client.get_node_from_key(keys[0]))
-            if store.is_cluster(client) else client)
-    pool = node.connection_pool
-    conn = pool.get_connection()
-    sent = False
-    try:
-        try:
-            conn.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
-            sent = True
-        except (redis_exceptions.ConnectionError, redis_exceptions.TimeoutError):
-            conn.disconnect()
-        side = meanwhile()
-        if sent:
-            try:
-                return conn.read_response(), side
-            except redis_exceptions.NoScriptError:
-                pass
-            except (redis_exceptions.ConnectionError, redis_exceptions.TimeoutError):
-                conn.disconnect()
-    except BaseException:
-        conn.disconnect()  # a reply may still be on its way: never reuse this connection
-        raise
-    finally:
-        pool.release(conn)
-    return script(keys=keys, args=args, client=client), side
 
 
 def unchanged(got: dict, served: Served) -> bool:
