@@ -78,10 +78,10 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
             ready = served.index is not None and not served.unverified and served.thread is None
             if ready:
                 found = served.index.search(terms, **kwargs)
-                ids = [r[0] for r in found.rows] if with_hashes else []
+                hit_ids = [r[0] for r in found.rows]
+                ids = hit_ids if with_hashes else []
                 if len(ids) > ROWS_WITH_FEED:
                     break
-                hit_ids = [r[0] for r in found.rows]
                 # Read once per recall unless the hits change (an attempt after writes, a
                 # rebuild): the read of an earlier attempt serves when it covers them.
                 again = prefetch is not None and not (

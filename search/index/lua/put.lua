@@ -246,13 +246,11 @@ local function put_one(id, version, ttl)
   end
 
   if mode == 'write' then
+    local entry = {'op', op, 'id', id, 'version', version}
     if op == 'upsert' then
-      redis.call('XADD', base .. 'stream', 'MAXLEN', '~', maxlen, '*', 'op', op, 'id', id,
-                 'version', version, 'f', table.concat(changed, ','))
-    else
-      redis.call('XADD', base .. 'stream', 'MAXLEN', '~', maxlen, '*', 'op', op, 'id', id,
-                 'version', version)
+      entry[7], entry[8] = 'f', table.concat(changed, ',')
     end
+    redis.call('XADD', base .. 'stream', 'MAXLEN', '~', maxlen, '*', unpack(entry))
   end
   return op
 end
