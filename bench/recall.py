@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench import recall_corpus, recall_http  # noqa: E402
 from bench.recall_peers import Bm25sPeer, Fts5Peer, TantivyPeer  # noqa: E402
-from bench.slowlog import SlowLog, lua_answered, recall_shas  # noqa: E402
+from bench.slowlog import SlowLog, recall_shas, redis_answered  # noqa: E402
 
 NS = "bench-big"
 # Recall under a live writer: idle and busy blocks, alternated.
@@ -166,16 +166,30 @@ def main():
     settings = {k: v for k, v in profile_settings(default).items() if k != "name"}
     lexical = RankingProfile.objects.filter(name=lexical_name).first() or profile_create(
         actor=user, name=lexical_name, reason="bench", **{**settings, "w_semantic": 0.0})
-    cold = {}
+    # Recalls while this process builds each field's index (a process's first minute beside
+    # a large namespace): natural questions back to back, answered from the Redis postings
+    # in small commands (search/serving/chunked.py), in this process, whose build thread
+    # they share the interpreter with. The build times include that contention.
+    cold, building = {}, {}
+    build_slow = SlowLog(client, deploy.prefix, recall_shas())
+    natural = [q for cls, q in queries if cls == "natural"]
     for prof in (bm25, lexical, default):
         field = fields.content_field(stemming=prof.stemming, context=prof.context)
         started = time.perf_counter()
         memory_search(user_id=NS, query="hello", profile=prof)  # starts the build
         served = feed._registry.get((store.namespace_base(NS), field))
+        ms = []
         while served is not None and served.index is None:  # None: MEMORY_SERVING_INDEX=0
-            time.sleep(0.05)
+            t = time.perf_counter()
+            memory_search(user_id=NS, query=natural[len(ms) % len(natural)], limit=10,
+                          profile=prof)
+            ms.append((time.perf_counter() - t) * 1000)
         cold[prof.name] = round(time.perf_counter() - started, 2)
-    log(f"serving index built in (s): {cold}")
+        building[prof.name] = {"recalls": len(ms), "p50_ms": round(pct(ms, 50), 2),
+                               "p99_ms": round(pct(ms, 99), 2)}
+    max_build_cmd, longest_build = build_slow.close()
+    log(f"serving index built in (s): {cold}; natural questions meanwhile: {building}; "
+        f"longest Redis command meanwhile {max_build_cmd:.2f} ms {longest_build}")
 
     def ours(prof):
         return lambda q: memory_search(user_id=NS, query=q, limit=10, profile=prof)
@@ -186,7 +200,7 @@ def main():
     systems = {"ours_bm25": ours(bm25), f"ours_{lexical.name}": ours(lexical),
                f"ours_{default.name}": ours(default),
                **{name: peer(p) for name, p in peers.items()}}
-    server = None
+    server, http_build_cmd = None, 0.0
     if not args.no_http:
         server = recall_http.Server(deploy, token_create(user=user))
         server.start()
@@ -196,9 +210,11 @@ def main():
         deadline = time.monotonic() + 900
         while True:
             time.sleep(max(5.0, sum(cold.values()) / 2))
-            answered = lua_answered(client, deploy.prefix,
-                                    lambda: server.warm(NS, [q for _, q in queries[:60]]))
-            log(f"  warm-up: {answered} recalls answered by search.lua")
+            answered, longest = redis_answered(
+                client, deploy.prefix, lambda: server.warm(NS, [q for _, q in queries[:60]]))
+            http_build_cmd = max(http_build_cmd, longest)
+            log(f"  warm-up: {answered} answers from Redis's postings (workers still "
+                f"building); longest Redis command {longest:.2f} ms")
             if not answered or time.monotonic() > deadline:
                 break
         systems["http_bm25"] = lambda q: server.recall(NS, q, "bm25")
@@ -336,6 +352,12 @@ def main():
         "serving_index_mb": round(held / 2**20, 1),
         "top10_equal_bm25s": f"{agree}/{len(queries)}",
         "serving_build_s": cold,
+        # While a process builds: its recalls (in-process, natural questions) and the
+        # longest Redis command of this run's keys meanwhile, in-process and while the HTTP
+        # workers built theirs (their warm-up).
+        "building_recall": building,
+        "max_redis_command_building_ms": round(max_build_cmd, 3),
+        "max_redis_command_http_warmup_ms": round(http_build_cmd, 3) if server else None,
         "writer": writer,
     }
     print(json.dumps(result), flush=True)

@@ -57,10 +57,13 @@ class SlowLog:
         return (ours[0][0] if ours else 0.0), [(ms, command[:120]) for ms, command in ours[:3]]
 
 
-def lua_answered(client, prefix: str, run) -> int:
-    """How many ``search.lua`` calls on keys holding ``prefix`` ``run()`` caused: the recalls a
-    process answered in Redis while its serving index was still being built. SLOWLOG logs
-    every command meanwhile (threshold 0); both settings are restored after."""
+def redis_answered(client, prefix: str, run) -> tuple[int, float]:
+    """``(answers, longest ms)`` of ``run()``'s recalls on keys holding ``prefix``: how many
+    times Redis answered in place of a process's own serving index (still being built):
+    ``search.lua`` calls, and postings lists read in chunks (``search/serving/chunked.py``
+    starts each query term's list with ``ZRANGE <key>:t:<term> 0 ...``); and the longest
+    command on those keys meanwhile. SLOWLOG logs every command meanwhile (threshold 0);
+    both settings are restored after."""
     saved = {k: client.config_get(k)[k] for k in ("slowlog-log-slower-than", "slowlog-max-len")}
     client.config_set("slowlog-log-slower-than", 0)
     client.config_set("slowlog-max-len", 100_000)
@@ -74,9 +77,15 @@ def lua_answered(client, prefix: str, run) -> int:
     from search.index import postings
 
     sha = postings._script("search.lua").sha
-    n = 0
+    n, longest = 0, 0.0
     for e in entries:
         raw = e.get("command", b"")
         command = raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
-        n += command.startswith(f"EVALSHA {sha}") and prefix in command
-    return n
+        if prefix not in command:
+            continue
+        longest = max(longest, e["duration"] / 1000)
+        words = command.split()
+        n += command.startswith(f"EVALSHA {sha}") or (
+            len(words) > 2 and words[0].upper() == "ZRANGE" and ":t:" in words[1]
+            and words[2] == "0")
+    return n, longest

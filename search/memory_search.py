@@ -2,7 +2,9 @@
 
 Candidates come from the process's serving index of the namespace (``search.serving``:
 exact BM25 top-k over NumPy postings, caught up from the Redis write stream before each
-search, so every returned write is seen); ``search.lua`` in Redis answers instead when
+search, so every returned write is seen). While this process builds a large namespace's
+index (in the background), its postings are read from Redis in small commands and scored
+here (``search.serving.chunked``); ``search.lua`` in Redis answers when
 ``MEMORY_SERVING_INDEX`` is off or the namespace's index format is one this process does
 not serve. This module turns the candidates into results with an explanation, applying the
 ranking profile's hybrid formula
@@ -45,7 +47,7 @@ from search.profiles import profile_resolve
 from search.recall_filters import RecallFilters, TimePlan, time_plan
 from search.results import Explain, Hit, SearchResult
 from search.serving import answer as serving
-from search.serving import feed
+from search.serving import chunked, feed
 from search.serving.partial import RANK_FIELDS, UNREAD, is_partial
 
 
@@ -161,7 +163,13 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
                     types=types, with_hashes=not lean,
                     own_field="" if narrow else own_field, hit_time=counting["at"],
                     hash_fields=hash_fields, prefetch=window_check)
-            except (feed.Unsupported, feed.NotReady):
+            except feed.NotReady:
+                # Its index builds on a background thread: read the postings in small
+                # commands (search.lua's one script would hold Redis 200+ ms at 300k).
+                return chunked.search_field(
+                    client, user_id=user_id, field=field_name, terms=terms, k=k, k1=prof.k1,
+                    b=prof.b, mode=m, now=now, conversation_id=conversation_id, types=types)
+            except feed.Unsupported:
                 pass
         return postings.search_field(
             client, user_id=user_id, field=field_name, terms=terms, k=k, k1=prof.k1, b=prof.b,

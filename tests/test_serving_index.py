@@ -328,7 +328,7 @@ def test_a_large_index_is_built_in_the_background_while_redis_answers(builtins, 
     for n in range(12):
         create(f"meadow lark {n}")
     builds = serving.counters.builds
-    assert_oracle("meadow lark")  # answered by search.lua while the build runs
+    assert_oracle("meadow lark")  # answered from Redis's postings while the build runs
     served = serving._registry[(store.namespace_base("u-a"), "c")]
     deadline = time.monotonic() + 30
     while served.index is None and time.monotonic() < deadline:

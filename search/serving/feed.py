@@ -118,7 +118,9 @@ def clear() -> None:
         _held["bytes"] = 0
 
 
-def _doc(memory_id: str, raw) -> Doc | None:
+def doc_of(memory_id: str, raw) -> Doc | None:
+    """The ``engine.Doc`` of a document vector (``<field>:d:<id>`` as HGETALL returns it, a
+    dict or a flat list); None when it holds no ``#dl`` (no document)."""
     items = raw.items() if isinstance(raw, dict) else zip(raw[::2], raw[1::2], strict=True)
     tf, meta = {}, {}
     for k, v in items:
@@ -241,7 +243,7 @@ def apply_reply(got: dict, served: Served) -> str:
         return "rebuild"
     index = served.index
     for memory_id, raw in zip(got["ids"], got["docs"], strict=True):
-        doc = _doc(memory_id, raw) if raw else None
+        doc = doc_of(memory_id, raw) if raw else None
         if doc is None:
             index.remove(memory_id)
         else:
