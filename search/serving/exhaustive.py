@@ -12,9 +12,12 @@ length: ``idf(t) * tf / (tf + k1 * (1 - b + b * dl / avgdl))``,
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
+
+from search.serving import prune
 
 CODE = float(2 ** 34)
 TF_UNIT = 2 ** 17
@@ -44,11 +47,10 @@ class Matrix:
 def matrix(n_terms: int, postings: list[tuple[list[str], np.ndarray, np.ndarray]],
            dead: set[str]) -> Matrix:
     """The :class:`Matrix` of per-term postings ``[(ids, tf, dl)]`` (term j at index j)."""
-    index: dict[str, int] = {}
-    cols = []
-    for ids, tf, dl in postings:
-        rows = np.fromiter((index.setdefault(m, len(index)) for m in ids), np.int64, len(ids))
-        cols.append((rows, tf, dl))
+    index = {m: i for i, m in enumerate(dict.fromkeys(itertools.chain.from_iterable(
+        ids for ids, _, _ in postings)))}
+    cols = [(np.fromiter(map(index.__getitem__, ids), np.int64, len(ids)), tf, dl)
+            for ids, tf, dl in postings]
     n = len(index)
     out = Matrix(list(index), np.zeros(n, np.int64), np.zeros((n, n_terms), np.int64),
                  np.ones(n, bool))
@@ -63,29 +65,32 @@ def matrix(n_terms: int, postings: list[tuple[list[str], np.ndarray, np.ndarray]
     return out
 
 
-def scores(m: Matrix, *, n_docs: int, total_len: int, k1: float,
-           b: float) -> tuple[np.ndarray, list[int]]:
-    """``(BM25 per document, df per term)``: the df count live documents only, and
-    ``n_docs`` / ``total_len`` are the live statistics (expired documents taken out)."""
+def contributions(m: Matrix, *, n_docs: int, total_len: int, k1: float,
+                  b: float) -> tuple[np.ndarray, list[int]]:
+    """``(BM25 contribution of term j to document i at [j, i], df per term)``: the df count
+    live documents only, and ``n_docs`` / ``total_len`` are the live statistics (expired
+    documents taken out). A document's BM25 is the sum of its column."""
     held = (m.tf > 0) & m.live[:, None]
     df = [int(d) for d in held.sum(axis=0)]
-    out = np.zeros(len(m.ids))
+    out = np.zeros((len(df), len(m.ids)))
     if n_docs <= 0:
         return out, df
     norm = k1 * (1 - b + b * m.dl / (total_len / n_docs))
     for j, d in enumerate(df):
         tf = m.tf[:, j]
         idf = np.log(1 + (n_docs - d + 0.5) / (d + 0.5))
-        out += np.where(tf > 0, idf * tf / (tf + norm), 0.0)
+        out[j] = np.where(tf > 0, idf * tf / (tf + norm), 0.0)
     return out, df
 
 
-def ranked(m: Matrix, bm25: np.ndarray, eligible: np.ndarray, first: int) -> list[int]:
+def ranked(m: Matrix, contrib: np.ndarray, eligible: np.ndarray, first: int) -> list[int]:
     """Indices of the ``first`` best eligible documents, best first, equal scores by memory
-    id ascending (as ``search.lua`` and the serving index order them)."""
+    id ascending, sums within rounding of each other settled exactly (``prune.top``, as the
+    serving index settles them)."""
     cand = np.flatnonzero(eligible)
     if len(cand) > first:
-        kth = np.partition(bm25[cand], len(cand) - first)[len(cand) - first]
-        cand = cand[bm25[cand] >= kth]  # ties at the boundary all come in, then are ordered
-    order = sorted(cand.tolist(), key=lambda i: (-bm25[i], m.ids[i]))
-    return order[:first]
+        s = contrib[:, cand].sum(axis=0)
+        kth = np.partition(s, len(s) - first)[len(s) - first]
+        cand = cand[s >= kth - abs(kth) * 1e-9]  # those within rounding of the k-th too
+    cols = prune.top(contrib[:, cand], first, np.array([m.ids[i] for i in cand]))
+    return cand[cols].tolist()
