@@ -30,6 +30,7 @@ by memory id.
 
 from __future__ import annotations
 
+import array
 import collections
 import itertools
 import math
@@ -101,9 +102,11 @@ class Builder:
 
     def __init__(self, index: FieldIndex | None = None):
         self.index = index if index is not None else FieldIndex()
-        self.tids: list[int] = []
-        self.dids: list[int] = []
-        self.tfs: list[int] = []
+        # C int arrays, not lists: 4 bytes a posting instead of a pointer to an int object,
+        # and handed to NumPy without a copy (a list of millions took the GIL ~0.1 s).
+        self.tids = array.array("i")
+        self.dids = array.array("i")
+        self.tfs = array.array("i")
         # Unknown terms get the next id on first sight.
         self._vocab = collections.defaultdict(itertools.count(len(self.index.vocab)).__next__,
                                               self.index.vocab)
@@ -120,8 +123,8 @@ class Builder:
     def finish(self) -> FieldIndex:
         index = self.index
         index.vocab = dict(self._vocab)
-        index._set_base(np.array(self.tids, np.int32), np.array(self.dids, np.int32),
-                        np.array(self.tfs, np.int32))
+        index._set_base(np.frombuffer(self.tids, np.int32), np.frombuffer(self.dids, np.int32),
+                        np.frombuffer(self.tfs, np.int32))
         return index
 
 
