@@ -212,6 +212,10 @@ MEMORY_EMBED_EVERY_SECONDS = env_int("MEMORY_EMBED_EVERY_SECONDS", 10)
 # Recall from the per-process serving index (search/serving), within this memory budget.
 MEMORY_SERVING_INDEX = env_bool("MEMORY_SERVING_INDEX", True)
 MEMORY_SERVING_BUDGET_MB = env_int("MEMORY_SERVING_BUDGET_MB", 512)
+# Where a large namespace's serving index is saved after a background build, for the host's
+# other processes and restarts to load (search/serving/snapshot.py); "" = never saved.
+MEMORY_SERVING_SNAPSHOT_DIR = os.environ.get("MEMORY_SERVING_SNAPSHOT_DIR",
+                                             str(BASE_DIR / "var" / "serving"))
 # A session window longer than this is folded into its rolling summary (half is kept).
 MEMORY_SESSION_FOLD_AT = env_int("MEMORY_SESSION_FOLD_AT", 200)
 # ... or when its estimated tokens (characters / 4) pass this budget.

@@ -184,6 +184,9 @@ def test_a_recall_during_a_background_build_reads_chunks_not_search_lua(builtins
             found = memory_search(user_id="u-a", query=query, limit=100, profile="bm25")
             want = oracle_scores("u-a", query)
             assert {h.memory_id: h.score for h in found.results} == pytest.approx(want, abs=1e-9)
+        mine = create("harbor lighthouse keeper").memory_id  # read-your-writes meanwhile
+        found = memory_search(user_id="u-a", query="lighthouse", limit=5, profile="bm25")
+        assert [h.memory_id for h in found.results] == [mine]
         served = serving._registry[(store.namespace_base("u-a"), FIELD)]
         assert served.index is None and served.thread is not None  # still building
     finally:

@@ -199,6 +199,58 @@ class FieldIndex:
                         doc.tf.values())
         builder.finish()
 
+    # The arrays :meth:`arrays` gives and :meth:`from_arrays` takes (one per document from
+    # ``dl`` on, one per term for ``tmax`` and ``dlmin``).
+    ARRAYS = ("indptr", "p_docs", "p_tfs", "tmax", "dlmin", "dl", "type_code", "conv_code",
+              "exp", "ids")
+
+    def arrays(self) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
+        """``(arrays, names)``: the index as the named arrays of ``ARRAYS`` (merged first, so
+        no delta and no dead document remain) and ``vocab``, ``types``, ``convs`` as lists
+        in code order, which :meth:`from_arrays` takes back (a snapshot on disk)."""
+        if self.delta or self.dead:
+            self.merge()
+        n = self.n
+        arrays = {name: getattr(self, name) for name in self.ARRAYS[:5]}
+        arrays.update({name: getattr(self, name)[:n] for name in self.ARRAYS[5:]})
+
+        def in_order(codes: dict[str, int]) -> list[str]:
+            return [name for name, _ in sorted(codes.items(), key=lambda item: item[1])]
+
+        return arrays, {"vocab": in_order(self.vocab), "types": in_order(self.types),
+                        "convs": in_order(self.convs)}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], names: dict[str, list[str]]) -> FieldIndex:
+        """The index :meth:`arrays` described. Raises ValueError when the arrays do not fit
+        together (a damaged snapshot)."""
+        index = cls()
+        n, n_terms = len(arrays["dl"]), len(names["vocab"])
+        indptr, p_docs = arrays["indptr"], arrays["p_docs"]
+        if (len(indptr) != n_terms + 1 or indptr[0] != 0 or indptr[-1] != len(p_docs)
+                or len(arrays["p_tfs"]) != len(p_docs) or np.any(np.diff(indptr) < 0)
+                or (len(p_docs) and not 0 <= p_docs.min() <= p_docs.max() < n)
+                or any(len(arrays[name]) != n for name in cls.ARRAYS[5:])
+                or any(len(arrays[name]) != n_terms for name in ("tmax", "dlmin"))):
+            raise ValueError("the arrays of a serving index do not fit together")
+        index.vocab = {term: tid for tid, term in enumerate(names["vocab"])}
+        index.types = {name: code for code, name in enumerate(names["types"])}
+        index.convs = {name: code for code, name in enumerate(names["convs"])}
+        index._grow(n)
+        for name in cls.ARRAYS[5:]:
+            getattr(index, name)[:n] = arrays[name]
+        for name in cls.ARRAYS[:5]:
+            setattr(index, name, np.array(arrays[name], getattr(index, name).dtype))
+        index.live[:n] = True
+        index.n = index.n_live = n
+        index.total_len = int(arrays["dl"].sum())
+        index.doc_of = {m.decode(): d for d, m in enumerate(arrays["ids"].tolist())}
+        expiring = np.flatnonzero(arrays["exp"] > 0)
+        index.expiring = set(expiring.tolist())
+        if len(expiring):
+            index.exp_floor = float(arrays["exp"][expiring].min())
+        return index
+
     def _set_base(self, tids: np.ndarray, dids: np.ndarray, tfs: np.ndarray) -> None:
         # Stable by term: doc ids stay ascending within each term's slice.
         order = np.argsort(tids, kind="stable")

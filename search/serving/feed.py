@@ -37,7 +37,7 @@ from django.conf import settings
 
 from memories import store
 from search.index import postings
-from search.serving import overlapped
+from search.serving import overlapped, snapshot
 from search.serving.engine import Builder, Doc, FieldIndex
 
 log = logging.getLogger(__name__)
@@ -100,6 +100,7 @@ class Counters:
     fast: int = 0  # searches answered in one round trip (nothing written since)
     # searches answered in one round trip that brought writes (applied, searched again)
     caught: int = 0
+    loads: int = 0  # indexes loaded from a snapshot on disk instead of built
 
 
 _registry: OrderedDict[tuple[str, str], Served] = OrderedDict()
@@ -274,6 +275,21 @@ def entry(user_id: str, field_name: str) -> Served:
     return served
 
 
+def _load(client, user_id: str, field_name: str, served: Served, head: dict) -> bool:
+    """Install the namespace's snapshot (``search.serving.snapshot``) in ``served`` when it
+    can be caught up from the stream: True when installed. Not ``unverified``: a snapshot
+    whose caught-up N / total length differ from Redis's is rebuilt, never served."""
+    loaded = snapshot.load(client, user_id, field_name, head)
+    if loaded is None:
+        return False
+    served.index, meta = loaded
+    served.gen, served.format = meta["gen"], meta["format"]
+    served.last_id, served.added = meta["last_id"], meta["added"]
+    served.unverified = False
+    counters.loads += 1
+    return True
+
+
 def _build_behind(client, user_id: str, field_name: str, served: Served) -> None:
     """Build on a thread of its own, then install (the next search catches it up)."""
     key = (store.namespace_base(user_id), field_name)
@@ -282,6 +298,9 @@ def _build_behind(client, user_id: str, field_name: str, served: Served) -> None
         try:
             fresh = Served()
             _build(client, user_id, field_name, fresh)
+            # Other processes of this host (and this one after a restart) load it instead.
+            snapshot.save(user_id, field_name, fresh.index, gen=fresh.gen,
+                          format=fresh.format, last_id=fresh.last_id, added=fresh.added)
             with served.lock:
                 served.index, served.gen, served.format = fresh.index, fresh.gen, fresh.format
                 served.last_id, served.added = fresh.last_id, fresh.added
@@ -313,10 +332,12 @@ def serving_index(client, user_id: str, field_name: str) -> tuple[Served, FieldI
             if served.index is None:
                 if served.thread is not None:
                     raise NotReady(user_id)
-                if feed_reply(client, user_id, field_name, "0-0", 0)["N"] > SYNC_BUILD_DOCS:
+                head = feed_reply(client, user_id, field_name, "0-0", 0)
+                if head["N"] <= SYNC_BUILD_DOCS:
+                    _build(client, user_id, field_name, served)
+                elif attempt or not _load(client, user_id, field_name, served, head):
                     _build_behind(client, user_id, field_name, served)
                     raise NotReady(user_id)
-                _build(client, user_id, field_name, served)
             state = catch_up(client, user_id, field_name, served)
             unverified, served.unverified = served.unverified, False
             if state == "ok":

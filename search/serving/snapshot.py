@@ -1,0 +1,99 @@
+"""Serving indexes saved on this host's disk, so a process loads one instead of building it.
+
+A large namespace's serving index takes seconds per 100k memories to build from Redis
+(``feed._build``), in every process that serves it: each gunicorn worker, again after every
+restart, and meanwhile its recalls read the postings in chunks (``search.serving.chunked``),
+slower. After a background build, the process saves the index here
+(``MEMORY_SERVING_SNAPSHOT_DIR``, one ``.npz`` per namespace and field, written to a
+temporary file and renamed, so a reader never sees half of one); a process without that
+index loads it (a fraction of a second) and catches it up from the namespace's write stream
+as usual, from the position it was saved at.
+
+A snapshot is used only when it can be proved to describe this namespace's live index:
+same key prefix, namespace and field, same generation and format stamp, and the write stream
+still holds the very entry (id) it was saved after, at the same count of entries added
+(another Redis, or a stream recreated or trimmed past it, cannot). After the catch-up the
+field's N and total length must equal the statistics in Redis, or the index is built from
+Redis after all (``feed.serving_index``). Arrays only (``allow_pickle=False``); a damaged or
+unreadable file is logged and ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import threading
+import zipfile
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+
+from memories import store
+from search.serving.engine import FieldIndex
+
+log = logging.getLogger(__name__)
+
+VERSION = 1
+
+
+def path_for(user_id: str, field_name: str) -> Path | None:
+    """The snapshot file of one field of one namespace (None: snapshots are off)."""
+    root = getattr(settings, "MEMORY_SERVING_SNAPSHOT_DIR", "")
+    if not root:
+        return None
+    name = f"{store.namespace_base(user_id)}|{field_name}"
+    return Path(root) / f"{hashlib.sha256(name.encode()).hexdigest()[:32]}.npz"
+
+
+def save(user_id: str, field_name: str, index: FieldIndex, *, gen: str, format: str,
+         last_id: str, added: int) -> None:
+    """Write ``index`` (as of stream entry ``last_id``, the ``added``-th) to its file; an
+    index as of an empty stream is not written (nothing could vouch for it). Never raises
+    for the disk: a failed write is logged and the file left as it was."""
+    path = path_for(user_id, field_name)
+    if path is None or last_id == "0-0":
+        return
+    arrays, names = index.arrays()
+    meta = {"version": VERSION, "namespace": store.namespace_base(user_id),
+            "field": field_name, "gen": gen, "format": format, "last_id": last_id,
+            "added": added, **names}
+    tmp = path.with_name(f"{path.stem}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as f:
+            np.savez(f, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
+        os.replace(tmp, path)
+    except OSError as exc:
+        log.warning("serving index snapshot of %s/%s not written: %s", user_id, field_name, exc)
+        tmp.unlink(missing_ok=True)
+
+
+def load(client, user_id: str, field_name: str, head: dict) -> tuple[FieldIndex, dict] | None:
+    """``(index, meta)`` of the namespace's snapshot when it describes the live index as of
+    a stream position it can be caught up from (``head``: a ``feed.feed_reply`` with no
+    entries: generation, format, stream length and entries added); None otherwise. ``meta``
+    holds ``gen``, ``format``, ``last_id`` and ``added``. Raises ``redis.RedisError``."""
+    path = path_for(user_id, field_name)
+    if path is None or not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(bytes(z["meta"]))
+            if (meta["version"] != VERSION or meta["namespace"] != store.namespace_base(user_id)
+                    or meta["field"] != field_name or meta["gen"] != head["gen"]
+                    or meta["format"] != head["format"]
+                    # the stream still holds the entry it was saved after (so every later one)
+                    or not head["added"] - head["length"] < meta["added"] <= head["added"]):
+                return None
+            held = client.xrange(store.key(user_id, "stream"), min=meta["last_id"],
+                                 max=meta["last_id"])
+            if len(held) != 1:
+                return None
+            index = FieldIndex.from_arrays({name: z[name] for name in FieldIndex.ARRAYS}, meta)
+    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as exc:
+        log.warning("serving index snapshot of %s/%s ignored: %s", user_id, field_name, exc)
+        return None
+    return index, meta
