@@ -103,17 +103,7 @@ def _search(client, *, user_id, field_name, terms, k, k1, b, mode, now, conversa
     _scan(client, user_id, [*lists, exp], head["added"], after_trip)
     changed, final = _written_since(client, user_id, field_name, head)
 
-    # Unwritten memories as the chunks read them, written ones from their documents now.
-    per_term = []
-    for term, lst in zip(terms, lists, strict=True):
-        ids = [m for m in lst.got if m not in changed] if changed else list(lst.got)
-        tf, dl = exhaustive.decode(np.fromiter((lst.got[m] for m in ids), float, len(ids)))
-        mine = [(m, d) for m, d in changed.items() if d is not None and d.tf.get(term)]
-        if mine:
-            ids += [m for m, _ in mine]
-            tf = np.concatenate([tf, np.array([d.tf[term] for _, d in mine], np.int64)])
-            dl = np.concatenate([dl, np.array([d.dl for _, d in mine], np.int64)])
-        per_term.append((ids, tf, dl))
+    per_term = [_postings_now(term, lst, changed) for term, lst in zip(terms, lists, strict=True)]
     dead = {m for m in exp.got if m not in changed}
     dead_len = _lengths(client, base + fname + ":d:", sorted(dead))
     for m, d in changed.items():
@@ -143,11 +133,24 @@ def _search(client, *, user_id, field_name, terms, k, k1, b, mode, now, conversa
         if len(chosen) >= first or len(order) < width:
             break
         width *= 4
-    for i in chosen[:first]:
-        hits.rows.append((matrix.ids[i], int(matrix.dl[i]),
-                          {t: int(matrix.tf[i, j]) for j, t in enumerate(terms)
-                           if matrix.tf[i, j]}))
+    hits.rows = [(matrix.ids[i], int(matrix.dl[i]),
+                  {t: int(matrix.tf[i, j]) for j, t in enumerate(terms) if matrix.tf[i, j]})
+                 for i in chosen[:first]]
     return hits
+
+
+def _postings_now(term: str, lst: _List, changed: dict) -> tuple[list[str], np.ndarray,
+                                                                  np.ndarray]:
+    """``(ids, tf, dl)`` of ``term`` as the field holds it now: the memories written since
+    the read began from their documents (``changed``), every other one as its chunk read it."""
+    ids = [m for m in lst.got if m not in changed] if changed else list(lst.got)
+    tf, dl = exhaustive.decode(np.fromiter((lst.got[m] for m in ids), float, len(ids)))
+    mine = [(m, d) for m, d in changed.items() if d is not None and d.tf.get(term)]
+    if mine:
+        ids += [m for m, _ in mine]
+        tf = np.concatenate([tf, np.array([d.tf[term] for _, d in mine], np.int64)])
+        dl = np.concatenate([dl, np.array([d.dl for _, d in mine], np.int64)])
+    return ids, tf, dl
 
 
 def _scan(client, user_id: str, lists: list[_List], added0: int, after_trip) -> None:
