@@ -104,7 +104,7 @@ def main():
             feed._build(client, ns, field, served)
             built = time.perf_counter() - started
             started = time.perf_counter()
-            snapshot.save(ns, field, served.index, gen=served.gen, format=served.format,
+            snapshot.save(client, ns, field, served.index, gen=served.gen, format=served.format,
                           last_id=served.last_id, added=served.added)
             saved = time.perf_counter() - started
             head = feed.feed_reply(client, ns, field, "0-0", 0)

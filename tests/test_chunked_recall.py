@@ -11,6 +11,7 @@ import pytest
 
 from memories import services, store
 from operations.reindex import reindex_namespace
+from search import scoring
 from search.index import fields as index_fields
 from search.index import postings
 from search.memory_search import memory_search
@@ -126,6 +127,23 @@ def test_writes_between_the_reads_are_seen_and_no_posting_is_skipped(builtins, s
     assert fresh[0] in answered and not answered & set(ranked[2:4])
     oracle = oracle_scores("u-a", "harbor tide")
     assert answered == set(oracle)
+    # The scores too, as a rebuild gives them (a small k, best first), under more writes.
+    more = [0]
+
+    def write_more():
+        more[0] += 1
+        if more[0] == 2:
+            services.memory_update(memory_id=fresh[0], content="harbor tide tide note")
+        elif more[0] == 3:
+            create("tide harbor harbor")
+
+    top = _both(["harbor", "tide"], k=5, after_trip=write_more)[0]
+    assert more[0] > 3
+    scores = {m: scoring.bm25(["harbor", "tide"], tf, dl, top.n_docs, top.df, top.avgdl)
+              for m, dl, tf in top.rows}
+    best = sorted(oracle_scores("u-a", "harbor tide").items(), key=lambda kv: (-kv[1], kv[0]))
+    assert list(scores) == [m for m, _ in best[:5]]
+    assert scores == pytest.approx(dict(best[:5]), abs=1e-9)
 
 
 def test_a_reindex_during_the_read_reads_again(builtins, small_chunks):
@@ -191,3 +209,6 @@ def test_a_recall_during_a_background_build_reads_chunks_not_search_lua(builtins
         assert served.index is None and served.thread is not None  # still building
     finally:
         gate.set()
+        served = serving._registry.get((store.namespace_base("u-a"), FIELD))
+        if served is not None and served.thread is not None:
+            served.thread.join(30)  # not into the next test

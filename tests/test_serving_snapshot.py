@@ -2,6 +2,7 @@
 the next process instead of built (search/serving/snapshot.py), caught up from the stream,
 and refused whenever it cannot be proved to describe the live index."""
 
+import json
 import time
 
 import numpy as np
@@ -102,7 +103,7 @@ def test_a_snapshot_whose_counts_differ_from_redis_is_rebuilt(builtins, large, r
     path = snapshot.path_for(*KEY)
     # A snapshot one document short of the live index, at the same stream position.
     index = FieldIndex([Doc(f"mem_{n:016d}", 2, {"prairie": 1, "wind": 1}) for n in range(11)])
-    snapshot.save("u-a", "c", index, gen=served.gen, format=served.format,
+    snapshot.save(redis_client, "u-a", "c", index, gen=served.gen, format=served.format,
                   last_id=served.last_id, added=served.added)
     assert path.exists()
     loads = serving.counters.loads
@@ -113,13 +114,15 @@ def test_a_snapshot_whose_counts_differ_from_redis_is_rebuilt(builtins, large, r
     _exact("prairie wind")
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "inconsistent"])
+@pytest.mark.parametrize("damage", ["empty", "garbage", "truncated", "inconsistent"])
 def test_a_damaged_snapshot_is_ignored(builtins, large, redis_client, caplog, damage):
     for n in range(12):
         create(f"harbour crane {n}")
     _built()
     path = snapshot.path_for(*KEY)
-    if damage == "garbage":
+    if damage == "empty":
+        path.write_bytes(b"")
+    elif damage == "garbage":
         path.write_bytes(b"not a snapshot")
     elif damage == "truncated":
         path.write_bytes(path.read_bytes()[:400])
@@ -132,17 +135,41 @@ def test_a_damaged_snapshot_is_ignored(builtins, large, redis_client, caplog, da
     serving.clear()
     with pytest.raises(serving.NotReady):
         serving.serving_index(redis_client, "u-a", "c")
-    assert "snapshot of u-a/c ignored" in caplog.text
+    assert "snapshot of u-a/c ignored and removed" in caplog.text
+    assert not path.exists()  # the next process builds (and saves) instead of failing again
     _exact("harbour crane")
 
 
-def test_snapshots_are_off_without_a_directory(builtins, settings, monkeypatch):
-    settings.MEMORY_SERVING_SNAPSHOT_DIR = ""
-    monkeypatch.setattr(serving, "SYNC_BUILD_DOCS", 5)
+def test_a_snapshot_far_behind_the_stream_or_of_another_stream_is_not_loaded(
+        builtins, large, redis_client, monkeypatch):
     for n in range(12):
-        create(f"meadow lark {n}")
-    _built()
-    assert snapshot.path_for(*KEY) is None
+        create(f"tundra moss {n}")
+    served = _built()
+    path = snapshot.path_for(*KEY)
+    saved = path.read_bytes()
+    monkeypatch.setattr(snapshot, "MAX_BEHIND", 2)
+    for n in range(3):  # three entries after it: more than MAX_BEHIND
+        create(f"tundra lichen {n}")
+    loads = serving.counters.loads
+    serving.clear()
+    with pytest.raises(serving.NotReady):
+        serving.serving_index(redis_client, "u-a", "c")
+    assert serving.counters.loads == loads
+    # The same entry id holding other fields (another Redis, a clone): not this index.
+    monkeypatch.setattr(snapshot, "MAX_BEHIND", 2000)
+    path.write_bytes(saved)
+    with np.load(path) as z:
+        arrays = dict(z)
+    meta = json.loads(bytes(arrays["meta"]))
+    meta["entry"] = {**meta["entry"], "id": "mem_from_elsewhere"}
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+    assert served.last_id == meta["last_id"]
+    serving.clear()
+    with pytest.raises(serving.NotReady):
+        serving.serving_index(redis_client, "u-a", "c")
+    assert serving.counters.loads == loads
 
 
 def test_arrays_round_trip_to_an_equal_index():

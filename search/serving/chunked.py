@@ -101,11 +101,14 @@ def _search(client, *, user_id, field_name, terms, k, k1, b, mode, now, conversa
     lists = [_List(f"{base}{fname}:t:{t}") for t in terms]
     exp = _List(f"{base}{fname}:exp", until=now)
     _scan(client, user_id, [*lists, exp], head["added"], after_trip)
+    # Read before the catch-up: a document changed after this read has a later stream entry,
+    # so the catch-up brings it (and it overrides what was read here).
+    dead_len = _lengths(client, base + fname + ":d:", sorted(exp.got))
     changed, final = _written_since(client, user_id, field_name, head)
 
     per_term = [_postings_now(term, lst, changed) for term, lst in zip(terms, lists, strict=True)]
     dead = {m for m in exp.got if m not in changed}
-    dead_len = _lengths(client, base + fname + ":d:", sorted(dead))
+    dead_len = {m: dl for m, dl in dead_len.items() if m in dead}
     for m, d in changed.items():
         if d is not None and d.exp and d.exp <= now:
             dead.add(m)
@@ -133,6 +136,9 @@ def _search(client, *, user_id, field_name, terms, k, k1, b, mode, now, conversa
         if len(chosen) >= first or len(order) < width:
             break
         width *= 4
+    if admits.read and feed_reply(client, user_id, field_name, "0-0", 0)["added"] != final["added"]:
+        # A type or conversation read after the catch-up may be of a later write.
+        raise Moved("written while the filter was read")
     hits.rows = [(matrix.ids[i], int(matrix.dl[i]),
                   {t: int(matrix.tf[i, j]) for j, t in enumerate(terms) if matrix.tf[i, j]})
                  for i in chosen[:first]]
@@ -260,6 +266,7 @@ class _Admits:
         self.conv = conversation_id or ""
         self.types = set(types or ())
         self.known: dict[str, bool] = {}
+        self.read = False  # whether any document's fields were read from Redis
 
     def __call__(self, memory_ids: list[str]) -> list[bool]:
         if not self.conv and not self.types:
@@ -270,6 +277,7 @@ class _Admits:
             if doc is not None:
                 self.known[m] = self._ok(doc.type, doc.conv)
         unread = [m for m in unread if m not in self.known]
+        self.read = self.read or bool(unread)
         for at in range(0, len(unread), CHUNK):
             part = unread[at:at + CHUNK]
             pipe = self.client.pipeline(transaction=False)

@@ -192,10 +192,13 @@ def _build(client, user_id: str, field_name: str, served: Served) -> None:
     if head["format"] not in FORMATS:
         raise Unsupported(head["format"])
     prefix = store.namespace_base(user_id) + _fname(field_name, head["gen"]) + ":d:"
-    builder, cursor = Builder(), 0
+    builder, cursor, seen = Builder(), 0, set()
     while True:
         cursor, chunk = client.sscan(store.key(user_id, "ids"), cursor, count=BUILD_CHUNK)
-        chunk = [store.text(m) for m in chunk]
+        # SSCAN may return a member twice (a set rehashing between calls): added twice, it
+        # would leave a copy behind when the memory is removed.
+        chunk = [m for m in map(store.text, chunk) if m not in seen]
+        seen.update(chunk)
         pipe = client.pipeline(transaction=False)
         for memory_id in chunk:
             pipe.hgetall(prefix + memory_id)
@@ -299,7 +302,7 @@ def _build_behind(client, user_id: str, field_name: str, served: Served) -> None
             fresh = Served()
             _build(client, user_id, field_name, fresh)
             # Other processes of this host (and this one after a restart) load it instead.
-            snapshot.save(user_id, field_name, fresh.index, gen=fresh.gen,
+            snapshot.save(client, user_id, field_name, fresh.index, gen=fresh.gen,
                           format=fresh.format, last_id=fresh.last_id, added=fresh.added)
             with served.lock:
                 served.index, served.gen, served.format = fresh.index, fresh.gen, fresh.format

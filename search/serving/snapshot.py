@@ -11,11 +11,12 @@ as usual, from the position it was saved at.
 
 A snapshot is used only when it can be proved to describe this namespace's live index:
 same key prefix, namespace and field, same generation and format stamp, and the write stream
-still holds the very entry (id) it was saved after, at the same count of entries added
-(another Redis, or a stream recreated or trimmed past it, cannot). After the catch-up the
+still holds the very entry it was saved after (its id and its fields), at the same count of
+entries added (another Redis, or a stream recreated or trimmed past it, cannot), no more
+than ``MAX_BEHIND`` entries back. After the catch-up the
 field's N and total length must equal the statistics in Redis, or the index is built from
 Redis after all (``feed.serving_index``). Arrays only (``allow_pickle=False``); a damaged or
-unreadable file is logged and ignored.
+unreadable file is logged, removed and built again.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ import json
 import logging
 import os
 import threading
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +37,10 @@ from search.serving.engine import FieldIndex
 log = logging.getLogger(__name__)
 
 VERSION = 1
+# A snapshot further behind the stream than this many entries is not loaded: its catch-up
+# (64 entries a feed.lua call) would hold the recall that loads it, and every other recall
+# of the namespace, for longer than a build in the background costs them.
+MAX_BEHIND = 2000
 
 
 def path_for(user_id: str, field_name: str) -> Path | None:
@@ -48,23 +52,35 @@ def path_for(user_id: str, field_name: str) -> Path | None:
     return Path(root) / f"{hashlib.sha256(name.encode()).hexdigest()[:32]}.npz"
 
 
-def save(user_id: str, field_name: str, index: FieldIndex, *, gen: str, format: str,
+def _entry(client, user_id: str, entry_id: str) -> dict[str, str] | None:
+    """The fields of one stream entry (None: the stream does not hold it)."""
+    held = client.xrange(store.key(user_id, "stream"), min=entry_id, max=entry_id)
+    if len(held) != 1:
+        return None
+    return {store.text(k): store.text(v) for k, v in held[0][1].items()}
+
+
+def save(client, user_id: str, field_name: str, index: FieldIndex, *, gen: str, format: str,
          last_id: str, added: int) -> None:
-    """Write ``index`` (as of stream entry ``last_id``, the ``added``-th) to its file; an
-    index as of an empty stream is not written (nothing could vouch for it). Never raises
-    for the disk: a failed write is logged and the file left as it was."""
+    """Write ``index`` (as of stream entry ``last_id``, the ``added``-th) to its file, with
+    that entry's fields (which a loader compares); an index as of an empty stream is not
+    written (nothing could vouch for it). Raises ``redis.RedisError``; never raises for the
+    disk: a failed write is logged and the file left as it was."""
     path = path_for(user_id, field_name)
-    if path is None or last_id == "0-0":
+    entry = None if path is None or last_id == "0-0" else _entry(client, user_id, last_id)
+    if entry is None:
         return
     arrays, names = index.arrays()
     meta = {"version": VERSION, "namespace": store.namespace_base(user_id),
             "field": field_name, "gen": gen, "format": format, "last_id": last_id,
-            "added": added, **names}
+            "added": added, "entry": entry, **names}
     tmp = path.with_name(f"{path.stem}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as f:
             np.savez(f, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
+            f.flush()
+            os.fsync(f.fileno())  # a crash leaves the old file or the whole new one
         os.replace(tmp, path)
     except OSError as exc:
         log.warning("serving index snapshot of %s/%s not written: %s", user_id, field_name, exc)
@@ -86,14 +102,18 @@ def load(client, user_id: str, field_name: str, head: dict) -> tuple[FieldIndex,
                     or meta["field"] != field_name or meta["gen"] != head["gen"]
                     or meta["format"] != head["format"]
                     # the stream still holds the entry it was saved after (so every later one)
-                    or not head["added"] - head["length"] < meta["added"] <= head["added"]):
-                return None
-            held = client.xrange(store.key(user_id, "stream"), min=meta["last_id"],
-                                 max=meta["last_id"])
-            if len(held) != 1:
+                    or not head["added"] - head["length"] < meta["added"] <= head["added"]
+                    or head["added"] - meta["added"] > MAX_BEHIND
+                    # the very entry: its id and its fields (another Redis, a clone, a
+                    # recreated stream would not hold both at that position)
+                    or _entry(client, user_id, meta["last_id"]) != meta["entry"]):
                 return None
             index = FieldIndex.from_arrays({name: z[name] for name in FieldIndex.ARRAYS}, meta)
-    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as exc:
-        log.warning("serving index snapshot of %s/%s ignored: %s", user_id, field_name, exc)
+    except store.RedisError:
+        raise
+    except Exception as exc:  # a damaged file of any kind: dropped, and built again
+        log.warning("serving index snapshot of %s/%s ignored and removed: %r", user_id,
+                    field_name, exc)
+        path.unlink(missing_ok=True)
         return None
     return index, meta
