@@ -7,7 +7,7 @@ import random
 import pytest
 
 from search import scoring
-from search.serving.engine import Doc, FieldIndex
+from search.serving.engine import Builder, Doc, FieldIndex
 
 WORDS = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "杭州", "出差"]
 
@@ -244,3 +244,16 @@ def test_a_common_and_a_rare_term_are_answered_without_a_dense_scan(monkeypatch)
     terms = ["w0", "w1", "w250"]  # two in most documents, one rare
     want = oracle(docs, terms)
     assert ranked(index, terms, k=10)[0] == sorted(want, key=lambda m: (-want[m], m))[:10]
+
+
+def test_a_memory_added_twice_to_a_build_is_one_document():
+    """A build's SSCAN may list a memory twice: its second copy would outlive a removal."""
+    builder = Builder()
+    for _ in range(2):
+        builder.add("mem_a", 3, "long_term", "", 0.0, ["kiwi", "fruit"], ["2", "1"])
+    builder.add("mem_b", 2, "long_term", "", 0.0, ["fruit"], ["2"])
+    index = builder.finish()
+    assert (index.n_live, index.total_len) == (2, 5)
+    index.remove("mem_a")
+    assert index.search(["kiwi"], k=10).rows == []
+    assert [r[0] for r in index.search(["fruit"], k=10).rows] == ["mem_b"]

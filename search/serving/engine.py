@@ -113,7 +113,11 @@ class Builder:
 
     def add(self, memory_id: str, dl: int, type_: str, conv: str, exp: float, terms,
             tfs) -> None:
-        """One document: ``terms`` and ``tfs`` are iterables of equal length (tf may be str)."""
+        """One document: ``terms`` and ``tfs`` are iterables of equal length (tf may be str).
+        A memory already added is left as it was (a second copy would stay behind when the
+        memory is removed)."""
+        if memory_id in self.index.doc_of:
+            return
         d = self.index._new_doc(Doc(memory_id, dl, {}, type_, conv, exp))
         start = len(self.tids)
         self.tids.extend(map(self._vocab.__getitem__, terms))

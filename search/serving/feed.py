@@ -192,13 +192,12 @@ def _build(client, user_id: str, field_name: str, served: Served) -> None:
     if head["format"] not in FORMATS:
         raise Unsupported(head["format"])
     prefix = store.namespace_base(user_id) + _fname(field_name, head["gen"]) + ":d:"
-    builder, cursor, seen = Builder(), 0, set()
+    builder, cursor = Builder(), 0
     while True:
+        # SSCAN may return a member twice (a set rehashing between calls): Builder.add
+        # keeps the first.
         cursor, chunk = client.sscan(store.key(user_id, "ids"), cursor, count=BUILD_CHUNK)
-        # SSCAN may return a member twice (a set rehashing between calls): added twice, it
-        # would leave a copy behind when the memory is removed.
-        chunk = [m for m in map(store.text, chunk) if m not in seen]
-        seen.update(chunk)
+        chunk = [store.text(m) for m in chunk]
         pipe = client.pipeline(transaction=False)
         for memory_id in chunk:
             pipe.hgetall(prefix + memory_id)
