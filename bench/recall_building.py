@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import recall_corpus, recall_http  # noqa: E402
+from bench.slowlog import every_command  # noqa: E402
 
 
 def pct(values, p):
@@ -32,24 +33,9 @@ def pct(values, p):
 
 
 def longest(client, run) -> tuple[float, str]:
-    """``run()`` with SLOWLOG logging every command: the longest one (ms, its first words)."""
-    saved = {k: client.config_get(k)[k] for k in ("slowlog-log-slower-than", "slowlog-max-len")}
-    client.config_set("slowlog-log-slower-than", 0)
-    client.config_set("slowlog-max-len", 100_000)
-    client.slowlog_reset()
-    try:
-        run()
-        entries = client.slowlog_get(100_000)
-    finally:
-        for k, v in saved.items():
-            client.config_set(k, v)
-    best = (0.0, "")
-    for e in entries:
-        raw = e.get("command", b"")
-        command = raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
-        if not command.upper().startswith(("SLOWLOG", "CONFIG")):
-            best = max(best, (e["duration"] / 1000, command[:60]))
-    return best
+    """``run()``'s longest Redis command (ms, its first words)."""
+    return max(((ms, command[:60]) for ms, command in every_command(client, run)
+                if not command.upper().startswith(("SLOWLOG", "CONFIG"))), default=(0.0, ""))
 
 
 def main():

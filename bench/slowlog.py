@@ -57,13 +57,9 @@ class SlowLog:
         return (ours[0][0] if ours else 0.0), [(ms, command[:120]) for ms, command in ours[:3]]
 
 
-def redis_answered(client, prefix: str, run) -> tuple[int, float]:
-    """``(answers, longest ms)`` of ``run()``'s recalls on keys holding ``prefix``: how many
-    times Redis answered in place of a process's own serving index (still being built):
-    ``search.lua`` calls, and postings lists read in chunks (``search/serving/chunked.py``
-    starts each query term's list with ``ZRANGE <key>:t:<term> 0 ...``); and the longest
-    command on those keys meanwhile. SLOWLOG logs every command meanwhile (threshold 0);
-    both settings are restored after."""
+def every_command(client, run) -> list[tuple[float, str]]:
+    """``run()`` with SLOWLOG logging every command (threshold 0, up to 100,000; both
+    settings restored after): ``[(ms, command), ...]`` of what Redis ran meanwhile."""
     saved = {k: client.config_get(k)[k] for k in ("slowlog-log-slower-than", "slowlog-max-len")}
     client.config_set("slowlog-log-slower-than", 0)
     client.config_set("slowlog-max-len", 100_000)
@@ -74,16 +70,28 @@ def redis_answered(client, prefix: str, run) -> tuple[int, float]:
     finally:
         for k, v in saved.items():
             client.config_set(k, v)
+    out = []
+    for e in entries:
+        raw = e.get("command", b"")
+        out.append((e["duration"] / 1000,
+                    raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)))
+    return out
+
+
+def redis_answered(client, prefix: str, run) -> tuple[int, float]:
+    """``(answers, longest ms)`` of ``run()``'s recalls on keys holding ``prefix``: how many
+    times Redis answered in place of a process's own serving index (still being built):
+    ``search.lua`` calls, and postings lists read in chunks (``search/serving/chunked.py``
+    starts each query term's list with ``ZRANGE <key>:t:<term> 0 ...``); and the longest
+    command on those keys meanwhile (:func:`every_command`)."""
     from search.index import postings
 
     sha = postings._script("search.lua").sha
     n, longest = 0, 0.0
-    for e in entries:
-        raw = e.get("command", b"")
-        command = raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
+    for ms, command in every_command(client, run):
         if prefix not in command:
             continue
-        longest = max(longest, e["duration"] / 1000)
+        longest = max(longest, ms)
         words = command.split()
         n += command.startswith(f"EVALSHA {sha}") or (
             len(words) > 2 and words[0].upper() == "ZRANGE" and ":t:" in words[1]
