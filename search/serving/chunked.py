@@ -36,7 +36,15 @@ import numpy as np
 from memories import store
 from search.index import postings
 from search.serving import exhaustive
-from search.serving.feed import FEED_COUNT, FORMATS, Unsupported, doc_of, feed_reply
+from search.serving.feed import (
+    FEED_COUNT,
+    FORMATS,
+    Unsupported,
+    cannot_follow,
+    doc_of,
+    feed_reply,
+    generation_field,
+)
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +105,7 @@ def _search(client, *, user_id, field_name, terms, k, k1, b, mode, now, conversa
     if head["format"] not in FORMATS:
         raise Unsupported(head["format"])
     base = store.namespace_base(user_id)
-    fname = field_name if head["gen"] in ("", "0") else f"{field_name}@{head['gen']}"
+    fname = generation_field(field_name, head["gen"])
     lists = [_List(f"{base}{fname}:t:{t}") for t in terms]
     exp = _List(f"{base}{fname}:exp", until=now)
     _scan(client, user_id, [*lists, exp], head["added"], after_trip)
@@ -113,16 +121,17 @@ def _search(client, *, user_id, field_name, terms, k, k1, b, mode, now, conversa
         if d is not None and d.exp and d.exp <= now:
             dead.add(m)
             dead_len[m] = d.dl
-    expired = sorted(dead)
     n_docs = final["N"] - len(dead_len)
     total_len = final["total_len"] - sum(dead_len.values())
+    if n_docs <= 0:
+        n_docs = total_len = 0
     matrix = exhaustive.matrix(len(terms), per_term, dead)
     contrib, df = exhaustive.contributions(matrix, n_docs=n_docs, total_len=total_len, k1=k1,
                                            b=b)
-    hits = postings.FieldHits(n_docs=max(n_docs, 0), total_len=max(total_len, 0),
-                              df=dict(zip(terms, df, strict=True)), rows=[], expired=expired)
-    if n_docs <= 0:
-        hits.n_docs = hits.total_len = 0
+    hits = postings.FieldHits(n_docs=n_docs, total_len=total_len,
+                              df=dict(zip(terms, df, strict=True)), rows=[],
+                              expired=sorted(dead))
+    if not n_docs:
         return hits
     count = (matrix.tf > 0).sum(axis=1)
     eligible = matrix.live & (count == len(terms) if mode == "all" else count > 0)
@@ -228,9 +237,9 @@ def _written_since(client, user_id: str, field_name: str, head: dict) -> tuple[d
     last, applied, changed = head["top"], head["added"], {}
     while True:
         got = feed_reply(client, user_id, field_name, last, FEED_COUNT)
-        if (got["gen"] != head["gen"] or got["format"] != head["format"]
-                or got["added"] < applied or got["added"] - got["length"] > applied):
-            raise Moved("generation swapped or stream trimmed")
+        if cannot_follow(got, gen=head["gen"], format=head["format"], added=applied,
+                         last_id=last):
+            raise Moved("generation swapped, stream trimmed or recreated")
         for memory_id, raw in zip(got["ids"], got["docs"], strict=True):
             changed[memory_id] = doc_of(memory_id, raw) if raw else None
         if got["read"]:
@@ -241,18 +250,21 @@ def _written_since(client, user_id: str, field_name: str, head: dict) -> tuple[d
             return changed, got
 
 
-def _lengths(client, prefix: str, memory_ids: list[str]) -> dict[str, int]:
-    """Document lengths of ``memory_ids`` (absent: no document), ``CHUNK`` HGETs a trip."""
-    out = {}
-    for at in range(0, len(memory_ids), CHUNK):
-        part = memory_ids[at:at + CHUNK]
+def _fields(client, keys: list[str], names: tuple[str, ...]) -> list[list]:
+    """HMGET of ``names`` on every key, ``CHUNK`` a round trip (each reply small)."""
+    out = []
+    for at in range(0, len(keys), CHUNK):
         pipe = client.pipeline(transaction=False)
-        for memory_id in part:
-            pipe.hget(prefix + memory_id, "#dl")
-        for memory_id, dl in zip(part, pipe.execute(), strict=True):
-            if dl is not None:
-                out[memory_id] = int(dl)
+        for key in keys[at:at + CHUNK]:
+            pipe.hmget(key, names)
+        out += pipe.execute()
     return out
+
+
+def _lengths(client, prefix: str, memory_ids: list[str]) -> dict[str, int]:
+    """Document lengths of ``memory_ids`` (absent: no document)."""
+    got = _fields(client, [prefix + m for m in memory_ids], ("#dl",))
+    return {m: int(dl) for m, (dl,) in zip(memory_ids, got, strict=True) if dl is not None}
 
 
 class _Admits:
@@ -278,14 +290,10 @@ class _Admits:
                 self.known[m] = self._ok(doc.type, doc.conv)
         unread = [m for m in unread if m not in self.known]
         self.read = self.read or bool(unread)
-        for at in range(0, len(unread), CHUNK):
-            part = unread[at:at + CHUNK]
-            pipe = self.client.pipeline(transaction=False)
-            for m in part:
-                pipe.hmget(self.prefix + m, "#type", "#conv")
-            for m, (type_, conv) in zip(part, pipe.execute(), strict=True):
-                self.known[m] = type_ is not None and self._ok(store.text(type_),
-                                                               store.text(conv or ""))
+        got = _fields(self.client, [self.prefix + m for m in unread], ("#type", "#conv"))
+        for m, (type_, conv) in zip(unread, got, strict=True):
+            self.known[m] = type_ is not None and self._ok(store.text(type_),
+                                                           store.text(conv or ""))
         return [self.known[m] for m in memory_ids]
 
     def _ok(self, type_: str, conv: str) -> bool:

@@ -181,7 +181,8 @@ def hash_of(raw) -> dict[str, str]:
     return {store.text(k): store.text(v) for k, v in pairs}
 
 
-def _fname(field_name: str, gen: str) -> str:
+def generation_field(field_name: str, gen: str) -> str:
+    """The name of ``field_name``'s keys in generation ``gen`` (``c``, or ``c@3``)."""
     return field_name if gen in ("", "0") else f"{field_name}@{gen}"
 
 
@@ -191,7 +192,7 @@ def _build(client, user_id: str, field_name: str, served: Served) -> None:
     head = feed_reply(client, user_id, field_name, "0-0", 0)
     if head["format"] not in FORMATS:
         raise Unsupported(head["format"])
-    prefix = store.namespace_base(user_id) + _fname(field_name, head["gen"]) + ":d:"
+    prefix = store.namespace_base(user_id) + generation_field(field_name, head["gen"]) + ":d:"
     builder, cursor = Builder(), 0
     while True:
         # SSCAN may return a member twice (a set rehashing between calls): Builder.add
@@ -232,17 +233,24 @@ def catch_up(client, user_id: str, field_name: str, served: Served) -> str:
             return state
 
 
+def cannot_follow(got: dict, *, gen: str, format: str, added: int, last_id: str) -> bool:
+    """True when a reader that has applied the stream up to ``last_id`` (the ``added``-th
+    entry) of generation ``gen`` and format ``format`` cannot follow it from ``got`` (a
+    ``feed.lua`` reply): the generation or format changed, or entries it has not applied
+    were trimmed (trimming removes the oldest ``entries_added - length``), or the stream
+    was recreated (after a flush it counts from zero again, with other ids)."""
+    return (got["gen"] != gen or got["format"] != format
+            or got["added"] - got["length"] > added or got["added"] < added
+            or _stream_id(got["top"]) < _stream_id(last_id))
+
+
 def apply_reply(got: dict, served: Served) -> str:
     """Apply one ``feed.lua`` reply to ``served``: ``"more"`` when entries remain after it,
     else as :func:`catch_up` answers."""
     if got["format"] not in FORMATS:
         raise Unsupported(got["format"])
-    # ``served.added`` counts the entries applied (the ordinal of ``last_id``); trimming
-    # removed the oldest ``added - length``: any of ours not yet applied is a gap. A
-    # stream recreated after a flush counts from zero again.
-    if (got["gen"] != served.gen or got["format"] != served.format
-            or got["added"] - got["length"] > served.added or got["added"] < served.added
-            or _stream_id(got["top"]) < _stream_id(served.last_id)):
+    if cannot_follow(got, gen=served.gen, format=served.format, added=served.added,
+                     last_id=served.last_id):
         return "rebuild"
     index = served.index
     for memory_id, raw in zip(got["ids"], got["docs"], strict=True):
