@@ -10,12 +10,13 @@ new mixed; ``merge`` adds what is new. Both deduplicate as every write does (sam
 hash, user, conversation and type: one live memory).
 """
 
+import logging
 
 from django.db import transaction
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
-from memories import access, services
+from memories import access, services, store
 from memories.errors import InvalidInput, ServiceError
 from memories.history import actor_name
 from memories.models import ChangeKind, Memory
@@ -34,6 +35,8 @@ from operations.import_document import (
 )
 
 __all__ = ["FIELDS", "SCHEMA_VERSION", "export_memories", "import_memories"]
+
+log = logging.getLogger(__name__)
 
 CONTEXT_SOURCES = (CLIENT, CONVERSATION, SESSION, COPY)
 
@@ -211,9 +214,16 @@ def _replace(doc: dict, items: list[dict], actor) -> dict:
 
     def rebuild():
         for user_id in namespaces:
-            # The document's access counts are the truth now, not hits Redis still holds.
-            access.access_discard(user_id=user_id)
-            reindex.reindex_namespace(user_id, forget_versions=True)
+            try:
+                # The document's access counts are the truth now, not hits Redis still holds.
+                access.access_discard(user_id=user_id)
+                reindex.reindex_namespace(user_id, forget_versions=True)
+            except store.RedisError as exc:
+                # After the commit: the import stands (an error answer would have the client
+                # send it again); its rows are flagged for the reconcile, as any write's.
+                log.warning("namespace %s not reindexed after its import: %s", user_id,
+                            type(exc).__name__)
+                Memory.objects.filter(user_id=user_id).update(needs_resync=True)
 
     transaction.on_commit(rebuild)
     return {"replaced_namespaces": len(namespaces), "removed": removed,

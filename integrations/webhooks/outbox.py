@@ -4,8 +4,9 @@ The memory, session and job writers call :func:`outbox_record` inside their own
 ``transaction.atomic()``: the event commits with the change it reports or not at all (a
 rolled-back write sends nothing; a committed one is never lost). One delivery row is
 written per subscribed endpoint, and each is enqueued for the worker only once the
-transaction commits. Delivery is at least once: a worker that dies mid-attempt leaves the row
-``pending``, and :func:`outbox_sweep` enqueues such rows again.
+transaction commits. Delivery is at least once: a worker that dies mid-attempt, or an enqueue
+Redis refused after the commit (the write still answers 2xx), leaves the row ``pending``, and
+:func:`outbox_sweep` enqueues such rows again.
 
 This module imports no writer, view, job or API module (the job is enqueued by its dotted
 path), so every writer may call it.
@@ -23,6 +24,7 @@ from django.utils import timezone
 
 from integrations.webhooks import events
 from integrations.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from memories.queue import after_commit
 
 DELIVER_JOB = "integrations.webhooks.deliver.deliver_job"
 QUEUE = "default"
@@ -56,8 +58,7 @@ def _record(type_: str, namespace: str | None, payload: dict, endpoints, memory_
     # bulk_create is fine here: nothing listens to signals of these rows.
     rows = WebhookDelivery.objects.bulk_create(
         [WebhookDelivery(endpoint=e, event=event) for e in endpoints])
-    ids = [r.pk for r in rows]
-    transaction.on_commit(partial(_enqueue, ids))
+    after_commit(partial(_enqueue, [r.pk for r in rows]), what="webhook deliveries")
     return event
 
 
@@ -196,7 +197,7 @@ def delivery_retry(delivery: WebhookDelivery) -> None:
     with transaction.atomic():
         WebhookDelivery.objects.filter(pk=delivery.pk).update(
             status=WebhookDelivery.PENDING, next_attempt_at=None)
-        transaction.on_commit(partial(_enqueue, [delivery.pk]))
+        after_commit(partial(_enqueue, [delivery.pk]), what="webhook delivery")
 
 
 def outbox_sweep(*, older_than_seconds: int = 3600) -> int:
