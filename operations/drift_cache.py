@@ -47,6 +47,8 @@ def _compute() -> dict:
         "memories_indexed": found.memories_indexed,
         "drift": found.count,
         "drifted": found.stale[:50] + [m for _, m in found.orphans[:50]],
+        # Namespaces whose index statistics differ from their documents (reconcile rebuilds).
+        "drifted_statistics": found.statistics[:50],
         "namespaces": len(per_ns),
         "stats": per_ns,
         "drift_at": timezone.now().isoformat(timespec="microseconds"),
@@ -54,8 +56,8 @@ def _compute() -> dict:
 
 
 def drift_summary(*, refresh: bool = False) -> dict:
-    """``{"memories_in_db", "memories_indexed", "drift", "drifted", "namespaces", "stats",
-    "drift_at"}``: the cached figure while it is younger than ``MEMORY_DRIFT_CACHE_SECONDS``
+    """``{"memories_in_db", "memories_indexed", "drift", "drifted", "drifted_statistics",
+    "namespaces", "stats", "drift_at"}``: the cached figure while it is younger than ``MEMORY_DRIFT_CACHE_SECONDS``
     (or while another process computes it), else computed now. ``refresh`` computes now
     unless another process already does. Raises RedisError."""
     client = store.get_client()

@@ -60,7 +60,9 @@ def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | No
         for gen in sorted(reindex_claim.generations_held(client, user_id) - {live, new}):
             log.info("reindex of %s: deleting generation %s left half-built", user_id, gen)
             _drop_generation(client, user_id, gen)
-        generation_delete(client, user_id, new)  # nothing of it should exist; be sure
+        # Nothing is deleted of ``new`` itself: the claim numbered it above every generation
+        # that may hold keys, and writes landing from now on already put into it (deleting
+        # under them left documents that N no longer counted).
         if forget_versions:
             client.delete(store.key(user_id, "ver"))
         now = timezone.now()

@@ -64,6 +64,40 @@ def test_it_keeps_writes_made_during_the_build_and_answers_from_a_complete_index
     assert stats("u-a")["N"] == 12
 
 
+def test_writes_landing_as_a_reindex_starts_keep_its_statistics_exact(builtins, redis_client,
+                                                                     monkeypatch):
+    """A write put into the generation being built while the reindex began (right after
+    its claim, and between the deletions of keys that followed) is counted once: N and the
+    total length of every field equal its documents (issue 26: N 951 against 953)."""
+    from operations import reindex_claim
+    from search.index import generations
+    from search.index.statistics import statistics_check
+
+    for n in range(6):
+        create(f"otter sighting number {n}")
+    written = []
+    take, delete_members = reindex_claim.claim_take, generations._delete_members
+
+    def claim_then_write(client, user_id):
+        claim = take(client, user_id)
+        written.append(create("otter written as the claim was taken").memory_id)
+        return claim
+
+    def delete_then_write(client, registry, key_of):
+        deleted = delete_members(client, registry, key_of)
+        if registry.endswith(":docs") and len(written) == 1:
+            written.append(create("otter written while keys were deleted").memory_id)
+        return deleted
+
+    monkeypatch.setattr(reindex_claim, "claim_take", claim_then_write)
+    monkeypatch.setattr(generations, "_delete_members", delete_then_write)
+    reindex.reindex_namespace("u-a")
+    assert len(written) == 2
+    assert statistics_check(redis_client, "u-a") == []
+    assert stats("u-a")["N"] == 8
+    assert scores("otter") == pytest.approx(oracle_scores("u-a", "otter"), abs=1e-9)
+
+
 def test_it_refuses_a_second_concurrent_reindex(builtins, redis_client):
     from operations import reindex_claim
 

@@ -231,6 +231,26 @@ def test_a_reindex_swap_rebuilds_the_serving_index(builtins):
     assert serving.counters.builds == builds + 1
 
 
+def test_statistics_off_by_a_fault_rebuild_the_serving_index_once_not_at_every_recall(
+        builtins, redis_client):
+    """A statistics hash that differs from its documents (a fault reconcile repairs) is
+    served as its documents say after one rebuild; the next recalls build nothing, and a
+    new difference (the repair) is noticed."""
+    for n in range(12):
+        create(f"harbour crane {n}")
+    scores("harbour")
+    stats_key = store.key("u-a", postings.live_field(redis_client, "u-a", "c"), "stats")
+    redis_client.hincrby(stats_key, "N", -2)
+    builds = serving.counters.builds
+    for _ in range(5):
+        assert len(scores("harbour")[0]) == 12
+    assert serving.counters.builds == builds + 1
+    redis_client.hincrby(stats_key, "N", 2)  # repaired
+    create("harbour pilot")
+    assert_oracle("harbour crane")
+    assert serving.counters.builds == builds + 2
+
+
 def test_a_trimmed_stream_or_a_flush_forces_a_rebuild(builtins, redis_client):
     for n in range(12):
         create(f"glacier survey {n}")

@@ -51,7 +51,7 @@ BUILD_CHUNK = 1000
 SYNC_BUILD_DOCS = 5000
 # Index formats this code serves (search.index.postings.INDEX_FORMAT); the stamp is
 # ``<base>format`` (absent = "1"). An older one is served and upgraded by a reindex.
-FORMATS = {"1", "2", "3"}
+FORMATS = {"1", "2", "3", "4"}
 UPGRADE_CLAIM_SECONDS = 3600
 
 
@@ -89,6 +89,17 @@ class Served:
     thread: threading.Thread | None = None
     unverified: bool = False  # built, not yet checked against the statistics
     held: int = 0  # bytes of ``index`` as last counted into the process's total (_account)
+    # Redis's (N, total_len) less the index's own, accepted when an index freshly built from
+    # the documents differed from the statistics hash (the hash is off: drift, which
+    # reconcile repairs). Later checks expect the same difference, so such a namespace is
+    # rebuilt once, not at every recall; a changed difference is a new fault: rebuilt again.
+    offset: tuple[int, int] = (0, 0)
+    redis_counts: tuple[int, int] = (0, 0)  # (N, total_len) of the last reply applied
+
+    def agrees(self, got: dict) -> bool:
+        """True when a ``feed.lua`` reply's statistics match this index (and its offset)."""
+        return (got["N"] - self.index.n_live,
+                got["total_len"] - self.index.total_len) == self.offset
 
 
 @dataclass
@@ -168,7 +179,7 @@ def unchanged(got: dict, served: Served) -> bool:
     """True when nothing was written since ``served`` was last caught up and checked."""
     return (not got["read"] and got["added"] == served.added and got["gen"] == served.gen
             and got["format"] == served.format and got["top"] == served.last_id
-            and got["N"] == served.index.n_live and got["total_len"] == served.index.total_len)
+            and served.agrees(got))
 
 
 def hash_of(raw) -> dict[str, str]:
@@ -214,7 +225,7 @@ def _build(client, user_id: str, field_name: str, served: Served) -> None:
             builder.add(memory_id, int(dl), *meta, raw.keys(), raw.values())
         if int(cursor) == 0:
             break
-    served.index = builder.finish()
+    served.index, served.offset = builder.finish(), (0, 0)
     served.gen, served.format = head["gen"], head["format"]
     served.last_id, served.added = head["top"], head["added"]
     served.builds += 1
@@ -270,8 +281,8 @@ def apply_reply(got: dict, served: Served) -> str:
     elif served.added < got["added"]:
         return "rebuild"  # entries deleted one by one (XDEL): cannot tell which
     if served.added >= got["added"]:
-        same = got["N"] == served.index.n_live and got["total_len"] == served.index.total_len
-        return "ok" if same else "mismatch"
+        served.redis_counts = (got["N"], got["total_len"])
+        return "ok" if served.agrees(got) else "mismatch"
     return "more"
 
 
@@ -293,6 +304,7 @@ def _load(client, user_id: str, field_name: str, served: Served, head: dict) -> 
     if loaded is None:
         return False
     served.index, meta = loaded
+    served.offset = (0, 0)
     served.gen, served.format = meta["gen"], meta["format"]
     served.last_id, served.added = meta["last_id"], meta["added"]
     served.unverified = False
@@ -313,6 +325,7 @@ def _build_behind(client, user_id: str, field_name: str, served: Served) -> None
                           format=fresh.format, last_id=fresh.last_id, added=fresh.added)
             with served.lock:
                 served.index, served.gen, served.format = fresh.index, fresh.gen, fresh.format
+                served.offset = (0, 0)
                 served.last_id, served.added = fresh.last_id, fresh.added
                 served.builds += 1
                 served.unverified = True
@@ -354,8 +367,13 @@ def serving_index(client, user_id: str, field_name: str) -> tuple[Served, FieldI
                 break
             if state == "mismatch" and unverified:
                 # Built from the same data it is compared with: the statistics hash itself
-                # is off (drift; reconcile repairs it). Serve the documents as they are.
-                log.warning("statistics of %s/%s differ from its documents", user_id, field_name)
+                # is off (drift; reconcile repairs it). Serve the documents as they are, and
+                # take this difference as known until it changes.
+                n, total_len = served.redis_counts
+                served.offset = (n - served.index.n_live, total_len - served.index.total_len)
+                log.warning("statistics of %s/%s differ from its documents by %s (N, "
+                            "total length): reconcile repairs them", user_id, field_name,
+                            served.offset)
                 break
             log.info("serving index of %s/%s: %s, rebuilding", user_id, field_name, state)
             if attempt < 2:
