@@ -6,7 +6,6 @@ from accounts.roles import require_role
 from api.core import require_namespace
 from api.pagination import clean_limit, decode_cursor, encode_cursor
 from memories.audit import audit_feed
-from memories.errors import InvalidInput
 from memories.validation import (
     parse_iso_datetime,
 )
@@ -27,9 +26,7 @@ def audit(request, actor: str = "", action: str = "", target: str = "", since: s
     limit = clean_limit(limit, default=100)
     after = None
     if cursor:
-        at, source, row_id = decode_cursor(cursor, 3)
-        if not (isinstance(at, str) and isinstance(source, int) and isinstance(row_id, int)):
-            raise InvalidInput("cursor is not a cursor this list gave out", field="cursor")
+        at, source, row_id = decode_cursor(cursor, (str, int, int))
         after = (parse_iso_datetime(at, "cursor"), source, row_id)
     events = audit_feed(actor=actor, action=action, target=target, since=when,
                         limit=limit + 1, after=after)

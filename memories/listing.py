@@ -1,42 +1,21 @@
 """Reads: one namespace's memories and the (namespace, conversation) pairs, a page at a time.
 
-Keyset pagination (no OFFSET: page 1,000 costs what page 1 does). A cursor is opaque to
-clients: URL-safe base64 of the JSON sort key of the last row served. Raises InvalidInput
-(field ``cursor``) for a cursor this module did not make.
+Keyset pagination (no OFFSET: page 1,000 costs what page 1 does), with the cursors of
+``memories.cursors`` (opaque to clients: the sort key of the last row served). Raises
+InvalidInput (field ``cursor``) for a cursor this module did not make.
 """
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
-import json
 
 from django.db.models import Count, F, Q
 
+from memories.cursors import NOT_OURS, clean_limit, decode_cursor, encode_cursor
 from memories.errors import InvalidInput
 from memories.models import Memory
 
 MAX_LIMIT = 500
-
-
-def encode_cursor(key: list) -> str:
-    return base64.urlsafe_b64encode(json.dumps(key, separators=(",", ":")).encode()).decode()
-
-
-def decode_cursor(cursor: str, size: int) -> list:
-    try:
-        key = json.loads(base64.urlsafe_b64decode(cursor.encode()))
-    except (ValueError, TypeError):
-        key = None
-    if not isinstance(key, list) or len(key) != size:
-        raise InvalidInput("cursor is not one this API gave", field="cursor")
-    return key
-
-
-def check_limit(limit: int) -> int:
-    if not 1 <= limit <= MAX_LIMIT:
-        raise InvalidInput(f"limit must be 1..{MAX_LIMIT}", field="limit")
-    return limit
 
 
 def memory_page(*, user_id: str, conversation_id: str | None = None, type: str | None = None,
@@ -62,13 +41,14 @@ def memory_page(*, user_id: str, conversation_id: str | None = None, type: str |
                                field=f"metadata.{path}")
         rows = rows.filter(**{"metadata__" + "__".join(parts): value})
     if cursor:
-        at, memory_id = decode_cursor(cursor, 2)
+        at, memory_id = decode_cursor(cursor, (str, str))
         try:
             when = dt.datetime.fromisoformat(at)
-        except (TypeError, ValueError):
-            raise InvalidInput("cursor is not one this API gave", field="cursor") from None
+        except ValueError:
+            raise InvalidInput(NOT_OURS, field="cursor") from None
         rows = rows.filter(Q(created_at__lt=when) | Q(created_at=when, memory_id__lt=memory_id))
-    items = list(rows.order_by("-created_at", "-memory_id")[:check_limit(limit) + 1])
+    limit = clean_limit(limit, default=100, maximum=MAX_LIMIT)
+    items = list(rows.order_by("-created_at", "-memory_id")[:limit + 1])
     if len(items) <= limit:
         return items, None
     last = items[limit - 1]
@@ -85,7 +65,7 @@ def namespace_page(*, user_ids: list[str] | None = None, cursor: str | None = No
     if user_ids is not None:
         rows = rows.filter(user_id__in=user_ids)
     if cursor:
-        user_id, conversation_id = decode_cursor(cursor, 2)
+        user_id, conversation_id = decode_cursor(cursor, (str, (str, type(None))))
         after = Q(user_id__gt=user_id)
         if conversation_id is None:
             after |= Q(user_id=user_id, conversation_id__isnull=False)
@@ -94,7 +74,8 @@ def namespace_page(*, user_ids: list[str] | None = None, cursor: str | None = No
         rows = rows.filter(after)
     pairs = (rows.values("user_id", "conversation_id").annotate(memories=Count("pk"))
              .order_by("user_id", F("conversation_id").asc(nulls_first=True)))
-    items = list(pairs[:check_limit(limit) + 1])
+    limit = clean_limit(limit, default=100, maximum=MAX_LIMIT)
+    items = list(pairs[:limit + 1])
     if len(items) <= limit:
         return items, None
     last = items[limit - 1]

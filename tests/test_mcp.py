@@ -267,6 +267,31 @@ def test_list_memories_pages_newest_first(connect, editor):
 
 
 @pytest.mark.django_db(transaction=True)
+def test_list_memories_answers_a_tampered_cursor_with_a_tool_error_naming_it(connect, editor):
+    """The REST list's codec: a cursor whose elements have the wrong types is a tool error
+    (status 400, field ``cursor``), not the SDK's bare "Error executing tool"."""
+    import base64
+
+    def cursor(key) -> str:
+        return base64.urlsafe_b64encode(json.dumps(key).encode()).decode()
+
+    tampered = [cursor(["2026-12-04T01:32:02+00:00", None]), cursor([None, None]),
+                cursor([None, "mem_0000000000000001"]), cursor([1, 2]), cursor([[], {}]),
+                cursor(["2026-12-04T01:32:02+00:00", "a\x00b"]), cursor(["not a date", "x"]),
+                cursor(["2026-12-04T01:32:02+00:00"]), cursor({"a": 1}), "%%"]
+    token = token_create(user=editor)
+
+    async def steps(client):
+        return [await client.call_tool("list_memories", {"user_id": "alice", "cursor": c})
+                for c in tampered]
+
+    for c, result in zip(tampered, run(connect(token), steps), strict=True):
+        body = error_of(result)
+        assert body["status"] == 400 and body["error"]["field"] == "cursor", (c, body)
+        assert "cursor" in body["error"]["message"]
+
+
+@pytest.mark.django_db(transaction=True)
 def test_http_refuses_a_missing_or_revoked_token(live_server, editor):
     import httpx
 

@@ -1,7 +1,8 @@
 """/webhooks: register endpoints, read their delivery log, send a test event (admin, and
 a token without namespace restriction: an endpoint is a global setting).
 
-Lists page by ``?cursor=&limit=`` → items + ``next_cursor`` (null on the last page).
+Lists page as every API list does (``api.pagination``): ``?cursor=&limit=`` (1..500) → items
++ ``next_cursor`` (null on the last page).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pydantic import Field
 
 from accounts.roles import require_role
 from api.core import Strict, require_namespace
+from api.pagination import cursor_page
 from integrations.webhooks import endpoints, outbox
 from integrations.webhooks.models import WebhookDelivery, WebhookEndpoint
 from memories.errors import InvalidInput, NotFound
@@ -69,16 +71,8 @@ def _endpoint(endpoint_id: int) -> WebhookEndpoint:
 
 def _page(rows, cursor: str | None, limit: int, *, ascending: bool):
     """Keyset page over ``rows`` by primary key: (items, next_cursor)."""
-    if not 1 <= limit <= 500:
-        raise InvalidInput("limit must be 1..500", field="limit")
-    if cursor:
-        if not cursor.isdigit():
-            raise InvalidInput("cursor is not one this API gave", field="cursor")
-        rows = rows.filter(pk__gt=int(cursor)) if ascending else rows.filter(pk__lt=int(cursor))
-    items = list(rows.order_by("pk" if ascending else "-pk")[:limit + 1])
-    more = len(items) > limit
-    items = items[:limit]
-    return items, (str(items[-1].pk) if more else None)
+    return cursor_page(rows, order=("pk",) if ascending else ("-pk",), cursor=cursor,
+                       limit=limit, maximum=500)
 
 
 @router.get("/webhooks", response=dict)
