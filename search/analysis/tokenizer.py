@@ -10,11 +10,16 @@ Pipeline of :func:`tokenize` (one token per occurrence, in text order):
    full-width; casefold lower-cases ("VIP" -> "vip", "Straße" -> "strasse").
 2. Split into runs with one precompiled regex:
 
-   * Dates and numbers with a Chinese unit, as one token each: "4月27号" and
-     "4月27日" -> "4月27日" (号 and 日 are one unit; leading zeros dropped),
-     "2025年3月" -> "2025年", "3月"; "2025年4月27日" -> "2025年", "4月27日" (the year
-     apart, so a question naming only the day still matches); "27号" -> "27号";
-     "3天" -> "3天", "18岁" -> "18岁" (units in :data:`NUMBER_UNITS`).
+   * Chinese dates, the month and day as one token: "4月27号" and "4月27日" ->
+     "4月27日" (号 and 日 are one unit; leading zeros dropped), "2025年3月" ->
+     "2025", "2025年", "3月"; "2025年4月27日" -> "2025", "2025年", "4月27日" (the
+     year apart, so a question naming only the day still matches, and bare too).
+   * A number glued to a unit (:data:`NUMBER_UNITS`) or to 日 / 号: the number as
+     if it stood alone, then glued to its unit, and the unit starts the CJK run
+     after it: "１０２周三" -> "102", "102周", "周三"; "3.5元" -> "3", "5", "3.5元",
+     "元"; "27号" -> "27", "27号", "号". A query of "102", "１０２" or "102周"
+     finds it, and "102周三" holds every token "102 周三" does. A number glued to
+     other CJK ("102호", "3つ") is a word run already: "102", "호".
    * CJK runs (Han, Hiragana, Katakana, Hangul) -> see step 3.
    * Other word runs: ``\\w`` minus underscore minus CJK, so letters of any
      script and digits ("x1234567", "2026", "world123"). Underscores,
@@ -135,18 +140,23 @@ _CJK_CLASS = (
     "\U00020000-\U0003134f"  # CJK Unified Ideographs Extensions B-G
 )
 
-# Chinese units that stay glued to the number before them ("3天", "18岁").
+# Chinese units that also give a token glued to the number before them ("3天", "18岁").
 NUMBER_UNITS = "岁天周元块次点"
 
-# Group 1: a Chinese date or a number with its unit (see _date_tokens). Group 2:
-# a CJK run. Group 3: a non-CJK word run ([^\W_] = word chars minus "_"),
-# optionally followed by a possessive 's that is consumed but not kept.
+# Group 1: a Chinese date (see _date_tokens). Groups 2 and 3: a number (decimals included)
+# and the unit or day character after it, which the match leaves in place: it starts the
+# CJK run that follows (see _number_tokens). Group 4: a CJK run. Group 5: a non-CJK word
+# run ([^\W_] = word chars minus "_"), optionally followed by a possessive 's that is
+# consumed but not kept. Dates and numbers count only when no letter or digit is glued
+# before them ("x10月" is a word and a character), and a number not after "<digit>." either
+# (in "1.2.3元" no "2.3元": the whole is no number).
+_NOT_AFTER_A_WORD = rf"(?<![^\W_{_CJK_CLASS}])"
 _TOKEN_RE = re.compile(
-    rf"(?<![^\W_{_CJK_CLASS}])("
+    rf"{_NOT_AFTER_A_WORD}("
     r"\d{1,4}年(?:\d{1,2}月(?:\d{1,2}[日号])?)?"
     r"|\d{1,2}月(?:\d{1,2}[日号])?"
-    rf"|\d{{1,4}}[日号{NUMBER_UNITS}]"
     r")"
+    rf"|{_NOT_AFTER_A_WORD}(?<!\d\.)(\d+(?:\.\d+)?)(?=([日号{NUMBER_UNITS}]))"
     rf"|([{_CJK_CLASS}]+)"
     rf"|([^\W_{_CJK_CLASS}]+)(?:['\u2019]s(?![^\W_{_CJK_CLASS}]))?"
 )
@@ -195,16 +205,31 @@ def stem(word: str) -> str:
 
 
 def _date_tokens(text: str) -> list[str]:
-    """"4月27号" -> ["4月27日"]; "2025年3月" -> ["2025年", "3月"]; "3天" -> ["3天"]."""
-    if text[-1] in NUMBER_UNITS:
-        return [str(int(text[:-1])) + text[-1]]
+    """"4月27号" -> ["4月27日"]; "2025年3月" -> ["2025", "2025年", "3月"].
+
+    The year is also indexed bare, as a number glued to its unit is (a query "2025" finds
+    "2025年"); a month and day stay inside their one token: a bare "4" or "27" would match
+    every 4 and 27.
+    """
     year, month, day = _DATE_PARTS_RE.fullmatch(text).groups()
-    out = [f"{int(year)}年"] if year else []
+    out = [year, f"{int(year)}年"] if year else []
     if month:
         out.append(f"{int(month)}月{int(day)}日" if day else f"{int(month)}月")
-    elif day:
-        out.append(f"{int(day)}{text[-1]}")
     return out
+
+
+def _number_tokens(number: str, unit: str) -> list[str]:
+    """"102" before "周" -> ["102", "102周"]; "3.5" before "元" -> ["3", "5", "3.5元"].
+
+    First the number's tokens as if it stood alone (the dot splits it, as it splits every
+    word), so a query of the bare number finds it; then the number glued to its unit, leading
+    zeros dropped ("007天" -> "7天"), so a query naming the unit prefers it. The unit itself
+    is left to the CJK run after it ("102周三" also gives "周三").
+    """
+    whole, _, fraction = number.partition(".")
+    # lstrip, not int(): a number may be longer than int() converts (4300 digits).
+    glued = (whole.lstrip("0") or "0") + (f".{fraction}" if fraction else "") + unit
+    return [whole, fraction, glued] if fraction else [whole, glued]
 
 
 def _is_cross_word(gram: str) -> bool:
@@ -290,9 +315,11 @@ def tokenize(
     split_cjk = _cjk_bigrams if cjk == "bigram" else _cjk_jieba
     out: list[str] = []
     append = out.append
-    for date, cjk_run, word in _TOKEN_RE.findall(normalize(text)):
+    for date, number, unit, cjk_run, word in _TOKEN_RE.findall(normalize(text)):
         if date:
             out.extend(_date_tokens(date))
+        elif number:
+            out.extend(_number_tokens(number, unit))
         elif word:
             if stopwords and word in ENGLISH_STOPWORDS:
                 continue

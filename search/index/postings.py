@@ -35,12 +35,13 @@ REF_B = 0.75
 DEFAULT_AVGDL_REF = 12.0
 # The index format stamp (``<base>format``; absent = "1"), written by a namespace's first
 # put and by every reindex. "1": terms of the analysis before Chinese dates, numbers and
-# function-character bigrams were kept as words; "2": today's terms, but hot-store hashes
-# written before ``author`` joined them (the recall filter reads it there); "3": today's.
-# A serving process that finds an older stamp asks for one reindex of the namespace
-# (search.serving.feed), which rebuilds it, hashes included, from the database and stamps
-# it: existing indexes upgrade by themselves.
-INDEX_FORMAT = "3"
+# function-character bigrams were kept as words; "2": hot-store hashes written before
+# ``author`` joined them (the recall filter reads it there); "3": terms of the analysis
+# before a number glued to its unit or year ("102周", "2025年") was also indexed bare ("102",
+# "2025"); "4": today's. A serving process that finds an older stamp asks for one reindex of
+# the namespace (search.serving.feed), which rebuilds it, hashes included, from the database
+# and stamps it: existing indexes upgrade by themselves.
+INDEX_FORMAT = "4"
 
 
 @functools.cache
