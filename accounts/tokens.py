@@ -76,11 +76,19 @@ def _load(digest: str) -> ApiToken | None:
     return row
 
 
-def token_revoke(*, prefix: str) -> int:
-    """Revoke every live token starting with ``prefix``; returns how many."""
-    revoked = ApiToken.objects.filter(prefix=prefix, revoked_at__isnull=True).update(
-        revoked_at=timezone.now()
-    )
+@transaction.atomic
+def token_revoke(*, prefix: str, actor=None) -> int:
+    """Revoke every live token starting with ``prefix``; returns how many.
+
+    ``actor`` (the console's admin; None for the command line, whose operator holds the
+    server) may revoke a superuser's token only if they are one, as only a superuser may
+    create one (``token_issue``): else PermissionDenied (403) naming ``prefix``, and
+    nothing is revoked."""
+    live = ApiToken.objects.select_for_update().filter(prefix=prefix, revoked_at__isnull=True)
+    if (actor is not None and not getattr(actor, "is_superuser", False)
+            and live.filter(user__is_superuser=True).exists()):
+        raise PermissionDenied("only a superuser may revoke a superuser's token", field="prefix")
+    revoked = live.update(revoked_at=timezone.now())
     generation_cache.bump()  # an update() sends no signal
     return revoked
 

@@ -111,21 +111,26 @@ def token_new(request):
 @role_required("admin")
 def token_revoke_view(request, prefix: str):
     """Revoke the live token(s) with this prefix. Idempotent: a token revoked already
-    stays revoked (a message says so); an unknown prefix is a 404."""
+    stays revoked (a message says so); an unknown prefix is a 404; a superuser's token
+    needs a superuser (403, the list with the reason; ``token_revoke``'s rule)."""
     rows = list(ApiToken.objects.select_related("user").filter(prefix=prefix))
     if not rows:
         raise Http404(f"no token starts with {prefix}")
     live = [row for row in rows if row.revoked_at is None]
     if live:
-        with transaction.atomic():
-            count = token_revoke(prefix=prefix)
-            for row in live:
-                services.audit_record(
-                    actor=request.user,
-                    action="token_revoked",
-                    target=f"user:{row.user.username}",
-                    data={"prefix": prefix, "name": row.name},
-                )
+        try:
+            with transaction.atomic():
+                count = token_revoke(prefix=prefix, actor=request.user)
+                for row in live:
+                    services.audit_record(
+                        actor=request.user,
+                        action="token_revoked",
+                        target=f"user:{row.user.username}",
+                        data={"prefix": prefix, "name": row.name},
+                    )
+        except ServiceError as exc:  # nothing was revoked: the list as it is, and why
+            messages.error(request, exc.message)
+            return _page(request, status=exc.status)
         messages.success(
             request, f"Revoked {count} token{'s' if count != 1 else ''} starting with {prefix}."
         )

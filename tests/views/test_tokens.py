@@ -11,6 +11,7 @@ from accounts.models import ApiToken
 from accounts.roles import role_of
 from accounts.tokens import token_create, token_user
 from memories.models import AuditEvent
+from tests.conftest import login
 from tests.views.conftest import HX, ids, tags, text
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -188,6 +189,34 @@ def test_an_admin_revokes_a_token(admin_role_client, editor):
         again.status_code == 302 and AuditEvent.objects.filter(action="token_revoked").count() == 1
     )
     assert "was already revoked" in text(admin_role_client.get("/tokens/"))
+
+
+@pytest.mark.parametrize("headers", [HX, {}], ids=["htmx", "plain"])
+def test_only_a_superuser_revokes_a_superusers_token(admin_role_client, headers):
+    """As only a superuser may create one: the writer refuses, so the page (and any other
+    way in) cannot revoke it; the page says why, in place, and nothing changes."""
+    root = User.objects.create_superuser("root", password="pw-root-long")
+    token = token_create(user=root)
+    refused = admin_role_client.post(f"/tokens/{token[:10]}/revoke/", headers=headers)
+    assert refused.status_code == 403
+    assert "only a superuser may revoke a superuser" in text(refused)
+    assert token_user(token) == root and not AuditEvent.objects.exists()
+    done = login(root).post(f"/tokens/{token[:10]}/revoke/", headers=HX)
+    assert done.status_code == 200 and token_user(token) is None
+
+
+def test_the_revoke_writer_refuses_a_superusers_token_to_other_actors(admin_user):
+    from accounts.tokens import token_revoke
+    from memories.errors import PermissionDenied
+
+    root = User.objects.create_superuser("root", password="pw-root-long")
+    token = token_create(user=root)
+    with pytest.raises(PermissionDenied) as refused:
+        token_revoke(prefix=token[:10], actor=admin_user)
+    assert refused.value.field == "prefix" and token_user(token) == root
+    assert token_revoke(prefix=token[:10], actor=root) == 1  # a superuser may
+    other = token_create(user=root)
+    assert token_revoke(prefix=other[:10]) == 1  # the command line's operator may
 
 
 def test_revoke_404_and_405(admin_role_client):
