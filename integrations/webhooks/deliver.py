@@ -50,7 +50,11 @@ def _post(delivery: WebhookDelivery) -> tuple[int | None, str]:
     try:
         response = httpx.post(endpoint.url, content=body, headers=headers, timeout=timeout,
                               follow_redirects=False)
-    except httpx.HTTPError as exc:
+    except Exception as exc:  # noqa: BLE001 - not only httpx.HTTPError: InvalidURL and the
+        # idna codec's UnicodeError are not. Any failure of building or sending the request is
+        # this attempt's recorded error; one that escaped would leave the row pending, with no
+        # error, for the sweep to queue again every hour. (check_url refuses, for good, what
+        # httpx cannot parse.)
         return None, f"{type(exc).__name__}: {exc}"[:500]
     if 200 <= response.status_code < 300:
         return response.status_code, ""
