@@ -142,8 +142,9 @@ def _whole(value, field: str, n: int, *, minimum: int, default: int) -> int:
 
 def _restored(m: dict, n: int) -> Memory:
     """One document item as an unsaved Memory with its id, version and state."""
+    fields = _build_fields(m, n, importance_default=0.5)  # its errors name the item already
     try:
-        built = build_memory(**_build_fields(m, n, importance_default=0.5))
+        built = build_memory(**fields)
     except ServiceError as exc:
         raise _naming_item(exc, n) from None
     memory_id = m.get("memory_id")
