@@ -194,8 +194,10 @@ def _replace(doc: dict, items: list[dict], actor) -> dict:
     taken = (Memory.objects.filter(memory_id__in=list(first_at))
              .exclude(user_id__in=namespaces).values_list("memory_id", flat=True)[:1])
     for memory_id in taken:
+        # Ids are unique across namespaces; which one holds it is not said (a token
+        # restricted to some namespaces learns nothing of the others).
         raise item_error(first_at[memory_id], "memory_id",
-                         f"{memory_id} is a memory of another namespace")
+                         f"{memory_id} is not available: leave memory_id out for a new id")
     old = Memory.objects.filter(user_id__in=namespaces)
     removed = old.count()
     # The replaced memories are hard-deleted: their content leaves the webhook outbox too.

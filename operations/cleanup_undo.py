@@ -18,10 +18,13 @@ from memories.models import AuditEvent, Memory
 POLICY_REASONS = ("policy", "archived")  # the reasons cleanup_apply forgets with
 
 
-def cleanup_run(run_id: str) -> AuditEvent:
-    """The audit event of a policy run. Raises NotFound naming ``run_id``."""
-    event = (AuditEvent.objects.filter(action="cleanup", data__run_id=run_id)
-             .order_by("-at", "-id").first()) if run_id else None
+def cleanup_run(run_id: str, *, namespaces: list[str] | None = None) -> AuditEvent:
+    """The audit event of a policy run (of one of ``namespaces`` when given: a run of
+    another is as unknown as one that never was). Raises NotFound naming ``run_id``."""
+    events = AuditEvent.objects.filter(action="cleanup", data__run_id=run_id)
+    if namespaces is not None:
+        events = events.filter(target__in=namespaces)
+    event = events.order_by("-at", "-id").first() if run_id else None
     if event is None:
         raise NotFound(f"no forgetting-policy run {run_id!r}", field="run_id")
     return event

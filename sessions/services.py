@@ -39,8 +39,9 @@ def _aware(value: dt.datetime | None) -> dt.datetime | None:
 def session_create(*, user_id: str, session_id: str | None = None, agent_id: str = "",
                    ttl_seconds: int | None = None, system_prompt: str = "",
                    metadata: dict | None = None, created_at: dt.datetime | None = None) -> Session:
-    """Create a session (``session_id`` generated when absent). Raises InvalidInput, or
-    InvalidInput on ``session_id`` when it exists already."""
+    """Create a session (``session_id`` generated when absent). Raises InvalidInput, also
+    naming ``session_id`` when that id is taken: the same answer whichever namespace holds
+    it, so a caller restricted to some namespaces is not told about sessions of others."""
     user_id = clean_identifier(user_id, "user_id")
     if session_id is None:
         session_id = f"sess_{uuid.uuid4().hex[:16]}"
@@ -51,7 +52,8 @@ def session_create(*, user_id: str, session_id: str | None = None, agent_id: str
     if isinstance(ttl, bool) or not isinstance(ttl, int) or not 1 <= ttl <= 30 * 24 * 3600:
         raise InvalidInput("ttl_seconds must be 1..2592000", field="ttl_seconds")
     if Session.objects.filter(session_id=session_id).exists():
-        raise InvalidInput(f"session {session_id} exists already", field="session_id")
+        raise InvalidInput(f"session_id {session_id!r} is not available: choose another, or "
+                           "leave it out for a generated one", field="session_id")
     metadata = clean_json_object(metadata, "metadata", max_depth=20, max_bytes=16384)
     if not isinstance(system_prompt or "", str):
         raise InvalidInput("system_prompt must be a string", field="system_prompt")

@@ -127,6 +127,61 @@ def test_a_job_is_visible_only_to_tokens_that_reach_its_namespaces(builtins, emp
     assert full_admin.get(f"/jobs/{reconcile}").json()["status"] == "finished"
 
 
+# --- objects of other namespaces: never confirmed -------------------------------------------
+
+def _same_answer(a, b, a_id: str, b_id: str) -> None:
+    """Two refusals alike but for the id each names: status, code, field and message."""
+    assert a.status_code == b.status_code, (a.content, b.content)
+    error_a, error_b = a.json()["error"], b.json()["error"]
+    assert error_a["message"].replace(a_id, "ID") == error_b["message"].replace(b_id, "ID")
+    assert (error_a["code"], error_a["field"]) == (error_b["code"], error_b["field"])
+
+
+def test_a_policy_run_of_another_namespace_is_unknown_to_a_restricted_token(
+        builtins, empty_queues, scoped_admin, full_admin):
+    from memories.models import AuditEvent
+
+    AuditEvent.objects.create(actor="ops", action="cleanup", target="team-b",
+                              data={"run_id": "run-of-b", "forgotten_ids": []})
+    foreign = scoped_admin.post("/cleanup/undo", {"run_id": "run-of-b", "reason": "x"})
+    unknown = scoped_admin.post("/cleanup/undo", {"run_id": "run-of-nobody", "reason": "x"})
+    assert foreign.status_code == 404 and foreign.json()["error"]["field"] == "run_id"
+    _same_answer(foreign, unknown, "run-of-b", "run-of-nobody")
+    assert full_admin.post("/cleanup/undo", {"run_id": "run-of-b", "reason": "x"}
+                           ).status_code == 200
+
+
+def test_a_taken_session_id_is_refused_alike_whichever_namespace_holds_it(builtins,
+                                                                        full_admin):
+    """Session ids are unique across namespaces: a restricted token's create of one held by
+    a namespace it cannot see gets the answer of one its own namespace holds, which says
+    neither that it exists nor where (GET answers 404 for it, as for none)."""
+    scoped = _token("scoped-editor", "editor", "team-a")
+    assert full_admin.post("/sessions", {"user_id": "team-b", "session_id": "theirs"}
+                           ).status_code == 201
+    assert scoped.post("/sessions", {"user_id": "team-a", "session_id": "mine"}
+                       ).status_code == 201
+    foreign = scoped.post("/sessions", {"user_id": "team-a", "session_id": "theirs"})
+    own = scoped.post("/sessions", {"user_id": "team-a", "session_id": "mine"})
+    assert foreign.status_code == 400 and foreign.json()["error"]["field"] == "session_id"
+    _same_answer(foreign, own, "theirs", "mine")
+    assert "exist" not in foreign.json()["error"]["message"]
+    assert "team-b" not in foreign.content.decode()
+    assert scoped.get("/sessions/theirs").status_code == 404
+
+
+def test_a_replace_import_does_not_say_that_a_memory_id_belongs_to_another_namespace(
+        builtins, scoped_admin, full_admin):
+    theirs = full_admin.post("/memories", {"user_id": "team-b", "content": "b's note"}).json()
+    doc = {"schema_version": 2, "user_id": "team-a", "memories": [
+        {"memory_id": theirs["memory_id"], "user_id": "team-a", "content": "mine now"}]}
+    refused = scoped_admin.post("/import?mode=replace", doc)
+    assert refused.status_code == 400 and refused.json()["error"]["field"] == "memory_id"
+    message = refused.json()["error"]["message"]
+    assert "namespace" not in message and "team-b" not in message
+    assert full_admin.get(f"/memories/{theirs['memory_id']}").json()["content"] == "b's note"
+
+
 # --- index health: bounded cost ------------------------------------------------------------
 
 def test_index_health_serves_cached_drift_with_its_time(builtins, empty_queues, full_admin,
