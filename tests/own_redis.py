@@ -20,14 +20,15 @@ def spare_port() -> int:
 
 
 @contextlib.contextmanager
-def redis_server(tmp_path, *extra: str):
-    """Start ``redis-server`` (no persistence) and yield ``(url, client)``; stopped after."""
+def redis_server(tmp_path, *extra: str, port: int | None = None):
+    """Start ``redis-server`` (no persistence; on ``port``, else a spare one) and yield
+    ``(url, client)``; stopped after."""
     binary = shutil.which("redis-server")
     if binary is None:
         import pytest
 
         pytest.skip("redis-server is not installed")
-    port = spare_port()
+    port = port or spare_port()
     proc = subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
          "no", "--dir", str(tmp_path), "--protected-mode", "yes", *extra],

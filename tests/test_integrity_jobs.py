@@ -1,6 +1,6 @@
 """Jobs that stop (issue 13): a reindex whose worker was killed never blocks its namespace
 and leaves no key of its half-built generation; the worker schedules the periodic jobs
-again by itself when Redis lost them; a reindex of one namespace costs that namespace's keys
+again by itself when Redis lost them, and outlives a Redis that goes away mid-job; a reindex of one namespace costs that namespace's keys
 only (no SCAN of the keyspace).
 
 Real processes: ``manage.py rqworker`` started as shipped, killed with SIGKILL (worker and
@@ -19,6 +19,7 @@ from pathlib import Path
 
 import django_rq
 import pytest
+import redis
 from django.conf import settings as django_settings
 from django.core.management import call_command
 from rq.job import Job
@@ -26,7 +27,7 @@ from rq.registry import ScheduledJobRegistry
 
 from search.semantic import encoder
 from tests.conftest import work
-from tests.own_redis import hot_store_at, redis_server
+from tests.own_redis import hot_store_at, redis_server, spare_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -224,6 +225,38 @@ def test_the_worker_schedules_the_periodic_jobs_again_after_redis_lost_them(
         _kill(worker)
     for job_id in wanted:
         assert Job.exists(job_id, connection=connection)
+
+
+def test_the_worker_waits_out_a_redis_that_goes_away_mid_job_and_works_on(builtins,
+                                                                          tmp_path):
+    """Redis stopped while a job runs and started again (empty) a few seconds later: the
+    worker neither quits nor needs a restart; the next job queued runs (issue 26: it exited
+    with "unhandled exception, quitting" in 3 of 4 kills)."""
+    from rq import Queue
+
+    port, worker = spare_port(), None
+    try:
+        with redis_server(tmp_path, port=port) as (url, _):
+            worker = _worker("default", extra_env={"REDIS_URL": url, "RQ_REDIS_URL": url})
+            first = Queue("default", connection=redis.Redis(port=port)).enqueue("time.sleep", 3)
+            deadline = time.monotonic() + 60
+            while first.get_status(refresh=True) != "started":
+                assert time.monotonic() < deadline, "the worker took no job"
+                assert worker.poll() is None, worker.stderr.read().decode()[-2000:]
+                time.sleep(0.1)
+        # The server is gone while the job runs, and for a while after it ended.
+        time.sleep(5)
+        assert worker.poll() is None, worker.stderr.read().decode()[-3000:]
+        with redis_server(tmp_path, port=port):
+            second = Queue("default", connection=redis.Redis(port=port)).enqueue("time.sleep", 0)
+            deadline = time.monotonic() + 90
+            while second.get_status(refresh=True) != "finished":
+                assert worker.poll() is None, worker.stderr.read().decode()[-3000:]
+                assert time.monotonic() < deadline, "the worker never took the next job"
+                time.sleep(0.2)
+    finally:
+        if worker is not None:
+            _kill(worker)
 
 
 def test_reindexing_one_namespace_scans_no_keyspace(builtins, admin_api, settings, tmp_path):

@@ -87,11 +87,27 @@ def run_script(tmp_path):
 
 
 def _children(proc: subprocess.Popen) -> dict[int, str]:
-    """The script's child processes: ``{pid: command line}``."""
-    out = subprocess.run(["ps", "-o", "pid=,args=", "--ppid", str(proc.pid)],
-                         capture_output=True, text=True, check=False).stdout
-    return {int(pid): args for pid, _, args in (line.strip().partition(" ")
-                                                  for line in out.splitlines())}
+    """The script's descendant processes: ``{pid: command line}`` (the worker runs under
+    the script's supervising subshell)."""
+    out = subprocess.run(["ps", "-o", "pid=,ppid=,args=", "-e"], capture_output=True,
+                         text=True, check=False).stdout
+    rows = [line.split(None, 2) for line in out.splitlines()]
+    parent = {int(r[0]): int(r[1]) for r in rows}
+    args = {int(r[0]): r[2] if len(r) > 2 else "" for r in rows}
+
+    def descends(pid: int) -> bool:
+        while pid in parent and pid > 1:
+            pid = parent[pid]
+            if pid == proc.pid:
+                return True
+        return False
+
+    return {pid: line for pid, line in args.items() if descends(pid)}
+
+
+def _workers(proc: subprocess.Popen) -> set[int]:
+    """The script's RQ worker processes (the worker itself, not its scheduler)."""
+    return {pid for pid, line in _children(proc).items() if "manage.py rqworker" in line}
 
 
 def _alive(pid: int) -> bool:
@@ -116,6 +132,29 @@ def test_it_serves_with_gunicorn_and_starts_the_worker(run_script):
     proc.send_signal(signal.SIGTERM)  # the script alone: it must stop both
     assert proc.wait(timeout=60) == 143
     assert not [pid for pid in children if _alive(pid)]
+
+
+def test_it_starts_the_worker_again_when_it_dies(run_script):
+    """A worker that exits (killed here; a fault it did not survive in life) is started
+    again, and SIGTERM still stops everything (issue 26: reconcile, reindex, webhooks and
+    folds stopped silently)."""
+    proc, url = run_script()
+    _wait_for(url + "/healthz", proc)
+    deadline = time.monotonic() + 60
+    while not (first := _workers(proc)):
+        assert time.monotonic() < deadline, _children(proc)
+        time.sleep(0.2)
+    for pid in first:
+        os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 60
+    while not (again := _workers(proc) - first):
+        assert time.monotonic() < deadline, "the worker was not started again"
+        time.sleep(0.2)
+    children = _children(proc)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 143
+    assert not [pid for pid in children if _alive(pid)]
+    assert not [pid for pid in again if _alive(pid)]
 
 
 def test_it_runs_runserver_only_with_the_dev_flag(run_script):
