@@ -37,7 +37,10 @@ def error_response(request, status: int, code: str, message: str, field=None, **
 
 @api.exception_handler(ServiceError)
 def _service_error(request, exc: ServiceError):
-    return api.create_response(request, exc.as_dict(), status=exc.status)
+    response = api.create_response(request, exc.as_dict(), status=exc.status)
+    if "retry_after_seconds" in exc.extra:
+        response["Retry-After"] = str(exc.extra["retry_after_seconds"])
+    return response
 
 
 @api.exception_handler(store.RedisError)

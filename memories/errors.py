@@ -43,3 +43,11 @@ class Conflict(ServiceError):
 class TooLarge(ServiceError):
     status = 413
     code = "too_large"
+
+
+class IndexRebuilding(ServiceError):
+    """Redis lost a namespace's index (a restart without persistence, a flush) and it is
+    being rebuilt from the database: a recall cannot answer truthfully yet."""
+
+    status = 503
+    code = "index_rebuilding"

@@ -156,9 +156,10 @@ def schedule_periodic() -> None:
 
 
 def periodic_ensure() -> list[str]:
-    """Schedule every periodic job that has no pending run (scheduled, queued or running):
-    after Redis lost its data nothing else would. Returns the ids scheduled (run by the
-    worker, ``operations.worker``)."""
+    """Run now every periodic job that has no pending run (scheduled, queued or running):
+    after Redis lost its data nothing else would, and reconcile is what restores the lost
+    index (each run then schedules its next). Returns the ids queued (run by the worker,
+    ``operations.worker``)."""
     from rq.exceptions import NoSuchJobError
     from rq.job import Job
     from rq.registry import ScheduledJobRegistry
@@ -175,7 +176,7 @@ def periodic_ensure() -> list[str]:
         pending = status in ("queued", "started", "deferred") or (
             status == "scheduled" and job_id in scheduled)
         if not pending:
-            _schedule_next(func)
+            queue.enqueue(func, job_id=job_id)
             seeded.append(job_id)
     return seeded
 

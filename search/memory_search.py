@@ -38,7 +38,7 @@ import time
 from django.conf import settings
 
 from memories import access, store
-from search import lean_window, rescoring, scoring, synonyms, temporal, time_recall
+from search import index_lost, lean_window, rescoring, scoring, synonyms, temporal, time_recall
 from search.index import fields as index_fields
 from search.index import postings
 from search.models import MatchMode, RankingProfile
@@ -76,7 +76,8 @@ def memory_search(
 
     ``now``, ``since``, ``until``: epoch seconds (``now`` also anchors "yesterday"; default
     the clock). A query without usable tokens returns no results (never an error), unless it
-    names a time. Raises NotFound for an unknown profile name and ``redis.RedisError`` when
+    names a time. Raises NotFound for an unknown profile name, IndexRebuilding when Redis
+    lost the namespace's index (``search.index_lost``) and ``redis.RedisError`` when
     Redis is unreachable. ``took_ms`` is wall time in milliseconds.
 
     ``count_hits``: the caller will count a recall hit on each result
@@ -98,6 +99,8 @@ def memory_search(
         _run(result, prof, user_id=user_id, terms=terms, limit=limit, mode=mode,
              conversation_id=conversation_id, types=types, now=now, filters=filters,
              plan=plan, count_hits=count_hits)
+        if not result.n_docs:  # no document at all: empty, or lost by Redis?
+            index_lost.refuse_if_lost(store.get_client(), user_id)
     elif plan.window is not None:
         time_recall.by_time(result, user_id=user_id, plan=plan, filters=filters, limit=limit,
                             conversation_id=conversation_id, types=types)

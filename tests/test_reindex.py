@@ -3,7 +3,7 @@
 import pytest
 
 from memories import services, store
-from memories.errors import Conflict
+from memories.errors import Conflict, IndexRebuilding
 from operations import reindex
 from search.memory_search import memory_search
 from tests.helpers import create, oracle_scores, postings_of, stats
@@ -125,7 +125,8 @@ def test_it_restores_everything_after_a_flush(builtins, redis_client):
     before = {w: scores(w) for w in ("red", "green", "memory")}
     for key in list(redis_client.scan_iter(match=store.key("u-a", "") + "*")):
         redis_client.delete(key)
-    assert scores("red") == {}
+    with pytest.raises(IndexRebuilding):  # not an empty answer
+        scores("red")
     reindex.reindex_all()
     assert {w: scores(w) for w in ("red", "green", "memory")} == before
     assert all(redis_client.exists(store.key("u-a", "m", m.memory_id)) for m in ms)
@@ -149,3 +150,32 @@ def test_reference_lengths_are_each_fields_average_after_a_flush_and_live(builti
     reindex.reindex_namespace("u-a")
     for field, average in expected.items():
         assert stats("u-a", field)["avgdl_ref"] == average
+
+
+def test_a_recall_on_a_namespace_redis_lost_answers_503_and_queues_its_rebuild(
+        builtins, api, redis_client, empty_queues):
+    """Redis restarted empty: a recall says the index is being rebuilt (never a silent
+    empty list), asks for one rebuild however many recalls come, and answers again once it
+    ran. An empty namespace, or one of memories without searchable terms, still answers an
+    empty list."""
+    import django_rq
+
+    from tests.conftest import work
+
+    made = [create(f"lighthouse logbook entry {w}") for w in ("dawn", "dusk")]
+    create("🙂🙂", user_id="u-emoji")
+    for key in list(redis_client.scan_iter(match=store.key("u-a", "") + "*")):
+        redis_client.delete(key)
+    for _ in range(3):
+        lost = api.post("/recall", {"user_id": "u-a", "query": "lighthouse"})
+        assert lost.status_code == 503, lost.content
+        assert lost.json()["error"]["code"] == "index_rebuilding"
+        assert lost["Retry-After"] == "5"
+    assert django_rq.get_queue("index").count == 1
+    for user_id in ("u-new", "u-emoji"):
+        answer = api.post("/recall", {"user_id": user_id, "query": "lighthouse"})
+        assert answer.status_code == 200 and answer.json()["results"] == []
+    work()
+    found = api.post("/recall", {"user_id": "u-a", "query": "lighthouse"})
+    assert found.status_code == 200
+    assert {r["memory_id"] for r in found.json()["results"]} == {m.memory_id for m in made}

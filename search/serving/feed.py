@@ -379,7 +379,7 @@ def serving_index(client, user_id: str, field_name: str) -> tuple[Served, FieldI
             if attempt < 2:
                 served.index = None
         if served.format != postings.INDEX_FORMAT:
-            _request_upgrade(client, user_id)
+            request_rebuild(client, user_id, "is in an older format")
     except BaseException:
         served.lock.release()
         raise
@@ -387,15 +387,16 @@ def serving_index(client, user_id: str, field_name: str) -> tuple[Served, FieldI
     return served, served.index
 
 
-def _request_upgrade(client, user_id: str) -> None:
-    """One reindex job per namespace whose index predates this format (claimed in Redis so
-    the processes that notice it ask once an hour at most)."""
+def request_rebuild(client, user_id: str, why: str) -> None:
+    """One reindex job per namespace whose index must be rebuilt from the database (it
+    predates this format, or Redis lost it), claimed in Redis so the processes that notice
+    it ask once an hour at most; ``why`` goes to the log."""
     claim = store.key(user_id, "format", "upgrade")
     if client.set(claim, postings.INDEX_FORMAT, nx=True, ex=UPGRADE_CLAIM_SECONDS):
         from memories import queue
 
         queue.enqueue("operations.jobs.reindex_job", user_id, namespaces=[user_id])
-        log.info("index of %s is in an older format: reindex queued", user_id)
+        log.info("index of %s %s: reindex queued", user_id, why)
 
 
 def budget_bytes() -> int:
