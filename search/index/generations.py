@@ -1,7 +1,7 @@
 """Deleting one index generation of a namespace without scanning the keyspace.
 
 ``put.lua`` records, per index field of a generation (``c``, ``c@3``, ...), the terms it
-ever wrote postings for (``<field>:terms``) and the memories it holds a document vector for
+holds postings for (``<field>:terms``) and the memories it holds a document vector for
 (``<field>:docs``). Those two sets name every key of the generation, so deleting it costs
 the generation's own keys: nothing of another namespace, and no SCAN (which walks every key
 of the server, 6 walks per namespace reindex before). A generation written before these

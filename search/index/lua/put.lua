@@ -238,10 +238,17 @@ local function put_one(id, version, ttl)
   end
 
   -- The postings of terms the memory no longer has (all of them for a removed memory or a
-  -- field it lost).
+  -- field it lost). A term left without postings leaves the field's registry too: the
+  -- registry names no word that no memory holds (a purged memory's words go with it); a
+  -- memory of this call that adds it back registers it again at the end.
   for fname, prev in pairs(before) do
     local head = base .. fname .. ':t:'
-    for term in pairs(prev.tf) do redis.call('ZREM', head .. term, id) end
+    for term in pairs(prev.tf) do
+      redis.call('ZREM', head .. term, id)
+      if redis.call('EXISTS', head .. term) == 0 then
+        redis.call('SREM', base .. fname .. ':terms', term)
+      end
+    end
     if not written[fname] then changed[#changed + 1] = fname end
   end
 
