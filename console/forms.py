@@ -131,6 +131,7 @@ AUDIT_ACTIONS = [
     "restore",
     "rollback",
     "purge",
+    "redact",
     "promote",
     "consolidate",
     "archive",

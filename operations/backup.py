@@ -198,15 +198,12 @@ def _replace(doc: dict, items: list[dict], actor) -> dict:
         # restricted to some namespaces learns nothing of the others).
         raise item_error(first_at[memory_id], "memory_id",
                          f"{memory_id} is not available: leave memory_id out for a new id")
-    old = Memory.objects.filter(user_id__in=namespaces)
-    removed = old.count()
-    # The replaced memories are hard-deleted: their content leaves the webhook outbox too.
-    from integrations.webhooks.outbox import outbox_purge_memories
-
-    outbox_purge_memories(memory_ids=old.values_list("memory_id", flat=True))
-    Memory.history.filter(user_id__in=namespaces).delete()
-    old.delete()
-    Memory.history.filter(user_id__in=namespaces).delete()  # the "-" rows delete() added
+    # The replaced memories are purged (their history, their webhook payloads, the
+    # namespaces' serving index snapshots: the purge's one path).
+    old = list(Memory.objects.select_for_update().filter(user_id__in=namespaces)
+               .values_list("memory_id", flat=True))
+    removed = len(old)
+    services.memories_erase(memory_ids=old, user_ids=namespaces, actor=actor, reason="import")
     # Server-built contexts from the restored neighbours (the same text an export held,
     # unless a neighbour was missing from it); a client's or copied context is kept.
     batch_contexts([m for m in restored if m.deleted_at is None])

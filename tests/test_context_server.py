@@ -3,8 +3,19 @@ sessions.promote), through the HTTP API: conversation turns, promoted session me
 next turn arriving, PATCH, rollback, promote, and recall seeing it (explain names the
 context terms)."""
 
-import pytest
+import io
+import json
+import re
 
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+
+from memories import store
+from memories.models import AuditEvent
+from operations.backup import export_memories
+from search.memory_search import memory_search
+from search.serving import feed as serving_feed
 from tests.conftest import ApiClient
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -177,3 +188,137 @@ def test_a_message_at_that_is_not_a_date_is_a_400_and_writes_nothing(api):
     assert bad.status_code == 400
     assert bad.json()["error"]["field"] == "messages[0].at"
     assert api.get(f"/sessions/{sid}").json()["total"] == 0
+
+
+# --- a purge takes its text out of the neighbours' contexts too ------------------------------
+
+SECRET = "Erin: my bank card is ZEBRA-4471 PIN"
+
+
+def holds_secret(text) -> bool:
+    """Whether ``text`` (any value, as JSON) holds a word of SECRET: "zebra", or 4471 as a
+    number of its own (not four digits of a timestamp or of a hex id)."""
+    text = (text if isinstance(text, str) else json.dumps(text, default=str)).lower()
+    return "zebra" in text or re.search(r"(?<![0-9a-f.])4471(?![0-9a-f])", text) is not None
+
+
+def redis_values_with_secret() -> list[str]:
+    """Every key under this run's prefix whose name or value holds SECRET's words, whatever
+    its type (hot-store hashes, document vectors, postings, registries, the write stream)."""
+    client = store.get_client()
+    read = {"string": client.get, "hash": client.hgetall, "set": client.smembers,
+            "list": lambda key: client.lrange(key, 0, -1),
+            "zset": lambda key: client.zrange(key, 0, -1), "stream": client.xrange}
+    found = []
+    for key in client.scan_iter(match=f"{settings.MEMORY_KEY_PREFIX}:*", count=1000):
+        value = read[store.text(client.type(key))](key)
+        if holds_secret(store.text(key)) or holds_secret(repr(value)):
+            found.append(store.text(key))
+    return found
+
+
+def database_rows_with_secret() -> list[str]:
+    """Every row of every table (dumpdata: memories and their history, audit events, webhook
+    events and deliveries, sessions...) that holds SECRET's words."""
+    out = io.StringIO()
+    call_command("dumpdata", exclude=["django_rq"], stdout=out)  # no tables of its own
+    return [f"{row['model']} {row['pk']}" for row in json.loads(out.getvalue())
+            if holds_secret(row)]
+
+
+def snapshots_with_secret(root) -> list[str]:
+    return [p.name for p in root.glob("*.npz") if holds_secret(p.read_bytes().decode("latin-1"))]
+
+
+def build_snapshots(monkeypatch, tmp_path, settings):
+    """Save each index field's serving index of u-a on disk (a background build each, as
+    in a new process)."""
+    settings.MEMORY_SERVING_SNAPSHOT_DIR = str(tmp_path)
+    serving_feed.clear()
+    monkeypatch.setattr(serving_feed, "SYNC_BUILD_DOCS", 2)
+    for profile in ("bm25", "stemmed", "context"):
+        memory_search(user_id="u-a", query="card", profile=profile)
+    for served in list(serving_feed._registry.values()):
+        if served.thread is not None:
+            served.thread.join(30)
+
+
+def test_a_purge_leaves_no_copy_of_the_text_in_its_neighbours_or_anywhere(
+        api_admin, settings, monkeypatch, tmp_path, empty_queues):
+    api = api_admin
+    settings.WEBHOOKS_ALLOW_PRIVATE = True  # an endpoint on loopback; nothing is delivered
+    hook = api.post("/webhooks", {"url": "http://127.0.0.1:9/hook",
+                                  "events": ["memory.created", "memory.updated",
+                                             "memory.purged"]})
+    assert hook.status_code == 201
+    a = turn(api, "Dave: how was the bank?", 1)
+    b = turn(api, "Erin: they sent a new card", 2)
+    s = turn(api, SECRET, 3)
+    d = turn(api, "Dave: write it down somewhere safe", 4)
+    e = turn(api, "Erin: it is in my notebook", 5)
+    # d's second version keeps the context it had then (with the secret) in its history.
+    api.patch(f"/memories/{d['memory_id']}", {"importance": 0.9, "reason": "matters"})
+    build_snapshots(monkeypatch, tmp_path, settings)
+    assert snapshots_with_secret(tmp_path) and redis_values_with_secret()
+    assert s["memory_id"] in {m["memory_id"] for m in recall(api, "ZEBRA-4471 PIN")}
+
+    assert api.delete(f"/memories/{s['memory_id']}?purge=1").status_code == 204
+
+    # The neighbours hold the context the conversation gives them without it.
+    assert get(api, b["memory_id"])["context"] == "Dave: how was the bank?\n" + d["content"]
+    assert get(api, d["memory_id"])["context"] == "\n".join(
+        [a["content"], b["content"], e["content"]])
+    assert get(api, e["memory_id"])["context"] == b["content"] + "\n" + d["content"]
+    assert database_rows_with_secret() == []
+    assert not holds_secret(export_memories(user_id="u-a"))
+    assert redis_values_with_secret() == []
+    assert snapshots_with_secret(tmp_path) == []
+    for profile in ("bm25", "stemmed", "context"):
+        assert api.post("/recall", {"user_id": "u-a", "query": "ZEBRA-4471 PIN",
+                                    "profile": profile}).json()["results"] == []
+    build_snapshots(monkeypatch, tmp_path, settings)  # saved again after the purge
+    assert len(list(tmp_path.glob("*.npz"))) == 3 and snapshots_with_secret(tmp_path) == []
+    # The neighbours' versions are kept (their copies of the text redacted), and said so.
+    assert len(api.get(f"/memories/{d['memory_id']}/history").json()["versions"]) == 2
+    redacted = {e.target: e.data for e in AuditEvent.objects.filter(action="redact")}
+    assert redacted == {m["memory_id"]: {"user_id": "u-a", "purged": [s["memory_id"]],
+                                         "versions": versions}
+                        for m, versions in ((d, [1, 2]), (e, [1]))}
+
+
+def test_a_purge_redacts_the_copies_of_a_forgotten_turn_and_of_a_promoted_one(api_admin):
+    api = api_admin
+    a = turn(api, "Dave: how was the bank?", 1)
+    s = turn(api, SECRET, 2)
+    b = turn(api, "Erin: I wrote it down", 3)
+    c = turn(api, "Dave: good", 4)
+    promoted = api.post(f"/memories/{b['memory_id']}/promote", {}).json()
+    assert promoted["context_from"] == "copy" and holds_secret(promoted["context"])
+    assert api.delete(f"/memories/{c['memory_id']}").status_code == 204  # keeps its context
+
+    assert api.delete(f"/memories/{s['memory_id']}?purge=1").status_code == 204
+
+    # The copy and the forgotten turn lose the purged line; the live turns are rebuilt.
+    assert get(api, promoted["memory_id"])["context"] == a["content"] + "\n" + c["content"]
+    assert get(api, c["memory_id"])["context"] == b["content"]
+    assert get(api, b["memory_id"])["context"] == a["content"]
+    assert get(api, a["memory_id"])["context"] == b["content"]
+    assert database_rows_with_secret() == [] and redis_values_with_secret() == []
+    assert recall(api, "ZEBRA-4471 PIN") == []
+    redacted = {e.target: e.data["versions"] for e in AuditEvent.objects.filter(action="redact")}
+    assert redacted == {promoted["memory_id"]: [1], b["memory_id"]: [1], c["memory_id"]: [1, 2]}
+    purge = AuditEvent.objects.get(action="purge")
+    assert purge.data["redacted"] == sorted(redacted) and not holds_secret(purge.data)
+
+
+def test_a_replace_import_leaves_no_serving_snapshot_of_the_replaced_text(
+        api_admin, settings, monkeypatch, tmp_path):
+    for n, content in enumerate([SECRET, "Dave: noted", "Erin: thanks", "Dave: bye"]):
+        turn(api_admin, content, n)
+    build_snapshots(monkeypatch, tmp_path, settings)
+    assert snapshots_with_secret(tmp_path)
+    doc = {"schema_version": 2, "user_id": "u-a",
+           "memories": [{"user_id": "u-a", "content": "a new start"}]}
+    assert api_admin.call("post", "/import?mode=replace", doc).status_code == 200
+    assert snapshots_with_secret(tmp_path) == []
+    assert database_rows_with_secret() == [] and redis_values_with_secret() == []

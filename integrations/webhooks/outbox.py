@@ -126,9 +126,9 @@ def outbox_memories_created(memories, *, actor=None, reason: str = "") -> int:
 
 def outbox_memory_purged(*, memory_id: str, user_id: str, conversation_id, actor=None,
                          reason: str = ""):
-    """Scrub the memory from the outbox (:func:`outbox_purge_memory`), then write the
-    ``memory.purged`` event, which holds ids only."""
-    outbox_purge_memory(memory_id=memory_id)
+    """The ``memory.purged`` event, which holds ids only. Write it after the purge
+    scrubbed the memory from the outbox (:func:`outbox_purge_memories`), which would cancel
+    its deliveries."""
     return outbox_record(type="memory.purged", namespace=user_id, memory_id=memory_id,
                          data=events.purged_data(memory_id=memory_id, user_id=user_id,
                                                  conversation_id=conversation_id,
@@ -143,16 +143,11 @@ def outbox_test_event(endpoint: WebhookEndpoint, *, actor=None) -> WebhookEvent:
                        {"message": "Test event from Memory Console", "actor": who}, [endpoint])
 
 
-def outbox_purge_memory(*, memory_id: str) -> int:
-    """Remove a purged memory's content from the outbox and the delivery log: its events
-    keep only ids, pending deliveries of them are cancelled (their content is gone), and
-    delivery errors are cleared. Call it inside the purge's transaction. Returns the number
-    of events scrubbed."""
-    return outbox_purge_memories(memory_ids=[memory_id])
-
-
 def outbox_purge_memories(*, memory_ids) -> int:
-    """:func:`outbox_purge_memory` for many memories (a namespace replaced by an import)."""
+    """Remove purged memories' content from the outbox and the delivery log: their events
+    keep only ids, pending deliveries of them are cancelled (their content is gone), and
+    delivery errors are cleared. Call it inside the purge's transaction
+    (``memories.services.purge.memories_erase``). Returns the number of events scrubbed."""
     memory_ids = list(memory_ids)
     scrubbed = 0
     for start in range(0, len(memory_ids), 500):

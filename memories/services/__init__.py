@@ -31,11 +31,12 @@ from memories.services.create import (
     memory_create,
     memory_create_many,
 )
+from memories.services.purge import memories_erase
 
 __all__ = [
     "BULK_ACTIONS", "MAX_METADATA_BYTES", "MAX_TTL_SECONDS",
     "access_folds_prune", "audit_record", "consolidation_undo", "content_hash",
-    "memory_access_apply", "memory_bulk", "memory_create", "memory_create_many",
+    "memories_erase", "memory_access_apply", "memory_bulk", "memory_create", "memory_create_many",
     "memory_forget", "memory_promote", "memory_purge", "memory_restore", "memory_rollback",
     "memory_update",
 ]

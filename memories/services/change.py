@@ -28,6 +28,7 @@ from memories.services.create import (
     memory_create,
     stamp_change,
 )
+from memories.services.purge import memories_erase
 from memories.text_fold import fold
 from memories.validation import (
     MEMORY_ID_RE,
@@ -253,26 +254,30 @@ class Purged:
 
 @transaction.atomic
 def memory_purge(*, memory_id: str, actor=None, reason: str = "") -> Purged:
-    """Hard delete (admin): the row and every version of its content are removed; an audit
-    event without content records who purged what and why. Returns a ``Purged`` whose
-    ``index_pending`` says, once the transaction committed, that Redis could not drop it
-    (reads drop it meanwhile; the reconcile removes it). Raises NotFound."""
+    """Hard delete (admin): the row and every version of its content are removed, and so are
+    the copies of its text in other memories' contexts (the neighbouring turns of its
+    conversation: ``memories.services.purge``); an audit event without content records who
+    purged what and why. Returns a ``Purged`` whose ``index_pending`` says, once the
+    transaction committed, that Redis could not drop it (reads drop it meanwhile; the
+    reconcile removes it). Raises NotFound."""
     memory = _get_for_update(memory_id)
     user_id = memory.user_id
-    outbox.outbox_memory_purged(memory_id=memory_id, user_id=user_id,
-                                conversation_id=memory.conversation_id, actor=actor,
-                                reason=reason)
-    memory.delete()
-    # After the delete: simple_history adds a "-" row holding the content, which goes too.
-    Memory.history.filter(memory_id=memory_id).delete()
-    audit_record(actor=actor, action="purge", target=memory_id, reason=reason,
-                 data={"user_id": user_id, "versions": memory.version})
     outcome = Purged(memory_id=memory_id, user_id=user_id)
 
     def mirror():
         outcome.index_pending = not sync_memory(memory_id, user_id=user_id)
 
+    # Registered first, so it runs first after the commit: the memory leaves Redis before
+    # the neighbours are mirrored and the serving index snapshots removed.
     transaction.on_commit(mirror)
+    erased = memories_erase(memory_ids=[memory_id], user_ids=[user_id], actor=actor,
+                            reason=reason)
+    outbox.outbox_memory_purged(memory_id=memory_id, user_id=user_id,
+                                conversation_id=memory.conversation_id, actor=actor,
+                                reason=reason)
+    audit_record(actor=actor, action="purge", target=memory_id, reason=reason,
+                 data={"user_id": user_id, "versions": memory.version,
+                       "redacted": sorted(erased.redacted)})
     return outcome
 
 

@@ -32,6 +32,7 @@ import numpy as np
 from django.conf import settings
 
 from memories import store
+from search.index import fields as index_fields
 from search.serving.engine import FieldIndex
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,21 @@ def path_for(user_id: str, field_name: str) -> Path | None:
         return None
     name = f"{store.namespace_base(user_id)}|{field_name}"
     return Path(root) / f"{hashlib.sha256(name.encode()).hexdigest()[:32]}.npz"
+
+
+def discard(user_id: str) -> None:
+    """Remove the namespace's snapshots from this host's disk (a purge: they hold the
+    purged memories' terms; the next background build saves them again without). Never
+    raises for the disk: a file that cannot be removed is logged."""
+    for field_name in index_fields.ANALYZERS:
+        path = path_for(user_id, field_name)
+        if path is None:
+            return
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            log.warning("serving index snapshot of %s/%s not removed: %s", user_id,
+                        field_name, exc)
 
 
 def _entry(client, user_id: str, entry_id: str) -> dict[str, str] | None:
