@@ -19,6 +19,19 @@ from memories import store
 # The element every page has for flash messages; small error partials are swapped into it.
 MESSAGES_TARGET = "#messages"
 
+# Marks an answer made for the element an htmx request targets: a fragment, a form with its
+# errors, a refusal, "no longer exists". htmx swaps it, a 4xx too, as base.html's
+# responseHandling says; static/console.js keeps it from django-htmx's debug error handler
+# (DEBUG on), which would show a 400/403/404 as the whole page: that handler is for the
+# error pages no view made (Django's technical 404 and 500 pages).
+FRAGMENT_HEADER = "X-Console-Fragment"
+
+
+def fragment_answer(response):
+    """``response``, marked as made for its htmx target (:data:`FRAGMENT_HEADER`)."""
+    response[FRAGMENT_HEADER] = "1"
+    return response
+
 
 def wants_fragment(request) -> bool:
     """An htmx swap wants the partial; an htmx history restore (cache miss) wants the page."""
@@ -42,10 +55,12 @@ def render_page(
     """Render ``template`` or, for an htmx swap, only ``template#partial``."""
     context = {**context, "redis_down": _redis_down, "redis_state": _redis_state,
                "role": role_of(request.user)}
-    if partial and wants_fragment(request):
+    if not wants_fragment(request):
+        return render(request, template, context, status=status)
+    if partial:
         template = f"{template}#{partial}"
         context["fragment"] = True
-    return render(request, template, context, status=status)
+    return fragment_answer(render(request, template, context, status=status))
 
 
 REDIS_DOWN_MESSAGE = (
@@ -63,7 +78,7 @@ def refuse(request, message: str, *, status: int, title: str = ""):
     """
     if request.htmx:
         response = render(request, "_forbidden.html", {"message": message}, status=status)
-        return reswap(retarget(response, MESSAGES_TARGET), "innerHTML")
+        return fragment_answer(reswap(retarget(response, MESSAGES_TARGET), "innerHTML"))
     context = {"message": message, "redis_down": _redis_down, "redis_state": _redis_state,
                "role": role_of(request.user)}
     if title:

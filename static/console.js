@@ -39,3 +39,14 @@ document.addEventListener("focusin", (event) => {
     event.target.select();
   }
 });
+
+// An answer a view made for its htmx target (a form with its errors, a refusal, "no longer
+// exists") carries X-Console-Fragment (console/pages.py): htmx swaps it, a 4xx too, as
+// base.html's responseHandling says. With DEBUG on, django-htmx's debug error handler
+// (django-htmx.js, listening on the document) would first show any 400/403/404 as the whole
+// page, unstyled; this listener, below the document, keeps those answers from reaching it,
+// so it still shows the error pages no view made (Django's technical 404 and 500 pages).
+// Stopping the event's propagation does not cancel it: htmx goes on with the swap.
+document.body.addEventListener("htmx:beforeOnLoad", (event) => {
+  if (event.detail.xhr.getResponseHeader("X-Console-Fragment")) event.stopPropagation();
+});

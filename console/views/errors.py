@@ -4,7 +4,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django_htmx.http import reswap, retarget
 
-from console.pages import MESSAGES_TARGET
+from console.pages import MESSAGES_TARGET, fragment_answer
 
 
 def csrf_failure(request, reason: str = ""):
@@ -19,7 +19,7 @@ def csrf_failure(request, reason: str = ""):
     )
     if request.headers.get("HX-Request") == "true":
         response = render(request, "_forbidden.html", {"message": message}, status=403)
-        return reswap(retarget(response, MESSAGES_TARGET), "innerHTML")
+        return fragment_answer(reswap(retarget(response, MESSAGES_TARGET), "innerHTML"))
     return render(request, "403.html", {"message": message, "title": "Request refused"}, status=403)
 
 
@@ -53,5 +53,5 @@ def page_not_found(request, exception=None):
     response = render(request, "_gone.html", {
         "what": what, "back_url": reverse(back), "back_label": label,
         "target": target, "detail": detail}, status=404)
-    return reswap(response, "outerHTML") if target else retarget(
-        reswap(response, "innerHTML"), MESSAGES_TARGET)
+    return fragment_answer(reswap(response, "outerHTML") if target else retarget(
+        reswap(response, "innerHTML"), MESSAGES_TARGET))

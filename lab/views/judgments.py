@@ -7,10 +7,9 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import reswap, retarget
 
 from accounts.roles import has_role
-from console.pages import MESSAGES_TARGET, forbidden, paginate, render_page, role_required
+from console.pages import forbidden, paginate, refuse, render_page, role_required
 from lab import judgments as lab_judgments
 from lab.evaluation import K_MAX, live_figures
 from lab.forms import JudgmentFilterForm
@@ -80,10 +79,7 @@ def _judge(request):
         )
     except ServiceError as exc:
         if request.htmx:
-            response = render(
-                request, "_forbidden.html", {"message": exc.message}, status=exc.status
-            )
-            return reswap(retarget(response, MESSAGES_TARGET), "innerHTML")
+            return refuse(request, exc.message, status=exc.status)
         messages.error(request, f"Not recorded: {exc.message}")
         return HttpResponseRedirect(next_url)
     if not request.htmx:

@@ -3,12 +3,12 @@ own form, exactly the memories and merged text the page showed), or every group 
 one job. Admin only; a reason is required and kept in each version and audit event."""
 
 from django.contrib import messages
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from console.forms import add_service_error
-from console.pages import bad_request, forbidden, refuse, role_required
+from console.pages import bad_request, forbidden, refuse, render_page, role_required
 from memories.errors import PermissionDenied as ServicePermissionDenied
 from memories.errors import ServiceError
 from operations import consolidate, jobs, plan_cache
@@ -44,8 +44,9 @@ def policy_group_apply(request):
             text = (f"Merged {len(form.cleaned_data['memory_ids'])} memories into "
                     f"{merged.memory_id}.")
             if request.htmx:
-                return render(request, GROUP_RESULT, {"merged": merged, "group_id": group_id,
-                                                      "count": len(form.cleaned_data["memory_ids"])})
+                return render_page(request, GROUP_RESULT, {
+                    "merged": merged, "group_id": group_id,
+                    "count": len(form.cleaned_data["memory_ids"])})
             messages.success(request, text)
             return redirect(reverse("memories:memories-detail", args=[merged.memory_id]))
     if not user_id or not group_id:
@@ -56,10 +57,10 @@ def policy_group_apply(request):
     error = " ".join(e for errs in form.errors.values() for e in errs)
     if request.htmx:
         if card is None:  # no longer in the plan: say so where the card was
-            return render(request, GROUP_RESULT, {"group_id": group_id, "error": error},
-                          status=status)
-        return render(request, "memories/_consolidation_group.html",
-                      {"group": card, "user_id": user_id}, status=status)
+            return render_page(request, GROUP_RESULT, {"group_id": group_id, "error": error},
+                               status=status)
+        return render_page(request, "memories/_consolidation_group.html",
+                           {"group": card, "user_id": user_id}, status=status)
     if card is None:
         context["group_error"] = error
     return render_policy(request, PolicyForm(initial={"user_id": user_id}), context,

@@ -6,6 +6,7 @@ import datetime as dt
 
 import pytest
 
+from console.pages import FRAGMENT_HEADER
 from memories.models import AuditEvent, Memory
 from operations import consolidate
 from tests.conftest import work
@@ -77,6 +78,7 @@ def test_apply_one_group_merges_it_alone(admin_role_client, notes):
                                   headers=HX)
     assert resp.status_code == 400 and "A reason is required" in text(resp)
     assert text(resp).lstrip().startswith(f'<article class="group" id="group-{group.group_id}"')
+    assert resp[FRAGMENT_HEADER] == "1"  # made for its card: swapped there, DEBUG on too
     assert all(live(i) for i in group.memory_ids)
     resp = admin_role_client.post("/index/policy/consolidate/group/",
                                   _group_post(group, reason="same release"), headers=HX)
@@ -104,6 +106,7 @@ def test_a_group_that_names_other_things_is_refused_inline(admin_role_client, no
     resp = admin_role_client.post("/index/policy/consolidate/group/",
                                   _group_post(fake, reason="x"), headers=HX)
     assert resp.status_code == 400 and "name different things" in text(resp)
+    assert resp[FRAGMENT_HEADER] == "1"
     assert live(notes[2].memory_id) and live(notes[3].memory_id)
 
 

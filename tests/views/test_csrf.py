@@ -6,6 +6,7 @@ import json
 import pytest
 from django.test import Client
 
+from console.pages import FRAGMENT_HEADER
 from memories.models import Memory
 from tests.views.conftest import HX, attr_values, text
 
@@ -56,6 +57,7 @@ def test_hx_post_without_the_token_is_a_small_403(strict, make_memory):
     body = text(resp)
     assert resp.status_code == 403 and "<html" not in body and len(body) < 400
     assert "Reload the page" in body and resp["HX-Retarget"] == "#messages"
+    assert resp[FRAGMENT_HEADER] == "1"  # swapped there with DEBUG on too (console.js)
     assert Memory.objects.get(pk=m.memory_id).importance == 0.5
 
 

@@ -5,10 +5,12 @@ The test WALKS the pages: it renders each main page as an admin, collects every 
 hx-get / hx-post / hx-delete and its effective hx-target (inherited from ancestors as htmx
 does), sends each a bad request as htmx would, and checks every 4xx answer."""
 
+import re
 from html.parser import HTMLParser
 
 import pytest
 
+from console.pages import FRAGMENT_HEADER
 from memories import services
 from sessions import services as session_services
 from tests.views.conftest import ids
@@ -20,6 +22,9 @@ VERBS = ("hx-get", "hx-post", "hx-delete")
 # Values no form accepts: a bad page number, an id with spaces, a far too long text.
 BAD_GET = {"page": "zzz", "per_page": "-5", "user_id": "no such id!", "namespace": "bad ns!",
            "a": "999", "b": "0", "q": "x" * 600, "k": "-1", "profile": "no such profile!"}
+# How a fragment shows an error: an alert (a refusal, "no longer exists", a form's errors) or
+# a field's own error line.
+ERROR_SHOWN = re.compile(r'class="[^"]*\b(alert-error|field-error)\b')
 
 
 class _Requests(HTMLParser):
@@ -58,6 +63,32 @@ def htmx_requests(html: str):
     return parser.found
 
 
+class _FoldedErrors(HTMLParser):
+    """``folded``: how many errors sit inside a closed ``<details>``, where nobody sees them."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack: list[bool] = []  # per open element: a closed <details>?
+        self.folded = 0
+
+    def handle_starttag(self, tag, attrs):
+        a = {k: v or "" for k, v in attrs}
+        if ERROR_SHOWN.search(f'class="{a.get("class", "")}"') and any(self.stack):
+            self.folded += 1
+        if tag not in VOID:
+            self.stack.append(tag == "details" and "open" not in a)
+
+    def handle_endtag(self, tag):
+        if tag not in VOID and self.stack:
+            self.stack.pop()
+
+
+def folded_errors(html: str) -> int:
+    parser = _FoldedErrors()
+    parser.feed(html)
+    return parser.folded
+
+
 @pytest.fixture
 def pages(admin_user, make_memory):
     m = make_memory("The staging database is db-stage-2", tags=["ops"])
@@ -75,11 +106,20 @@ def pages(admin_user, make_memory):
 
 def _fragment_for(resp, target: str, swap: str) -> str | None:
     """None when the answer is an inline fragment for ``target``, else what is wrong: never
-    a whole page; an ``outerHTML`` swap must bring the target's element back (else the next
-    request from the page has nowhere to go)."""
+    a whole page; marked as made for its target (else django-htmx's debug error handler,
+    DEBUG on, shows it as the whole page); showing an error (else the box empties and
+    nothing says why), not folded away in a closed ``<details>``; an ``outerHTML`` swap
+    must bring the target's element back (else the next request from the page has nowhere
+    to go)."""
     body = resp.content.decode()
     if "<html" in body or "<body" in body:
         return "a whole page"
+    if resp.headers.get(FRAGMENT_HEADER) != "1":
+        return f"no {FRAGMENT_HEADER} header"
+    if not ERROR_SHOWN.search(body):
+        return "no error shown"
+    if folded_errors(body):
+        return "an error inside a closed <details>"
     retarget = resp.headers.get("HX-Retarget")
     if retarget:
         return None  # the server names the box it fills (the messages area)

@@ -4,6 +4,7 @@ htmx fragment), never Django's technical 404 page; with it off, the same page.""
 import pytest
 from django.test import override_settings
 
+from console.pages import FRAGMENT_HEADER
 from tests.views.conftest import HX, ids, text
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -47,6 +48,7 @@ def test_actions_on_unknown_objects_answer_the_own_404(admin_role_client, url):
     assert not any(t in text(page) for t in TECHNICAL)
     assert fragment.status_code == 404 and "<html" not in text(fragment)
     assert "no longer exists" in text(fragment) and 'id="panel"' in text(fragment)
+    assert fragment[FRAGMENT_HEADER] == "1"  # not django-htmx's debug handler's to show
 
 
 def test_an_unknown_url_keeps_djangos_debug_page(admin_role_client):
@@ -54,6 +56,7 @@ def test_an_unknown_url_keeps_djangos_debug_page(admin_role_client):
     with override_settings(DEBUG=True):
         resp = admin_role_client.get("/no-such-page/")
     assert resp.status_code == 404 and "Django tried these URL patterns" in text(resp)
+    assert FRAGMENT_HEADER not in resp  # for htmx, django-htmx's debug handler shows it whole
 
 
 def test_the_api_keeps_json_404s(admin_role_client, admin_user):
