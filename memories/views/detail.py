@@ -119,7 +119,6 @@ def _render_detail(request, memory: Memory, *, status: int = 200, **forms):
         "rollback_form": forms.get("rollback_form") or RollbackForm(current_version=memory.version),
         "undo_form": forms.get("undo_form") or ConsolidationUndoForm(),
         "edit_form": forms.get("edit_form") or EditForm.for_memory(memory),
-        "edit_open": forms.get("edit_open", False),
         "edit_conflict": forms.get("edit_conflict"),
     }
     return render_page(request, DETAIL, context, partial="panel", status=status)

@@ -23,9 +23,8 @@ def _conflict(request, memory_id: str, exc: Conflict, typed: str):
     who = (last.changed_by if last else "") or "someone"
     form.add_error(None, f"{who} changed this memory (now version {memory.version}) after you "
                          f"opened the form. Your text is kept below; Save again to overwrite.")
-    return _render_detail(request, memory, status=exc.status, edit_form=form,
-                          edit_open=True, edit_conflict={
-                              "who": who, "diff": word_diff(memory.content, typed)})
+    return _render_detail(request, memory, status=exc.status, edit_form=form, edit_conflict={
+        "who": who, "diff": word_diff(memory.content, typed)})
 
 
 @require_POST
@@ -34,7 +33,7 @@ def memory_edit(request, memory_id: str):
     memory = memory_or_404(memory_id)
     form = EditForm(request.POST)
     if not form.is_valid():
-        return _render_detail(request, memory, status=400, edit_form=form, edit_open=True)
+        return _render_detail(request, memory, status=400, edit_form=form)
     data, before = form.cleaned_data, memory.version
     try:
         memory = services.memory_update(

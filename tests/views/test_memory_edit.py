@@ -51,6 +51,8 @@ def test_an_edit_writes_a_new_version_with_a_word_diff_and_reindexes(editor_clie
     ({"metadata": "{not json"}, "Not valid JSON"),
     ({"metadata": "[1, 2]"}, "must be a JSON object"),
     ({"content": ""}, "This field is required"),
+    # White space passes the form (and the browser's `required`); the service refuses it.
+    ({"content": "   \n  "}, "content must not be blank"),
 ])
 def test_bad_input_is_an_inline_error_and_changes_nothing(editor_client, make_memory,
                                                          fields, message):
