@@ -16,6 +16,10 @@ Each worker loads the URLconf (the API, the MCP SDK, the pages) before it serves
 (``post_worker_init``, ``memory_console.worker_warm``): its first request used to pay ~0.9 s
 of CPU for it.
 
+Its worker class (``memory_console.gunicorn_worker``) is gthread answering a request line or
+headers over gunicorn's limits with the API's JSON error (414, 431), not an HTML page; the
+request line may be 8,190 bytes long (gunicorn's most; its default is 4,094).
+
 Metrics: every process writes its values to prometheus-client's multiprocess files in
 ``PROMETHEUS_MULTIPROC_DIR`` (default ``var/metrics/web``; this server's own: emptied when
 gunicorn starts), and ``/metrics`` adds them up (``integrations/metrics/exposition.py``).
@@ -26,6 +30,7 @@ from pathlib import Path
 
 from integrations.metrics import multiproc
 from memory_console import encoder_preload
+from memory_console.gunicorn_worker import REQUEST_LINE_MAX
 
 # Set here, in the master, so every worker's prometheus-client sees it when first imported.
 METRICS_DIR = multiproc.use_dir(str(Path(__file__).resolve().parent.parent / "var" / "metrics"
@@ -33,7 +38,8 @@ METRICS_DIR = multiproc.use_dir(str(Path(__file__).resolve().parent.parent / "va
 
 workers = int(os.environ.get("WEB_CONCURRENCY") or 2 * (os.cpu_count() or 1) - 1)
 threads = int(os.environ.get("WEB_THREADS") or 3)
-worker_class = "gthread"
+worker_class = "memory_console.gunicorn_worker.ThreadWorker"  # gthread, JSON refusals
+limit_request_line = REQUEST_LINE_MAX
 
 # Idle keep-alive connections stay open this long (gunicorn's default is 2 s). A client
 # that reuses one just as the server closes it gets a dropped request; a proxy in front

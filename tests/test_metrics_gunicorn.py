@@ -115,6 +115,26 @@ def test_every_process_counts_and_mcp_answers(gunicorn, editor, viewer):
     assert Memory.objects.get().content == "served by gunicorn"
 
 
+def test_gunicorn_takes_long_query_strings_and_refuses_longer_ones_in_json(gunicorn, viewer):
+    """The request line may be 8,190 bytes (gunicorn's default 4,094 refused a 7 kB query
+    string the API takes); over that, and for headers over the limits, gunicorn's own
+    refusal is the API's JSON error, not an HTML page."""
+    url, _ = gunicorn
+    auth = {"Authorization": f"Bearer {token_create(user=viewer)}"}
+    fits = httpx.get(f"{url}/api/v1/memories", headers=auth,
+                     params={"user_id": "alice", "metadata.note": "x" * 7000})
+    assert fits.status_code == 200 and fits.json()["memories"] == []
+    too_long = httpx.get(f"{url}/api/v1/memories?user_id=alice&q={'x' * 10_000}", headers=auth)
+    assert too_long.status_code == 414
+    assert too_long.headers["content-type"] == "application/json"
+    error = too_long.json()["error"]
+    assert (error["code"], error["limit"], error["field"]) == ("uri_too_long", 8190, None)
+    big_header = httpx.get(f"{url}/api/v1/memories?user_id=alice",
+                           headers={**auth, "X-Big": "x" * 9000})
+    assert big_header.status_code == 431
+    assert big_header.json()["error"]["code"] == "headers_too_large"
+
+
 def test_a_command_run_with_a_metrics_dir_not_made_yet_works(tmp_path):
     """compose runs ``migrate`` with the web's PROMETHEUS_MULTIPROC_DIR before gunicorn
     has made it: the command makes it instead of failing."""
