@@ -64,14 +64,14 @@ class ProfilePatch(ProfileSettings):
 
 class EvalQueryIn(Strict):
     user_id: str
-    query: str = Field(max_length=4096)
+    query: str = Field(max_length=lab_evaluation.QUERY_MAX_CHARS)
     conversation_id: str | None = None
-    relevant: list[str] | dict[str, int]
+    relevant: list[str] | dict[str, int]  # at most RELEVANT_MAX (the service checks)
 
 
 class EvaluateIn(Strict):
     profile: str | None = None
-    k: int = 10
+    k: int = Field(default=10, ge=1, le=lab_evaluation.K_MAX)
     queries: list[EvalQueryIn] = Field(max_length=lab_evaluation.QUERIES_MAX)
 
 
@@ -184,7 +184,9 @@ def profile_history(request, name: str):
 @router.post("/evaluate", response=dict)
 def evaluate(request, payload: EvaluateIn):
     """nDCG@k, P@k, recall@k and MRR (within the top k) of a profile over labelled queries:
-    ``{"k", "metrics": {"ndcg", "precision", "recall", "mrr"}, "per_query": [...]}``."""
+    ``{"k", "metrics": {"ndcg", "precision", "recall", "mrr"}, "per_query": [...]}``. Bounded
+    (400 naming the field: ``lab.evaluation``'s limits) and timed (413 ``queries`` past
+    ``MEMORY_EVALUATION_SECONDS``)."""
     require_role(request.user, "viewer")
     queries = _body(payload)["queries"]
     for q in queries:

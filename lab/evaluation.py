@@ -5,16 +5,20 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 
-from memories.errors import InvalidInput
+from django.conf import settings
+
+from memories.errors import InvalidInput, TooLarge
 from memories.validation import clean_identifier
 from search import metrics as ir
 from search.memory_search import memory_search
 from search.profiles import profile_resolve
 
+# What one request may ask for: each bound is a 400 naming the field. The time a request's
+# searches may take together is bounded too (``Deadline``).
 K_MAX = 100
-
 QUERY_MAX_CHARS = 1000
 QUERIES_MAX = 500
+RELEVANT_MAX = 1000  # labelled memories of one query
 
 RBO_P = 0.9
 
@@ -37,6 +41,27 @@ def clean_k(value, field: str = "k") -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= K_MAX:
         raise InvalidInput(f"{field} must be an integer 1..{K_MAX}", field=field)
     return value
+
+
+class Deadline:
+    """The time one evaluation (``evaluate``, a run) may hold the worker that serves it:
+    ``MEMORY_EVALUATION_SECONDS`` of wall clock from its first search. Checked after each
+    search, so it stops within one search of the limit rather than answering late."""
+
+    def __init__(self, *, field: str):
+        self.field = field
+        self.seconds = settings.MEMORY_EVALUATION_SECONDS
+        self.ends = time.monotonic() + self.seconds
+
+    def check(self, *, done: int, total: int) -> None:
+        """Raise TooLarge (413) naming ``field``, with ``limit_seconds``, ``done`` and
+        ``total`` (searches), when the time is up and searches remain."""
+        if done < total and time.monotonic() >= self.ends:
+            raise TooLarge(
+                f"the evaluation stopped after {done} of {total} searches, at its "
+                f"{self.seconds:g}-second limit (MEMORY_EVALUATION_SECONDS): ask for fewer "
+                "queries, profiles or a smaller k at a time",
+                field=self.field, limit_seconds=self.seconds, done=done, total=total)
 
 
 def query_metrics(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> dict:
@@ -72,7 +97,10 @@ def mean_metrics(rows: Sequence[Mapping]) -> dict:
 
 
 def _clean_relevant(value, field: str) -> dict[str, float]:
-    """``[memory_id, ...]`` (each grade 1) or ``{memory_id: grade 0-3}``."""
+    """``[memory_id, ...]`` (each grade 1) or ``{memory_id: grade 0-3}``, at most
+    ``RELEVANT_MAX`` of them."""
+    if isinstance(value, list | tuple | Mapping) and len(value) > RELEVANT_MAX:
+        raise InvalidInput(f"{field} takes at most {RELEVANT_MAX} memories", field=field)
     if isinstance(value, list | tuple):
         if not all(isinstance(v, str) for v in value):
             raise InvalidInput(f"{field} must list memory ids", field=field)
@@ -98,8 +126,11 @@ def evaluate(*, profile, k: int, queries: Sequence[Mapping], now: float | None =
     Each query: ``{"user_id", "query", "conversation_id"?, "relevant"}``; ``relevant`` is a
     list of memory ids (grade 1 each) or ``{memory_id: grade 0-3}`` (nDCG uses the grade,
     the other metrics count grade > 0 as relevant). Returns ``{"k", "metrics", "per_query"}``;
-    ``metrics`` are means over every query given, MRR is counted within the top k. Raises
-    NotFound (unknown profile), InvalidInput, ``redis.RedisError``.
+    ``metrics`` are means over every query given, MRR is counted within the top k. Every
+    query is checked before the first search. Raises NotFound (unknown profile), InvalidInput
+    (naming the field: at most ``QUERIES_MAX`` queries of ``QUERY_MAX_CHARS`` characters,
+    ``RELEVANT_MAX`` labels each, k 1..``K_MAX``), TooLarge (``queries``: past the
+    ``Deadline``), ``redis.RedisError``.
     """
     prof = profile_resolve(profile)
     k = clean_k(k)
@@ -107,18 +138,11 @@ def evaluate(*, profile, k: int, queries: Sequence[Mapping], now: float | None =
         raise InvalidInput("queries must be a non-empty list", field="queries")
     if len(queries) > QUERIES_MAX:
         raise InvalidInput(f"queries takes at most {QUERIES_MAX} items", field="queries")
+    checked = [_clean_item(item, f"queries.{i}") for i, item in enumerate(queries)]
     now = time.time() if now is None else now
+    deadline = Deadline(field="queries")
     rows = []
-    for i, item in enumerate(queries):
-        where = f"queries.{i}"
-        user_id = clean_identifier(item.get("user_id"), f"{where}.user_id")
-        conversation_id = clean_identifier(
-            item.get("conversation_id"), f"{where}.conversation_id", required=False
-        )
-        query = item.get("query")
-        if not isinstance(query, str):
-            raise InvalidInput(f"{where}.query must be a string", field=f"{where}.query")
-        gains = _clean_relevant(item.get("relevant"), f"{where}.relevant")
+    for user_id, conversation_id, query, gains in checked:
         found = memory_search(
             user_id=user_id,
             query=query,
@@ -138,7 +162,24 @@ def evaluate(*, profile, k: int, queries: Sequence[Mapping], now: float | None =
                 "relevant": sum(1 for g in gains.values() if g > 0),
             }
         )
+        deadline.check(done=len(rows), total=len(checked))
     return {"k": k, "metrics": mean_metrics(rows), "per_query": rows}
+
+
+def _clean_item(item, where: str) -> tuple[str, str | None, str, dict[str, float]]:
+    """One query of ``evaluate``: ``(user_id, conversation_id, query, gains)``."""
+    if not isinstance(item, Mapping):
+        raise InvalidInput(f"{where} must be an object", field=where)
+    user_id = clean_identifier(item.get("user_id"), f"{where}.user_id")
+    conversation_id = clean_identifier(
+        item.get("conversation_id"), f"{where}.conversation_id", required=False
+    )
+    query = item.get("query")
+    if not isinstance(query, str) or len(query) > QUERY_MAX_CHARS:
+        raise InvalidInput(f"{where}.query must be a string of at most {QUERY_MAX_CHARS} "
+                           "characters", field=f"{where}.query")
+    return user_id, conversation_id, query, _clean_relevant(item.get("relevant"),
+                                                             f"{where}.relevant")
 
 
 def compare_lists(a: Sequence[str], b: Sequence[str], k: int) -> dict:

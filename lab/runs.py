@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from django.db import transaction
 
 from accounts.roles import require_role
-from lab.evaluation import METRICS, clean_k, mean_metrics, query_metrics
+from lab.evaluation import METRICS, Deadline, clean_k, mean_metrics, query_metrics
 from lab.judgments import judgment_grades
 from lab.models import EvalRun, QuerySet
 from lab.query_sets import queryset_get
@@ -50,7 +50,8 @@ def run_create(
     have at least one relevant (grade > 0) judgment (trec_eval skips queries without
     relevant documents too); every query still gets a row. Results without a grade (from
     ``reviewer``, or from anyone) are listed in ``unjudged``, best rank first, to judge next. The searches run before the
-    write transaction opens, so a long run never holds the database's write lock.
+    write transaction opens, so a long run never holds the database's write lock; past the
+    ``Deadline`` they stop with TooLarge (413, ``query_set``) and nothing is saved.
     """
     require_role(actor, "editor")
     if not isinstance(name, str) or not name.strip() or len(name.strip()) > 200:
@@ -75,6 +76,7 @@ def run_create(
             raise NotFound(f"profile {profile_name!r} not found", field="profiles")
         resolved.append(prof)
     now = time.time() if now is None else now
+    deadline = Deadline(field="query_set")
     per_query, unjudged, judged_rows = [], {}, {p.name: [] for p in resolved}
     for query in qs.queries:
         grades = judgment_grades(user_id=qs.user_id, query=query, reviewer=reviewer)
@@ -96,6 +98,7 @@ def run_create(
             }
             row.update(query_metrics(ranked, gains, k) if has_relevant else dict.fromkeys(METRICS))
             per_query.append(row)
+            deadline.check(done=len(per_query), total=len(qs.queries) * len(resolved))
             if has_relevant:
                 judged_rows[prof.name].append(row)
             for rank, memory_id in enumerate(ranked, start=1):

@@ -16,6 +16,7 @@ from memories.errors import InvalidInput
 from memories.models import Memory
 
 MAX_LIMIT = 500
+METADATA_FILTERS_MAX = 10  # each one is a JSON path read of every candidate row
 
 
 def memory_page(*, user_id: str, conversation_id: str | None = None, type: str | None = None,
@@ -24,7 +25,10 @@ def memory_page(*, user_id: str, conversation_id: str | None = None, type: str |
     """Memories of ``user_id``, newest first (``created_at``, then ``memory_id``):
     ``(rows, next_cursor)``. ``conversation_id=""`` selects the user-wide memories (none),
     None every memory; ``metadata`` maps dotted paths to the string a memory's metadata holds
-    there (``{"langgraph.key": "k1"}``)."""
+    there (``{"langgraph.key": "k1"}``), at most ``METADATA_FILTERS_MAX`` of them."""
+    if len(metadata or {}) > METADATA_FILTERS_MAX:
+        raise InvalidInput(f"at most {METADATA_FILTERS_MAX} metadata filters",
+                           field="metadata")
     rows = Memory.objects.filter(user_id=user_id)
     if conversation_id == "":
         rows = rows.filter(conversation_id__isnull=True)

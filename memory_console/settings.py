@@ -244,6 +244,10 @@ MEMORY_ACCESS_FOLD_SECONDS = env_int("MEMORY_ACCESS_FOLD_SECONDS", 30)
 # GET /index/health and the Index page serve drift computed at most this often (seconds);
 # every reindex and reconcile recomputes it (operations/drift_cache.py).
 MEMORY_DRIFT_CACHE_SECONDS = env_int("MEMORY_DRIFT_CACHE_SECONDS", 60)
+# The time one evaluation (POST /evaluate, a lab run) may search for before it stops with a
+# 413: how long such a request holds its worker thread, plus the one search under way
+# (lab.evaluation.Deadline).
+MEMORY_EVALUATION_SECONDS = env_int("MEMORY_EVALUATION_SECONDS", 15)
 # A reindex's claim on its namespace lives this long after its last heartbeat (one per
 # batch of MEMORY_REINDEX_BATCH memories); a retry takes a stale claim over.
 MEMORY_REINDEX_CLAIM_SECONDS = env_int("MEMORY_REINDEX_CLAIM_SECONDS", 60)

@@ -32,6 +32,7 @@ from operations.consolidation.merge import merge_contexts, merge_texts
 from search.index.fields import ANALYZERS, CONTENT_STEMMED
 
 MAX_MEMBERS_LIMIT = 50  # the most members an admin may allow per group
+GROUPS_MAX = 500  # the most groups one apply call names (each is checked with a query)
 
 
 def _tokenize(text: str) -> list[str]:
@@ -133,9 +134,13 @@ def resolve_groups(*, user_id: str, group_ids=None, groups=None, threshold=None,
     """The groups an apply call means: those of the current plan named by ``group_ids``
     (Conflict naming ``group_ids`` when one is no longer in it: run the dry run again), or
     the explicit ``groups`` (lists of memory ids of ``user_id``, checked as the plan checks
-    them, InvalidInput naming ``groups``), or every group of the plan."""
+    them, InvalidInput naming ``groups``), or every group of the plan. Either list holds at
+    most ``GROUPS_MAX`` groups (InvalidInput naming it)."""
     if group_ids is not None and groups is not None:
         raise InvalidInput("give group_ids or groups, not both", field="groups")
+    for name, named in (("group_ids", group_ids), ("groups", groups)):
+        if named is not None and len(named) > GROUPS_MAX:
+            raise InvalidInput(f"{name} takes at most {GROUPS_MAX} groups", field=name)
     _, limit = bounds(threshold, max_members)
     if groups is None:
         plan = consolidation_plan(user_id=user_id, threshold=threshold, max_members=max_members)

@@ -127,6 +127,16 @@ def test_apply_takes_explicit_groups_and_refuses_ones_that_name_other_things(adm
         assert resp.json()["error"]["field"] == next(iter(bad))
 
 
+@pytest.mark.parametrize("name", ["groups", "group_ids"])
+def test_an_apply_names_at_most_500_groups(admin_api, name):
+    """Each explicit group is checked with a query: one request names 500 at most."""
+    many = ([[f"mem_{2 * n:016x}", f"mem_{2 * n + 1:016x}"] for n in range(501)]
+            if name == "groups" else [f"grp_{n:012x}" for n in range(501)])
+    resp = admin_api.post("/consolidate", {"user_id": "u-a", name: many})
+    assert resp.status_code == 400, resp.content
+    assert resp.json()["error"]["field"] == name and "500" in resp.json()["error"]["message"]
+
+
 def test_only_admins_consolidate(api):
     resp = api.post("/consolidate", {"user_id": "u-a", "dry_run": True})
     assert resp.status_code == 403

@@ -251,11 +251,55 @@ def test_evaluate_counts_mrr_within_the_top_k(viewer_api, corpus):
             "queries.0.user_id",
         ),
         ({"profile": "bm25", "k": 3, "extra": 1, "queries": []}, 400, "extra"),
+        # The size of the work one request asks for is bounded, each bound named.
+        ({"k": 101, "queries": [{"user_id": "u", "query": "x", "relevant": []}]}, 400, "k"),
+        ({"queries": [{"user_id": "u", "query": "x", "relevant": []}] * 501}, 400, "queries"),
+        ({"queries": [{"user_id": "u", "query": "tea " * 250 + "x", "relevant": []}]}, 400,
+         "queries.0.query"),
+        ({"queries": [{"user_id": "u", "query": "x",
+                       "relevant": [f"mem_{n:016x}" for n in range(1001)]}]}, 400,
+         "queries.0.relevant"),
+        ({"queries": [{"user_id": "u", "query": "x",
+                       "relevant": {f"mem_{n:016x}": 1 for n in range(1001)}}]}, 400,
+         "queries.0.relevant"),
     ],
 )
 def test_evaluate_rejects_bad_input(viewer_api, builtins, body, status, field):
     resp = viewer_api.post("/evaluate", body)
     assert resp.status_code == status and error_of(resp)["field"] == field
+
+
+def test_evaluate_stops_at_its_time_limit_with_a_413_saying_how_far_it_got(
+        viewer_api, corpus, settings):
+    """The time one request may hold its worker: a limit of 0 s stops after the first
+    search (checked after each one), naming the field, the limit and the progress."""
+    settings.MEMORY_EVALUATION_SECONDS = 0
+    queries = [{"user_id": "u-lab", "query": q, "relevant": [corpus["m1"]]}
+               for q in ("alpha", "beta", "gamma")]
+    resp = viewer_api.post("/evaluate", {"profile": "bm25", "k": 3, "queries": queries})
+    assert resp.status_code == 413, resp.content
+    error = error_of(resp)
+    assert (error["code"], error["field"]) == ("too_large", "queries")
+    assert (error["limit_seconds"], error["done"], error["total"]) == (0, 1, 3)
+    assert "MEMORY_EVALUATION_SECONDS" in error["message"]
+    settings.MEMORY_EVALUATION_SECONDS = 60
+    assert viewer_api.post("/evaluate", {"profile": "bm25", "k": 3, "queries": queries}
+                           ).status_code == 200
+
+
+def test_a_run_past_its_time_limit_is_a_413_and_saves_nothing(api, corpus, settings):
+    from memories.models import AuditEvent
+
+    qs = api.post("/query-sets", {"name": "three", "user_id": "u-lab",
+                                  "queries": ["alpha", "beta", "gamma"]}).json()
+    settings.MEMORY_EVALUATION_SECONDS = 0
+    resp = api.post("/runs", {"name": "r", "query_set": qs["id"],
+                              "profiles": ["bm25", "keyword"]})
+    assert resp.status_code == 413, resp.content
+    error = error_of(resp)
+    assert (error["field"], error["done"], error["total"]) == ("query_set", 1, 6)
+    assert not EvalRun.objects.exists()
+    assert not AuditEvent.objects.filter(action="run_create").exists()
 
 
 # --- judgments -------------------------------------------------------------------------------

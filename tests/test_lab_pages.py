@@ -375,6 +375,19 @@ def test_query_set_run_and_run_compare_pages(editor_client, editor, flip):
     assert "<html" not in text(fragment) and "No judgments match" in text(fragment)
 
 
+def test_a_run_past_its_time_limit_is_a_form_error_in_place(editor_client, editor, flip,
+                                                            settings):
+    qs = lab_query_sets.queryset_create(actor=editor, name="q", user_id="u-flip",
+                                        queries=["deploy", "lunch"])
+    settings.MEMORY_EVALUATION_SECONDS = 0
+    resp = editor_client.post("/lab/runs/", {"name": "r", "query_set": qs.pk,
+                                             "profiles": ["bm25"], "k": "5"})
+    assert resp.status_code == 413
+    page = text(resp)
+    assert "stopped after 1 of 2 searches" in page and "MEMORY_EVALUATION_SECONDS" in page
+    assert 'name="name"' in page and not EvalRun.objects.exists()  # the form, kept
+
+
 def test_viewers_read_the_lab_but_cannot_write(viewer_client, builtins):
     for url in (
         "/lab/",

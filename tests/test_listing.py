@@ -62,6 +62,14 @@ def test_namespaces_page_and_respect_the_token(api, editor):
     assert restricted.get("/memories?user_id=mo").status_code == 403
 
 
+def test_metadata_filters_are_bounded(api):
+    """Each filter is a JSON path read of every candidate row: at most ten per request."""
+    ten = "&".join(f"metadata.k{n}=v" for n in range(10))
+    assert api.get(f"/memories?user_id=lia&{ten}").status_code == 200
+    refused = api.get(f"/memories?user_id=lia&{ten}&metadata.k10=v")
+    assert refused.status_code == 400 and refused.json()["error"]["field"] == "metadata"
+
+
 @pytest.mark.parametrize("path", ["/memories?user_id=mo", "/namespaces"])
 def test_a_forged_cursor_is_a_400_naming_it(api, path):
     assert api.get(path + "&cursor=Zm9v" if "?" in path else path + "?cursor=Zm9v").json()[
@@ -132,6 +140,7 @@ def _tampered(key: list, nullable) -> list:
     return out
 
 
+@pytest.mark.django_db(transaction=True)  # the memories reach Redis (the run searches them)
 def test_every_list_answers_a_tampered_cursor_with_a_400_naming_it(admin_api, every_list):
     """Fuzz: each element of a real cursor swapped for a value of another type (or one no
     database compares), cursors of another shape, and ones that are no cursor at all
