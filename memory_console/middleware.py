@@ -34,23 +34,29 @@ class ConsoleLoginRequiredMiddleware(LoginRequiredMiddleware):
 
 
 class ApiJsonErrorsMiddleware:
-    """Every 4xx/5xx under /api/ answers JSON ``{"error": {"code", "message", "field"}}``,
-    also those produced outside the API's own handlers (unknown path, method not allowed),
-    so agents never have to parse an HTML error page."""
+    """Every 4xx/5xx under /api/ and at /mcp answers JSON ``{"error": {"code", "message",
+    "field"}}``, also those produced outside the API's own handlers (unknown path, method not
+    allowed, a refused Host), so agents never have to parse an HTML error page. A body over
+    ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is a 413 on both; text no database can store is refused
+    here for /api/ only (the MCP tools answer it themselves, as an error result)."""
 
     CODES = {400: "invalid", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-             405: "method_not_allowed", 409: "conflict", 413: "too_large"}
+             405: "method_not_allowed", 406: "not_acceptable", 409: "conflict",
+             413: "too_large"}
+    MCP_PATH = "/mcp"
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        if request.path_info.startswith("/api/"):
-            refused = self._unstorable_input(request)
-            if refused is not None:
-                return refused
+        api = request.path_info.startswith("/api/")
+        mcp = request.path_info == self.MCP_PATH
+        refused = (self._unstorable_input(request) if api
+                   else self._too_large(request) if mcp else None)
+        if refused is not None:
+            return refused
         response = self.get_response(request)
-        if (request.path_info.startswith("/api/") and response.status_code >= 400
+        if ((api or mcp) and response.status_code >= 400
                 and not response.get("Content-Type", "").startswith("application/json")):
             status = response.status_code
             body = {"error": {"code": self.CODES.get(status, "error"),
@@ -62,7 +68,27 @@ class ApiJsonErrorsMiddleware:
         return response
 
     @staticmethod
-    def _unstorable_input(request):
+    def _body(request) -> bytes:
+        """The request body; TooLarge (413) when it is over ``DATA_UPLOAD_MAX_MEMORY_SIZE``."""
+        try:
+            return request.body
+        except RequestDataTooBig:
+            limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+            raise TooLarge(f"the request body is over the {limit:,}-byte limit "
+                           "(DATA_UPLOAD_MAX_MEMORY_SIZE)", limit=limit) from None
+
+    @classmethod
+    def _too_large(cls, request):
+        """A 413 for a body over the limit, read here: the view's own read would raise
+        Django's HTML 400."""
+        try:
+            cls._body(request)
+        except TooLarge as exc:
+            return JsonResponse(exc.as_dict(), status=exc.status)
+        return None
+
+    @classmethod
+    def _unstorable_input(cls, request):
         """Refuse, before any view runs: a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (413),
         JSON nested deeper than the limit (400), and text no database can store (lone
         surrogates, NUL) in query parameters or a JSON body (400 naming the field).
@@ -81,12 +107,7 @@ class ApiJsonErrorsMiddleware:
                 check_storable_text(name, name)
                 for value in values:
                     check_storable_text(value, name)
-            try:
-                body = request.body
-            except RequestDataTooBig:
-                limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-                raise TooLarge(f"the request body is over the {limit:,}-byte limit "
-                               "(DATA_UPLOAD_MAX_MEMORY_SIZE)", limit=limit) from None
+            body = cls._body(request)
             if body and body.lstrip()[:1] in (b"{", b"["):
                 try:
                     data = load_json(body, what="the request body")

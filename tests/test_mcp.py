@@ -5,6 +5,7 @@ a subprocess. Both reach the real database and Redis of the test run."""
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from urllib.parse import quote
 
@@ -346,3 +347,68 @@ def test_the_context_resource_takes_session_ids_with_slashes_percent_encoded(liv
     for sid in ids:
         body = json.loads(out[sid].contents[0].text)
         assert [m["content"] for m in body["messages"]] == [f"hello from {sid}"]
+
+
+def _post(live_server, token: str | None, body, **headers):
+    """A raw POST to ``/mcp`` (what a client that is not the SDK sends), 10 s at most."""
+    import httpx
+
+    headers = {"Accept": "application/json, text/event-stream",
+               "Content-Type": "application/json", **headers}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return httpx.post(f"{live_server.url}/mcp", content=content, headers=headers, timeout=10)
+
+
+def _modern(method: str, params: dict) -> tuple[dict, dict]:
+    """A request on the SDK's 2026-07-28 wire (one POST, no handshake): body and headers."""
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {"_meta": meta, **params}}
+    return body, {"MCP-Protocol-Version": "2026-07-28", "MCP-Method": method}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_oversized_body_gets_the_rest_apis_json_413(live_server, editor):
+    import httpx
+
+    token = token_create(user=editor)
+    content = "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "add_memory", "arguments": {"user_id": "a", "content": content}}}
+    mcp = _post(live_server, token, body)
+    rest = httpx.post(f"{live_server.url}/api/v1/memories", timeout=10,
+                      json={"user_id": "a", "content": content},
+                      headers={"Authorization": f"Bearer {token}"})
+    assert mcp.status_code == rest.status_code == 413
+    assert mcp.json() == rest.json()
+    assert mcp.json()["error"]["code"] == "too_large"
+    assert not Memory.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_http_errors_are_json(live_server, editor):
+    """Every refusal is JSON, never an HTML page or an empty body: the SDK's own (JSON-RPC
+    errors) and those made before it (token, Host, method, media types)."""
+    token = token_create(user=editor)
+    listed = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    modern, modern_headers = _modern("tools/list", {})
+    answers = {
+        "no token": _post(live_server, None, listed),
+        "bad token": _post(live_server, "mc_not-a-token", listed),
+        "foreign host": _post(live_server, token, listed, Host="evil.example"),
+        "bad JSON": _post(live_server, token, b'{"jsonrpc": '),
+        "not JSON-RPC": _post(live_server, token, {"hello": "world"}),
+        "SSE only": _post(live_server, token, listed, Accept="text/event-stream"),
+        "form": _post(live_server, token, listed, **{"Content-Type": "text/plain"}),
+        "modern SSE only": _post(live_server, token, modern,
+                                 **{**modern_headers, "Accept": "text/event-stream"}),
+    }
+    statuses = {name: answer.status_code for name, answer in answers.items()}
+    assert statuses == {"no token": 401, "bad token": 401, "foreign host": 400,
+                        "bad JSON": 400, "not JSON-RPC": 400, "SSE only": 406, "form": 400,
+                        "modern SSE only": 406}
+    for name, answer in answers.items():
+        assert answer.headers["Content-Type"].startswith("application/json"), name
+        assert "error" in answer.json(), name
