@@ -412,3 +412,75 @@ def test_http_errors_are_json(live_server, editor):
     for name, answer in answers.items():
         assert answer.headers["Content-Type"].startswith("application/json"), name
         assert "error" in answer.json(), name
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("method", ["GET", "HEAD", "DELETE", "PUT", "PATCH", "OPTIONS"])
+def test_http_answers_every_method_but_post_405_at_once(live_server, viewer, method):
+    """A stateless server offers no SSE stream to GET (the spec allows a 405): a GET used to
+    be that stream, holding its web thread for as long as the client stayed, and nine of
+    them took a gunicorn down."""
+    import httpx
+
+    token = token_create(user=viewer)
+    started = time.monotonic()
+    answer = httpx.request(method, f"{live_server.url}/mcp", timeout=10,
+                           headers={"Authorization": f"Bearer {token}", "Accept": "*/*"})
+    assert time.monotonic() - started < 5
+    assert answer.status_code == 405 and answer.headers["Allow"] == "POST"
+    if method != "HEAD":
+        assert answer.json()["error"]["code"] == "method_not_allowed"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_http_opens_no_listen_stream(live_server, viewer):
+    """``subscriptions/listen`` (a POST whose answer is a stream as long as its client) is not
+    served: it used to hold its thread for good, as a GET did."""
+    token = token_create(user=viewer)
+    body, headers = _modern("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+    answer = _post(live_server, token, body, **headers)
+    assert answer.json()["error"]["message"] == "Method not found"
+    listed, headers = _modern("tools/list", {})
+    assert {t["name"] for t in _post(live_server, token, listed, **headers)
+            .json()["result"]["tools"]} >= TOOLS
+
+
+def test_the_bridge_ends_a_stream_at_its_deadline():
+    """Whatever the SDK streams, the bridge's client leaves at the deadline and the stream
+    ends with what it sent: the SDK's own server, which serves ``subscriptions/listen`` and a
+    GET stream, over ``bridge.serve_http`` with a 1 s deadline."""
+    import threading
+
+    from django.test import RequestFactory
+    from mcp.server.mcpserver import MCPServer
+
+    from integrations.mcp.bridge import serve_http
+
+    streaming = MCPServer("streaming")  # subscriptions served: the SDK's default
+    body, headers = _modern("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+    factory = RequestFactory(HTTP_HOST="localhost")
+    requests = {
+        "listen": factory.post("/mcp", json.dumps(body), content_type="application/json",
+                               HTTP_ACCEPT="application/json, text/event-stream",
+                               HTTP_MCP_PROTOCOL_VERSION=headers["MCP-Protocol-Version"],
+                               HTTP_MCP_METHOD=headers["MCP-Method"]),
+        "GET": factory.get("/mcp", HTTP_ACCEPT="text/event-stream"),
+    }
+    replies, took = {}, {}
+
+    def serve(name):
+        started = time.monotonic()
+        replies[name] = serve_http(streaming, requests[name], deadline=1.0)
+        took[name] = time.monotonic() - started
+
+    # Daemon threads: a stream the bridge failed to end fails this test instead of hanging it.
+    threads = [threading.Thread(target=serve, args=(name,), daemon=True) for name in requests]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=15)
+    assert set(replies) == set(requests), "a stream outlived the deadline"
+    for name, reply in replies.items():
+        assert 1.0 <= took[name] < 5, (name, took[name])
+        assert reply.status == 200 and ("content-type", "text/event-stream") in reply.headers
+    assert b"notifications/subscriptions/acknowledged" in replies["listen"].body

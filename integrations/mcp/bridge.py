@@ -10,6 +10,12 @@ in a helper thread, as Django does for async views under WSGI) and collects the 
 Tools do their database work with ``sync_to_async(thread_sensitive=True)``; under
 ``async_to_sync`` asgiref runs that back in the request's own thread, so the ORM uses the
 request's connection and never sees a running event loop.
+
+Nothing here waits on the real client: the body is read whole before the run, and the answer
+is handed to WSGI whole after it. The bridge plays a client that leaves once the answer is
+complete, or at ``STREAM_DEADLINE_SECONDS`` at the latest, so a stream (which ends only when
+its client leaves) cannot hold the request's thread past that. A tool's own work is bounded
+as in the REST API, by the database's and Redis's timeouts.
 """
 
 import logging
@@ -27,6 +33,11 @@ _SECURITY = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 # The manager logs its start and stop at INFO: here that is twice per request.
 logging.getLogger("mcp.server.streamable_http_manager").setLevel(logging.WARNING)
+
+# The longest a request may wait for an answer that never completes (an SSE stream): the
+# view sends POSTs only and the server opens no stream, so this is the backstop for a shape
+# the SDK may stream in a later version.
+STREAM_DEADLINE_SECONDS = 30.0
 
 
 @dataclass
@@ -57,9 +68,10 @@ def asgi_scope(request) -> dict:
     }
 
 
-async def _serve(server, scope: dict, body: bytes) -> HttpReply:
+async def _serve(server, scope: dict, body: bytes, deadline: float) -> HttpReply:
     reply = HttpReply()
     done = anyio.Event()
+    leave_at = anyio.current_time() + deadline
     body_sent = False
 
     async def receive():
@@ -67,7 +79,10 @@ async def _serve(server, scope: dict, body: bytes) -> HttpReply:
         if not body_sent:
             body_sent = True
             return {"type": "http.request", "body": body, "more_body": False}
-        await done.wait()  # the client stays connected until the answer is complete
+        # The client stays until the answer is complete, or until the deadline: the SDK ends
+        # a stream when its client leaves.
+        with anyio.CancelScope(deadline=leave_at):
+            await done.wait()
         return {"type": "http.disconnect"}
 
     async def send(message):
@@ -91,6 +106,9 @@ async def _serve(server, scope: dict, body: bytes) -> HttpReply:
     return reply
 
 
-def serve_http(server, request) -> HttpReply:
-    """Answer the Django ``request`` with the MCPServer ``server`` (blocking, per request)."""
-    return async_to_sync(_serve)(server, asgi_scope(request), request.body)
+def serve_http(server, request, deadline: float = STREAM_DEADLINE_SECONDS) -> HttpReply:
+    """Answer the Django ``request`` with the MCPServer ``server`` (blocking, per request).
+
+    ``deadline``: seconds after which the client counts as gone (an answer still streaming
+    then ends with what it has sent)."""
+    return async_to_sync(_serve)(server, asgi_scope(request), request.body, deadline)

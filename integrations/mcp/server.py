@@ -51,8 +51,12 @@ class ConsoleServer(MCPServer):
 
 
 def build_server() -> MCPServer:
+    # subscriptions=False: no `subscriptions/listen`. Its answer is a stream that lasts as long
+    # as its client, which over /mcp (stateless, answers handed over whole) would hold a web
+    # thread and never deliver; and nothing here changes its tools or resources to announce.
     server = ConsoleServer("memory-console", title="Memory Console",
-                           instructions=INSTRUCTIONS, version="1", log_level="WARNING")
+                           instructions=INSTRUCTIONS, version="1", log_level="WARNING",
+                           subscriptions=False)
     for fn, annotations in memory_tools.TOOLS + session_tools.TOOLS:
         server.add_tool(fn, annotations=annotations, structured_output=True)
     # Ids are opaque strings, not file paths: "a/../b" or "/lead" are valid ids (as on every

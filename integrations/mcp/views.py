@@ -3,11 +3,16 @@
 Authenticated like ``/api/v1/``: ``Authorization: Bearer <API token>``; a missing or dead
 token is a 401 before any MCP message is read. Every request is served on its own (no
 ``Mcp-Session-Id``, JSON responses), so any gunicorn process or thread answers any request.
+POST only: a stateless server offers no SSE stream to GET (the Streamable HTTP spec's 405)
+and no session to DELETE; a GET stream would hold a web thread for as long as its client.
+Errors outside the SDK's own JSON-RPC answers (405, 413, a refused Host) are JSON as in the
+REST API (``memory_console.middleware.ApiJsonErrorsMiddleware``).
 """
 
 from django.contrib.auth.decorators import login_not_required
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
 
 from integrations.mcp.bridge import serve_http
 from integrations.mcp.caller import caller_for_token, forget_token, use_token
@@ -24,6 +29,7 @@ def _bearer(request) -> str:
 
 @csrf_exempt  # bearer tokens only: no cookie, so nothing a foreign page could forge
 @login_not_required
+@require_POST
 def mcp_endpoint(request):
     token = _bearer(request)
     if caller_for_token(token) is None:
