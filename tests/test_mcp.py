@@ -484,3 +484,21 @@ def test_the_bridge_ends_a_stream_at_its_deadline():
         assert 1.0 <= took[name] < 5, (name, took[name])
         assert reply.status == 200 and ("content-type", "text/event-stream") in reply.headers
     assert b"notifications/subscriptions/acknowledged" in replies["listen"].body
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("host", ["[::1]", "[::1]:8802", "127.0.0.1", "127.0.0.1:8802",
+                                  "localhost", "localhost:8802"])
+def test_http_serves_every_form_of_host_header(live_server, editor, host):
+    """An IPv6 literal (with or without a port) used to be a 500: the port was cut at the
+    first colon. The SDK's own client, sending that Host."""
+    token = token_create(user=editor)
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}", "Host": host},
+                              timeout=httpx2.Timeout(30.0))
+    client = Client(streamable_http_client(f"{live_server.url}/mcp", http_client=http))
+
+    async def steps(client):
+        return await client.call_tool("add_memory", {"user_id": "alice", "content": host})
+
+    assert run(client, steps).structured_content["content"] == host
+    assert Memory.objects.get().content == host

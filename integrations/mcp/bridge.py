@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import anyio
 from asgiref.sync import async_to_sync
+from django.http.request import split_domain_port
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
@@ -54,15 +55,15 @@ def asgi_scope(request) -> dict:
     headers = []
     for name, value in request.headers.items():
         headers.append((name.lower().encode("latin-1"), value.encode("latin-1")))
-    host = request.get_host()
-    server_name, _, port = host.partition(":")
+    # "[::1]:8802", "[::1]", "127.0.0.1:8000", "localhost": split where the port starts.
+    domain, port = split_domain_port(request.get_host())
     return {
         "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
         "method": request.method, "scheme": request.scheme,
         "path": request.path, "raw_path": request.path.encode(),
         "root_path": "", "query_string": request.META.get("QUERY_STRING", "").encode(),
         "headers": headers,
-        "server": (server_name, int(port or (443 if request.is_secure() else 80))),
+        "server": (domain.strip("[]"), int(port or (443 if request.is_secure() else 80))),
         "client": (request.META.get("REMOTE_ADDR", ""), 0),
         "state": {},
     }
