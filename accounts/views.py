@@ -1,9 +1,10 @@
 """API tokens (admin): list, create (for a new or existing user, optionally restricted to
 namespaces), revoke.
 
-A new token is shown once, on the page that answers the POST (never stored in a session or
-a message, never shown again: only its SHA-256 is kept), with ``Cache-Control: no-store``,
-and a copy button. A token carries its user's role: a new user is created with the role
+A new token is shown once: the POST keeps it in the session (server-side, never in a URL or a
+cookie) and redirects (POST-redirect-GET, so a refresh creates nothing); the page it
+redirects to takes it out of the session as it shows it, with ``Cache-Control: no-store``
+and a copy button. Only its SHA-256 is kept in the database. A token carries its user's role: a new user is created with the role
 chosen, as ``create_api_token`` does; an existing user's role changes only when the form
 confirms it. Every create and revoke is an audit event.
 """
@@ -28,6 +29,8 @@ from memories.errors import ServiceError
 
 PER_PAGE = 25
 USERNAME_HINTS = 200
+# The session key that holds a new token until the page after the redirect shows it.
+CREATED_KEY = "token_created"
 
 
 def _page(request, *, form=None, status: int = 200):
@@ -89,20 +92,28 @@ def token_new(request):
         if exc.field == "role" and "current_role" in exc.extra:
             form.needs_role_confirmation = True
         return _page(request, form=form, status=exc.status)
-    response = render_page(
-        request,
-        "memories/token_created.html",
-        {
-            "token": issued.token,
-            "token_user": issued.user,
-            "token_role": issued.role,
-            "name": data["name"],
-            "namespaces": issued.namespaces,
-            "user_created": issued.created,
-            "role_changed": issued.role_changed and not issued.created,
-        },
-        status=201,
-    )
+    request.session[CREATED_KEY] = {
+        "token": issued.token,
+        "username": issued.user.username,
+        "token_role": issued.role,
+        "name": data["name"],
+        "namespaces": issued.namespaces,
+        "user_created": issued.created,
+        "role_changed": issued.role_changed and not issued.created,
+    }
+    return redirect("memories:memories-token-created")
+
+
+@require_GET
+@role_required("admin")
+def token_created(request):
+    """The token just created, shown once: it leaves the session as it is shown, so a
+    refresh (or a second visit) finds nothing and lands on the list."""
+    created = request.session.pop(CREATED_KEY, None)
+    if created is None:
+        messages.info(request, "A new token is shown once only; this one was shown already.")
+        return redirect("memories:memories-tokens")
+    response = render_page(request, "memories/token_created.html", created)
     add_never_cache_headers(response)  # the token must not sit in any cache
     return response
 

@@ -72,5 +72,6 @@ urlpatterns = [
     path("activity/", activity.activity, name="memories-activity"),
     path("tokens/", token_views.token_list, name="memories-tokens"),
     path("tokens/new/", token_views.token_new, name="memories-token-new"),
+    path("tokens/created/", token_views.token_created, name="memories-token-created"),
     path("tokens/<str:prefix>/revoke/", token_views.token_revoke_view, name="memories-token-revoke"),
 ]

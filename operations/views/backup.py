@@ -4,6 +4,7 @@ a file under var/exports/), and import a document (merge, or replace its namespa
 import json
 
 from django.conf import settings
+from django.contrib import messages
 from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
@@ -73,7 +74,9 @@ def backup_download(request, name: str):
 @require_POST
 @role_required("admin")
 def backup_import(request):
-    """Import an uploaded export document; ``mode`` merge or replace."""
+    """Import an uploaded export document; ``mode`` merge or replace. Success redirects to
+    the page with what was imported (POST-redirect-GET: a refresh imports nothing again);
+    a refusal is the page with the reason, and nothing is imported."""
     upload = request.FILES.get("document")
     mode = request.POST.get("mode", "merge")
     limit = settings.MEMORY_IMPORT_MAX_BYTES
@@ -89,4 +92,6 @@ def backup_import(request):
     except ServiceError as exc:
         return render_page(request, "memories/backup.html",
                            {"files": _files(), "error": exc.message}, status=exc.status)
-    return render_page(request, "memories/backup.html", {"files": _files(), "result": result})
+    counts = ", ".join(f"{k} {v}" for k, v in result.items())
+    messages.success(request, f"Imported: {counts}.")
+    return redirect("memories:memories-backup")

@@ -21,8 +21,20 @@ def test_it_exports_and_imports_a_namespace(admin_role_client):
     services.memory_create(user_id="u-a", content="added after the backup")
     upload = SimpleUploadedFile("export.json", resp.content, content_type="application/json")
     done = admin_role_client.post("/index/backup/import/", {"document": upload, "mode": "replace"})
-    assert done.status_code == 200 and "restored 1" in done.content.decode()
+    assert done.status_code == 302 and done["Location"] == "/index/backup/"
+    assert "restored 1" in admin_role_client.get(done["Location"]).content.decode()
     assert list(Memory.objects.values_list("content", flat=True)) == ["backed up memory"]
+
+
+def test_a_refresh_after_an_import_imports_nothing_again(admin_role_client):
+    """POST-redirect-GET: the browser's refresh is a GET of the backup page."""
+    doc = {"schema_version": 2, "memories": [{"user_id": "u-a", "content": "imported once"}]}
+    upload = SimpleUploadedFile("doc.json", json.dumps(doc).encode())
+    done = admin_role_client.post("/index/backup/import/", {"document": upload, "mode": "merge"})
+    assert done.status_code == 302
+    for _ in range(2):
+        assert admin_role_client.get(done["Location"]).status_code == 200
+    assert list(Memory.objects.values_list("content", flat=True)) == ["imported once"]
 
 
 def test_it_refuses_bad_files_and_low_roles(admin_role_client, editor_client):

@@ -21,6 +21,15 @@ def token_on(body) -> str:
     return next(a["value"] for t, a in tags(body) if a.get("id") == "new-token")
 
 
+def create(client, data):
+    """POST the form; on success it redirects (POST-redirect-GET) to the page that shows the
+    token once: that page's answer."""
+    resp = client.post("/tokens/new/", data)
+    assert resp.status_code == 302 and resp["Location"] == "/tokens/created/"
+    assert "mc_" not in resp["Location"]  # never the token in a URL
+    return client.get(resp["Location"])
+
+
 def test_it_lists_tokens(admin_role_client, editor, viewer):
     token_create(user=editor, name="ci bot")
     old = token_create(user=viewer, name="old")
@@ -45,11 +54,9 @@ def test_htmx_gets_the_rows_fragment(admin_role_client, editor):
 
 
 def test_an_admin_creates_a_token_shown_once(admin_role_client, editor):
-    resp = admin_role_client.post(
-        "/tokens/new/", {"username": "eddie", "role": "", "name": "deploy bot"}
-    )
+    resp = create(admin_role_client, {"username": "eddie", "role": "", "name": "deploy bot"})
     body = text(resp)
-    assert resp.status_code == 201 and "token-created" in ids(body)
+    assert resp.status_code == 200 and "token-created" in ids(body)
     token = token_on(body)
     assert token.startswith("mc_") and token_user(token) == editor
     assert "no-store" in resp["Cache-Control"]
@@ -69,6 +76,19 @@ def test_an_admin_creates_a_token_shown_once(admin_role_client, editor):
     assert token[:10] in listing and token not in listing
 
 
+def test_a_refresh_of_the_created_page_creates_nothing_and_shows_the_token_no_more(
+    admin_role_client, editor
+):
+    shown = create(admin_role_client, {"username": "eddie", "name": "deploy bot"})
+    token = token_on(shown.content)
+    again = admin_role_client.get("/tokens/created/")
+    assert again.status_code == 302 and again["Location"] == "/tokens/"
+    listing = text(admin_role_client.get("/tokens/"))
+    assert "shown once only" in listing and token not in listing
+    assert ApiToken.objects.count() == 1
+    assert AuditEvent.objects.filter(action="token_created").count() == 1
+
+
 def test_a_role_change_needs_a_confirmation(admin_role_client, viewer):
     """Never silently: a role that differs from the user's is a form error first."""
     resp = admin_role_client.post("/tokens/new/", {"username": "vera", "role": "editor"})
@@ -77,10 +97,8 @@ def test_a_role_change_needs_a_confirmation(admin_role_client, viewer):
     assert "token_change_role" in ids(body)  # the confirmation box is offered
     assert role_of(User.objects.get(pk=viewer.pk)) == "viewer"
     assert not ApiToken.objects.exists() and not AuditEvent.objects.exists()
-    resp = admin_role_client.post(
-        "/tokens/new/", {"username": "vera", "role": "editor", "change_role": "on"}
-    )
-    assert resp.status_code == 201 and "Their role is now <strong>editor</strong>" in text(resp)
+    resp = create(admin_role_client, {"username": "vera", "role": "editor", "change_role": "on"})
+    assert resp.status_code == 200 and "Their role is now <strong>editor</strong>" in text(resp)
     assert role_of(User.objects.get(pk=viewer.pk)) == "editor"
     assert token_user(token_on(resp.content)) == viewer
     event = AuditEvent.objects.get(action="token_created")
@@ -88,8 +106,8 @@ def test_a_role_change_needs_a_confirmation(admin_role_client, viewer):
 
 
 def test_the_same_role_needs_no_confirmation(admin_role_client, viewer):
-    resp = admin_role_client.post("/tokens/new/", {"username": "vera", "role": "viewer"})
-    assert resp.status_code == 201 and "Their role is now" not in text(resp)
+    resp = create(admin_role_client, {"username": "vera", "role": "viewer"})
+    assert resp.status_code == 200 and "Their role is now" not in text(resp)
 
 
 @pytest.mark.parametrize(
@@ -122,12 +140,12 @@ def test_it_creates_the_user_as_the_cli_does(admin_role_client, make_memory):
     """A new name: the user is created with the role (no usable password), restricted to
     the namespaces given, exactly as ``create_api_token`` leaves a user."""
     make_memory("deploys run on Tuesdays", user_id="team-a")
-    resp = admin_role_client.post(
-        "/tokens/new/",
+    resp = create(
+        admin_role_client,
         {"username": "agent-7", "role": "editor", "namespaces": "team-a", "name": "bot"},
     )
     body = text(resp)
-    assert resp.status_code == 201 and "was created with the role <strong>editor</strong>" in body
+    assert resp.status_code == 200 and "was created with the role <strong>editor</strong>" in body
     assert "Restricted to <code>team-a</code>" in body
     assert 'data-copy="#new-token"' in body and "copy-token" in ids(body)
     web = User.objects.get(username="agent-7")
@@ -148,10 +166,9 @@ def test_it_creates_the_user_as_the_cli_does(admin_role_client, make_memory):
 
 
 def test_a_new_namespace_needs_the_box(admin_role_client, editor):
-    resp = admin_role_client.post(
-        "/tokens/new/", {"username": "eddie", "namespaces": "brand-new", "new_namespaces": "on"}
+    create(
+        admin_role_client, {"username": "eddie", "namespaces": "brand-new", "new_namespaces": "on"}
     )
-    assert resp.status_code == 201
     assert ApiToken.objects.get().namespaces == ["brand-new"]
 
 
