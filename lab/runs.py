@@ -190,8 +190,10 @@ def run_compare(a: EvalRun, b: EvalRun) -> dict:
     runs evaluated (in A's order); per query, ``deltas[name]`` is B's nDCG@k of that profile
     minus A's (None when either has no relevant judgment for the query), and ``delta`` is
     that of the first shared profile (None when the runs share no profile). ``mean_deltas``:
-    ``{name: {metric: B - A}}`` over each run's judged queries (absent when either run had
-    none)."""
+    ``{name: {"queries": N, metric: B - A}}`` over the N queries judged (with a relevant
+    judgment) in BOTH runs, so each mean delta is the mean of the per-query deltas; each
+    metric is None when N is 0. (Each run's own means, in ``columns``, cover its own judged
+    queries: after grading more queries they differ even when no ranking changed.)"""
     sources = [(label, run, prof) for label, run in (("A", a), ("B", b)) for prof in run.profiles]
     columns = [
         {
@@ -206,7 +208,7 @@ def run_compare(a: EvalRun, b: EvalRun) -> dict:
     names_b = {p["name"] for p in b.profiles}
     shared = [p["name"] for p in a.profiles if p["name"] in names_b]
     queries: dict[tuple[str, str], dict] = {}
-    by_side: dict[tuple[str, str, str, str], float | None] = {}
+    by_side: dict[tuple[str, str, str, str], dict] = {}
     for index, (label, run, prof) in enumerate(sources):
         for row in run.per_query:
             if row["profile"] != prof["name"]:
@@ -216,19 +218,26 @@ def run_compare(a: EvalRun, b: EvalRun) -> dict:
                 {"user_id": row["user_id"], "query": row["query"], "ndcg": [None] * len(columns)},
             )
             entry["ndcg"][index] = row["ndcg"]
-            by_side[(label, prof["name"], row["user_id"], row["query"])] = row["ndcg"]
+            by_side[(label, prof["name"], row["user_id"], row["query"])] = row
     rows = list(queries.values())
+    both: dict[str, list[tuple[dict, dict]]] = {name: [] for name in shared}
     for row in rows:
         deltas = {}
         for name in shared:
             before = by_side.get(("A", name, row["user_id"], row["query"]))
             after = by_side.get(("B", name, row["user_id"], row["query"]))
-            deltas[name] = None if before is None or after is None else after - before
+            judged = before and after and before["judged"] and after["judged"]
+            deltas[name] = after["ndcg"] - before["ndcg"] if judged else None
+            if judged:
+                both[name].append((before, after))
         row["deltas"] = deltas
         row["delta"] = deltas[shared[0]] if shared else None
     mean_deltas = {}
-    for name in shared:
-        ma, mb = a.metrics.get(name, {}), b.metrics.get(name, {})
-        if ma.get("queries") and mb.get("queries"):
-            mean_deltas[name] = {m: mb[m] - ma[m] for m in METRICS}
+    for name, pairs in both.items():
+        before = mean_metrics([p[0] for p in pairs])
+        after = mean_metrics([p[1] for p in pairs])
+        mean_deltas[name] = {
+            "queries": len(pairs),
+            **{m: (after[m] - before[m] if pairs else None) for m in METRICS},
+        }
     return {"columns": columns, "queries": rows, "shared": shared, "mean_deltas": mean_deltas}

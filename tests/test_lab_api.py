@@ -389,6 +389,29 @@ def test_a_run_records_metrics_versions_and_stays_the_same(api, editor, corpus):
     assert alpha_row["delta"] == pytest.approx(alpha_row["ndcg"][1] - alpha_row["ndcg"][0])
 
 
+def test_run_compare_means_cover_only_the_queries_judged_in_both_runs(api, editor, corpus):
+    """Grading a second query between two runs of the same profile adds nothing to compare:
+    the mean delta is over the queries judged in both (here only "alpha", unchanged, so 0),
+    and it equals the mean of the per-query deltas."""
+    qs = api.post(
+        "/query-sets", {"name": "grow", "user_id": "u-lab", "queries": ["alpha", "omega"]}
+    ).json()
+    _judge(editor, corpus["m2"], 3)
+    first = api.post("/runs", {"name": "a", "query_set": qs["id"], "profiles": ["bm25"], "k": 3})
+    _judge(editor, corpus["m4"], 3, query="omega")
+    second = api.post("/runs", {"name": "b", "query_set": qs["id"], "profiles": ["bm25"], "k": 3})
+    a, b = first.json(), second.json()
+    assert a["metrics"]["bm25"]["queries"] == 1 and b["metrics"]["bm25"]["queries"] == 2
+    assert b["metrics"]["bm25"]["ndcg"] != a["metrics"]["bm25"]["ndcg"]
+
+    cmp = api.get(f"/runs/compare?a={a['id']}&b={b['id']}").json()
+    deltas = {r["query"]: r["deltas"]["bm25"] for r in cmp["queries"]}
+    assert deltas == {"alpha": 0.0, "omega": None}
+    mean = cmp["mean_deltas"]["bm25"]
+    assert mean["queries"] == 1
+    assert mean["ndcg"] == pytest.approx(0.0) and mean["mrr"] == pytest.approx(0.0)
+
+
 def test_a_run_can_use_one_reviewers_grades(api, admin_api, editor, admin_user, corpus):
     qs = api.post("/query-sets", {"name": "one", "user_id": "u-lab", "queries": ["alpha"]}).json()
     _judge(editor, corpus["m1"], 3)

@@ -366,6 +366,7 @@ def test_query_set_run_and_run_compare_pages(editor_client, editor, flip):
     page = text(editor_client.get("/lab/runs/compare/", {"a": a.pk, "b": b.pk}))
     assert {"compare-metrics", "compare-queries", "metric-bars"} <= ids(page)
     assert page.count("<rect") == 16  # 4 metrics × 4 (run, profile) columns
+    assert "over 1 query judged in both" in page  # "deploy"; "lunch" has no relevant grade
     assert editor_client.get("/lab/runs/compare/", {"a": "999", "b": a.pk}).status_code == 400
     assert editor_client.get("/lab/runs/999/").status_code == 404
     assert editor_client.get("/lab/").status_code == 200

@@ -161,7 +161,7 @@ def run_compare(request):
                     "b": b,
                     "cmp": cmp,
                     "mean_delta_rows": [
-                        (name, [d[m] for m in METRIC_LABELS])
+                        (name, d["queries"], [d[m] for m in METRIC_LABELS])
                         for name, d in cmp["mean_deltas"].items()
                     ],
                     "chart": metric_bars(_series(a, "A · ") + _series(b, "B · ")),
