@@ -389,6 +389,43 @@ def test_a_run_past_its_time_limit_is_a_form_error_in_place(editor_client, edito
     assert 'name="name"' in page and not EvalRun.objects.exists()  # the form, kept
 
 
+def test_a_built_in_profile_page_shows_no_settings_inputs_and_offers_a_copy(
+    admin_role_client, editor_client, builtins
+):
+    """A built-in profile cannot change its settings, so its page shows none as inputs
+    (an admin keeps the default mark); "Copy to a new profile" creates an editable copy."""
+    for client in (admin_role_client, editor_client):
+        page = text(client.get("/lab/profiles/bm25/"))
+        profile_form = form_inputs(page, "profile-form")
+        assert not {"k1", "b", "w_relevance", "w_time", "w_semantic", "name"} & profile_form.keys()
+        assert "built-in profile keeps its settings" in page
+    assert "is_default" in form_inputs(text(admin_role_client.get("/lab/profiles/bm25/")),
+                                       "profile-form")
+    copy = form_inputs(text(editor_client.get("/lab/profiles/bm25/")), "copy-form")
+    bm25 = RankingProfile.objects.get(name="bm25")
+    assert copy["k1"] == str(bm25.k1) and copy["w_semantic"] == str(bm25.w_semantic)
+    resp = editor_client.post("/lab/profiles/", {**copy, "name": "bm25-copy"})
+    assert resp.status_code == 302 and resp["Location"] == "/lab/profiles/bm25-copy/"
+    made = RankingProfile.objects.get(name="bm25-copy")
+    assert not made.builtin and made.created_by == "eddie"
+    assert {f: getattr(made, f) for f in ("k1", "b", "w_relevance", "stemming", "w_time")} == {
+        f: getattr(bm25, f) for f in ("k1", "b", "w_relevance", "stemming", "w_time")
+    }
+    assert {"k1", "w_time"} <= form_inputs(text(editor_client.get(resp["Location"])),
+                                            "profile-form").keys()
+
+
+def test_the_profile_formula_names_every_weight(viewer_client, builtins):
+    RankingProfile.objects.filter(name="keyword").update(w_time=0.75, w_semantic=0.25)
+    page = text(viewer_client.get("/lab/profiles/keyword/"))
+    formula = page.split('id="formula"', 1)[1].split("</p>", 1)[0]
+    for part in ("relevance", "recency", "importance", "0.75", "0.25", "cosine"):
+        assert part in formula, part
+    listing = text(viewer_client.get("/lab/profiles/"))
+    formula = listing.split('id="formula"', 1)[1].split("</p>", 1)[0]
+    assert "w_time" in formula and "w_semantic" in formula
+
+
 def test_viewers_read_the_lab_but_cannot_write(viewer_client, builtins):
     for url in (
         "/lab/",

@@ -128,11 +128,23 @@ def profile_detail(request, name: str):
             "form": form,
             "can_edit": can_edit,
             "is_admin": is_admin,
+            "can_copy": has_role(request.user, "editor"),
+            "copy_settings": _copy_settings(profile),
             "versions": list(reversed(profile_services.profile_versions(profile))),
             "settings": profile_services.SETTINGS,
         },
         status=status,
     )
+
+
+def _copy_settings(profile: RankingProfile) -> list[tuple[str, str]]:
+    """``[(field, value)]``: every setting as ProfileForm reads it back (a float's shortest
+    exact text; booleans as "true"/"false", which its checkboxes read as posted)."""
+    out = []
+    for name in profile_services.SETTINGS:
+        value = getattr(profile, name)
+        out.append((name, ("true" if value else "false") if isinstance(value, bool) else str(value)))
+    return out
 
 
 @require_POST
