@@ -112,10 +112,15 @@ class RollbackForm(forms.Form):
         widget=forms.TextInput(attrs={"placeholder": "why (required)"}),
     )
 
-    def __init__(self, *args, current_version: int, **kwargs):
+    def __init__(self, *args, targets: list[int], **kwargs):
+        """``targets``: the versions that hold content (``history.rollback_targets``)."""
         kwargs.setdefault("auto_id", "rollback_%s")
         super().__init__(*args, **kwargs)
-        self.fields["version"].choices = [(v, f"v{v}") for v in range(current_version - 1, 0, -1)]
+        self.fields["version"].choices = [(v, f"v{v}") for v in targets]
+        self.fields["version"].error_messages["invalid_choice"] = (
+            "Version %(value)s holds no content to roll back to (a forget, purge or restore "
+            "marker, or not an earlier version)."
+        )
 
 
 # --- memory detail: diff, purge, promote ------------------------------------------------------

@@ -4,6 +4,18 @@ from simple_history.manager import HistoryDescriptor
 
 from memories.models import ChangeKind, HistoryKind
 
+# Versions that only mark a change of state (forgotten, purged, brought back): they hold no
+# content of their own to roll back to (a restore repeats the version before its forget).
+MARKER_KINDS = frozenset({ChangeKind.FORGET, ChangeKind.ARCHIVE, ChangeKind.PURGE,
+                          ChangeKind.RESTORE})
+
+
+def rollback_targets(memory) -> list[int]:
+    """The earlier versions a rollback may go back to, newest first: every one that holds
+    content (not a marker of ``MARKER_KINDS``)."""
+    rows = memory.history.filter(version__lt=memory.version).exclude(kind__in=MARKER_KINDS)
+    return sorted(set(rows.values_list("version", flat=True)), reverse=True)
+
 
 def stamp_history_row(sender, instance, history_instance, **kwargs) -> None:
     """``pre_create_historical_record`` receiver: copy ``_history_kind``/``_history_actor``.

@@ -6,6 +6,7 @@ import random
 import pytest
 
 from memories import services
+from memories.history import rollback_targets
 from memories.models import Memory
 from search.index import fields as index_fields
 from search.memory_search import memory_search
@@ -129,9 +130,9 @@ def test_it_equals_a_full_rebuild_after_any_sequence_of_writes(builtins, seed):
             services.memory_restore(memory_id=rng.choice(live))
         else:
             memory_id = rng.choice(live)
-            version = Memory.objects.get(pk=memory_id).version
-            if version > 1:
-                services.memory_rollback(memory_id=memory_id, version=rng.randint(1, version - 1),
+            targets = rollback_targets(Memory.objects.get(pk=memory_id))
+            if targets:
+                services.memory_rollback(memory_id=memory_id, version=rng.choice(targets),
                                          reason="test")
     rows = Memory.objects.filter(user_id="u-a", deleted_at__isnull=True)
     analyzer = index_fields.ANALYZERS[index_fields.CONTENT]

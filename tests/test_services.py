@@ -151,6 +151,22 @@ def test_it_refuses_rollback_without_reason_or_to_a_future_version(builtins):
         services.memory_rollback(memory_id="mem_0000000000000000", version=1, reason="x")
 
 
+def test_it_refuses_rollback_to_a_forget_or_restore_version(builtins):
+    m = create("alpha")
+    services.memory_update(memory_id=m.memory_id, content="beta")  # v2
+    services.memory_forget(memory_id=m.memory_id, reason="wrong")  # v3
+    services.memory_restore(memory_id=m.memory_id, reason="right after all")  # v4
+    services.memory_update(memory_id=m.memory_id, content="gamma")  # v5
+    for marker in (3, 4):
+        with pytest.raises(InvalidInput, match="holds no content") as refused:
+            services.memory_rollback(memory_id=m.memory_id, version=marker, reason="x")
+        assert refused.value.field == "version"
+    row = Memory.objects.get(pk=m.memory_id)
+    assert (row.content, row.version, row.deleted_at) == ("gamma", 5, None)
+    services.memory_rollback(memory_id=m.memory_id, version=2, reason="back to beta")
+    assert Memory.objects.get(pk=m.memory_id).content == "beta"
+
+
 def test_it_purges_content_and_keeps_an_audit_record(builtins):
     m = create("secret that must go")
     services.memory_purge(memory_id=m.memory_id, reason="gdpr")

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from integrations.webhooks import outbox
 from memories.errors import Conflict, InvalidInput, NotFound
-from memories.history import actor_name
+from memories.history import MARKER_KINDS, actor_name
 from memories.mirror import sync_after_commit, sync_memory
 from memories.models import ChangeKind, Memory, MemoryType
 from memories.services import context as context_service
@@ -178,7 +178,8 @@ def memory_rollback(*, memory_id: str, version: int, actor=None, reason: str) ->
 
     Ids, namespace, access counters and other memories are never touched; history is never
     rewritten. A forgotten memory comes back if the target version was live. Raises
-    InvalidInput (no reason / not an earlier version), NotFound, Conflict (``duplicate_of``)
+    InvalidInput (no reason / not an earlier version / a forget, purge or restore marker,
+    ``history.MARKER_KINDS``), NotFound, Conflict (``duplicate_of``)
     when the version it brings back would copy another live memory.
     """
     if not isinstance(reason, str) or not reason.strip():
@@ -195,6 +196,9 @@ def memory_rollback(*, memory_id: str, version: int, actor=None, reason: str) ->
     old = memory.history.filter(version=version).order_by("-history_id").first()
     if old is None:
         raise NotFound(f"version {version} of {memory_id} not found", field="version")
+    if old.kind in MARKER_KINDS:
+        raise InvalidInput(f"version {version} is a {old.kind} marker: it holds no content "
+                           "to roll back to", field="version")
     memory.content, memory.content_hash = old.content, content_hash(old.content)
     memory.content_folded = fold(old.content)
     memory.importance, memory.tags, memory.type = old.importance, old.tags, old.type

@@ -27,6 +27,7 @@ from memories.forms import (
     ReasonForm,
     RollbackForm,
 )
+from memories.history import rollback_targets
 from memories.importance import estimate as importance_estimate
 from memories.models import Memory, MemoryType
 
@@ -116,7 +117,8 @@ def _render_detail(request, memory: Memory, *, status: int = 200, **forms):
         "importance_form": forms.get("importance_form")
         or ImportanceForm(initial={"importance": memory.importance, "version": memory.version}),
         "reason_form": forms.get("reason_form") or ReasonForm(),
-        "rollback_form": forms.get("rollback_form") or RollbackForm(current_version=memory.version),
+        "rollback_form": forms.get("rollback_form")
+        or RollbackForm(targets=rollback_targets(memory)),
         "undo_form": forms.get("undo_form") or ConsolidationUndoForm(),
         "edit_form": forms.get("edit_form") or EditForm.for_memory(memory),
         "edit_conflict": forms.get("edit_conflict"),
@@ -227,7 +229,7 @@ def memory_restore(request, memory_id: str):
 def memory_rollback(request, memory_id: str):
     """A new version equal to an earlier one (admin; a reason is required)."""
     memory = memory_or_404(memory_id)
-    form = RollbackForm(request.POST, current_version=memory.version)
+    form = RollbackForm(request.POST, targets=rollback_targets(memory))
     if not form.is_valid():
         return _render_detail(request, memory, status=400, rollback_form=form)
     version = form.cleaned_data["version"]

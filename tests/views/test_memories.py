@@ -447,7 +447,25 @@ def test_a_rollback_to_a_bad_version_is_a_form_error(admin_role_client, editor, 
     resp = admin_role_client.post(
         f"/memories/{m.memory_id}/rollback/", {"version": "2", "reason": "x"}
     )
-    assert resp.status_code == 400 and "Select a valid choice" in text(resp)
+    assert resp.status_code == 400 and "Version 2 holds no content to roll back to" in text(resp)
+
+
+def test_the_rollback_offers_only_versions_that_hold_content(admin_role_client, editor, make_memory):
+    m = make_memory("first")
+    services.memory_update(memory_id=m.memory_id, actor=editor, content="second")  # v2
+    services.memory_forget(memory_id=m.memory_id, actor=editor, reason="wrong")  # v3
+    services.memory_restore(memory_id=m.memory_id, actor=editor, reason="right")  # v4
+    services.memory_update(memory_id=m.memory_id, actor=editor, content="third")  # v5
+    page = text(admin_role_client.get(f"/memories/{m.memory_id}/"))
+    rollback_select = page.split('id="rollback_version"')[1].split("</select>")[0]
+    assert [a["value"] for t, a in tags(rollback_select) if t == "option"] == ["2", "1"]
+    # A marker version posted anyway is refused inline (the fragment, not a page).
+    resp = admin_role_client.post(
+        f"/memories/{m.memory_id}/rollback/", {"version": "3", "reason": "x"}, headers=HX
+    )
+    assert resp.status_code == 400 and "<html" not in text(resp)
+    assert "Version 3 holds no content to roll back to" in text(resp)
+    assert Memory.objects.get(pk=m.memory_id).version == 5
 
 
 def test_an_editor_cannot_roll_back(editor_client, editor, make_memory):
