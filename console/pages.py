@@ -53,8 +53,7 @@ def render_page(
     request, template: str, context: dict, *, partial: str | None = None, status: int = 200
 ):
     """Render ``template`` or, for an htmx swap, only ``template#partial``."""
-    context = {**context, "redis_down": _redis_down, "redis_state": _redis_state,
-               "role": role_of(request.user)}
+    context = {**context, "redis_down": _redis_down, "redis_state": _redis_state}
     if not wants_fragment(request):
         return render(request, template, context, status=status)
     if partial:
@@ -79,8 +78,7 @@ def refuse(request, message: str, *, status: int, title: str = ""):
     if request.htmx:
         response = render(request, "_forbidden.html", {"message": message}, status=status)
         return fragment_answer(reswap(retarget(response, MESSAGES_TARGET), "innerHTML"))
-    context = {"message": message, "redis_down": _redis_down, "redis_state": _redis_state,
-               "role": role_of(request.user)}
+    context = {"message": message, "redis_down": _redis_down, "redis_state": _redis_state}
     if title:
         context["title"] = title
     return render(request, "403.html", context, status=status)

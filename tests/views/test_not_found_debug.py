@@ -65,3 +65,34 @@ def test_the_api_keeps_json_404s(admin_role_client, admin_user):
     with override_settings(DEBUG=True):
         resp = ApiClient(admin_user).get("/sessions/no-such-session")
     assert resp.status_code == 404 and resp.json()["error"]["code"] == "not_found"
+
+
+@pytest.mark.parametrize(
+    ("debug", "url"),
+    [
+        (True, "/sessions/no-such-session/"),
+        (False, "/sessions/no-such-session/"),
+        # A URL no pattern matches: with DEBUG on it is Django's list of patterns, by design.
+        (False, "/no-such-page/"),
+    ],
+)
+def test_the_404_pages_navigation_keeps_the_admin_links_and_the_role_badge(
+    admin_role_client, debug, url
+):
+    with override_settings(DEBUG=debug):
+        body = text(admin_role_client.get(url))
+    assert 'href="/tokens/"' in body and 'href="/index/policy/"' in body
+    assert '<span class="badge badge-role" title="your role">admin</span>' in body
+
+
+@pytest.mark.parametrize("debug", [True, False])
+def test_the_csrf_403_pages_navigation_keeps_the_role_badge(admin_user, debug):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(admin_user)
+    with override_settings(DEBUG=debug):
+        resp = client.post("/tokens/new/", {"username": "x"})
+    body = text(resp)
+    assert resp.status_code == 403 and 'href="/tokens/"' in body
+    assert '<span class="badge badge-role" title="your role">admin</span>' in body
