@@ -7,6 +7,7 @@ from django.urls import path
 from accounts import views as token_views
 from console.views import activity, overview
 from memories.views import consolidation_undo as memory_undo_views
+from memories.views import create as memory_create_views
 from memories.views import detail as memory_views
 from memories.views import diff as memory_diff_views
 from memories.views import edit as memory_edit_views
@@ -27,6 +28,7 @@ urlpatterns = [
     path("", overview.overview, name="memories-overview"),
     path("memories/", memory_list_views.memory_list, name="memories-list"),
     path("memories/bulk/", memory_list_views.memory_bulk, name="memories-bulk"),
+    path("memories/new/", memory_create_views.memory_new, name="memories-new"),
     path("memories/<str:memory_id>/", memory_views.memory_detail, name="memories-detail"),
     path("memories/<str:memory_id>/diff/", memory_diff_views.memory_diff, name="memories-diff"),
     path(

@@ -5,8 +5,11 @@ Each form only checks the shape of what a browser sends; a ``ServiceError`` rais
 page shows one kind of error however deep the check was made.
 """
 
+import datetime as dt
+
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 
 from console.forms import (
     REASON_MAX,
@@ -15,23 +18,47 @@ from console.forms import (
     PagedFilterForm,
     per_page_field,
 )
+from memories.listing import STATES, MemoryFilters
 from memories.models import MemoryType
 
 
+def _date_field(label: str) -> forms.DateField:
+    return forms.DateField(required=False, label=label,
+                           widget=forms.DateInput(attrs={"type": "date"}))
+
+
+def _day_start(day: dt.date | None) -> dt.datetime | None:
+    """Midnight starting ``day`` in the current time zone (None for None)."""
+    if day is None:
+        return None
+    return timezone.make_aware(dt.datetime.combine(day, dt.time.min))
+
+
 class MemoryFilterForm(PagedFilterForm):
+    """The memory list's filters (a GET form: every value stays in the URL)."""
+
     q = forms.CharField(
         required=False,
         max_length=200,
         label="Text",
-        widget=forms.TextInput(attrs={"type": "search", "placeholder": "contains…"}),
+        widget=forms.TextInput(attrs={"type": "search", "placeholder": "every word, any order"}),
     )
-    user_id = NamespaceField(label="User")
+    user_id = NamespaceField(label="Namespace")
     conversation_id = IdentifierField(name="conversation_id", label="Conversation")
+    author = forms.CharField(required=False, max_length=128, label="Author")
+    tags = forms.CharField(
+        required=False, max_length=500, label="Tags", help_text="comma-separated: all of them",
+        widget=forms.TextInput(attrs={"placeholder": "tag-a, tag-b"}),
+    )
     type = forms.ChoiceField(required=False, choices=[("", "any type"), *MemoryType.choices])
     state = forms.ChoiceField(
         required=False,
-        choices=[("", "live and forgotten"), ("live", "live"), ("forgotten", "forgotten")],
+        choices=[("", "live and forgotten"), *((s, s) for s in STATES)],
     )
+    created_from = _date_field("Created from")
+    created_to = _date_field("Created to")
+    updated_from = _date_field("Updated from")
+    updated_to = _date_field("Updated to")
     importance_min = forms.FloatField(
         required=False,
         min_value=0,
@@ -48,12 +75,41 @@ class MemoryFilterForm(PagedFilterForm):
     )
     per_page = per_page_field()
 
+    # (low, high, what the error on high says): each range's high end may not be below its low.
+    RANGES = [
+        ("importance_min", "importance_max", "Must be at least the minimum importance."),
+        ("created_from", "created_to", "Must be on or after the first day."),
+        ("updated_from", "updated_to", "Must be on or after the first day."),
+    ]
+
+    def clean_tags(self):
+        return tuple(dict.fromkeys(
+            t.strip() for t in self.cleaned_data["tags"].split(",") if t.strip()))
+
     def clean(self):
         data = super().clean()
-        low, high = data.get("importance_min"), data.get("importance_max")
-        if low is not None and high is not None and low > high:
-            self.add_error("importance_max", "Must be at least the minimum importance.")
+        for low_name, high_name, message in self.RANGES:
+            low, high = data.get(low_name), data.get(high_name)
+            if low is not None and high is not None and low > high:
+                self.add_error(high_name, message)
         return data
+
+    def filters(self) -> MemoryFilters:
+        """The valid form's filters for ``memories.listing.memory_list``: each date range
+        from the first day's midnight to the midnight after the last day (both included)."""
+        data = self.cleaned_data
+
+        def days(low: str, high: str):
+            last = data[high]
+            return _day_start(data[low]), _day_start(last + dt.timedelta(days=1) if last else None)
+
+        return MemoryFilters(
+            text=data["q"], user_id=data["user_id"], conversation_id=data["conversation_id"],
+            author=data["author"], tags=data["tags"], type=data["type"],
+            state=data["state"], created=days("created_from", "created_to"),
+            updated=days("updated_from", "updated_to"),
+            importance=(data["importance_min"], data["importance_max"]),
+        )
 
 
 class ImportanceForm(forms.Form):
@@ -249,12 +305,12 @@ def bulk_form(data=None) -> BulkForm:
 
 
 
-# --- memory detail: edit content --------------------------------------------------------------
+# --- a memory's fields: edit one, write a new one --------------------------------------------
 
 
-class EditForm(forms.Form):
-    """Edit a memory's content, tags, type and metadata (``services.memory_update`` decides
-    what is valid: its errors land on the field they name)."""
+class MemoryFieldsForm(forms.Form):
+    """What a memory's author writes: content, tags, type, metadata (shapes only; the
+    service's validation decides the rest and its errors land on the field they name)."""
 
     content = forms.CharField(widget=forms.Textarea(attrs={"rows": 6}), strip=False)
     tags = forms.CharField(
@@ -266,6 +322,28 @@ class EditForm(forms.Form):
         required=False, label="Metadata (JSON object)",
         widget=forms.Textarea(attrs={"rows": 4, "class": "mono", "spellcheck": "false"}),
     )
+
+    def clean_tags(self):
+        return [t.strip() for t in self.cleaned_data["tags"].split(",") if t.strip()]
+
+    def clean_metadata(self):
+        import json
+
+        raw = self.cleaned_data["metadata"].strip()
+        if not raw:
+            return {}
+        try:
+            value = json.loads(raw)
+        except ValueError as exc:
+            raise ValidationError(f"Not valid JSON: {exc}.") from None
+        if not isinstance(value, dict):
+            raise ValidationError("Metadata must be a JSON object ({...}).")
+        return value
+
+
+class EditForm(MemoryFieldsForm):
+    """Edit a memory's content, tags, type and metadata (``services.memory_update``)."""
+
     reason = forms.CharField(
         max_length=REASON_MAX,
         error_messages={"required": "A reason is required to edit a memory."},
@@ -289,19 +367,19 @@ class EditForm(forms.Form):
             "version": memory.version,
         })
 
-    def clean_tags(self):
-        return [t.strip() for t in self.cleaned_data["tags"].split(",") if t.strip()]
 
-    def clean_metadata(self):
-        import json
+class NewMemoryForm(MemoryFieldsForm):
+    """A new memory (``services.memory_create``, as ``POST /api/v1/memories``): any
+    namespace, an existing one suggested or a new one."""
 
-        raw = self.cleaned_data["metadata"].strip()
-        if not raw:
-            return {}
-        try:
-            value = json.loads(raw)
-        except ValueError as exc:
-            raise ValidationError(f"Not valid JSON: {exc}.") from None
-        if not isinstance(value, dict):
-            raise ValidationError("Metadata must be a JSON object ({...}).")
-        return value
+    user_id = NamespaceField(required=True, label="Namespace")
+    conversation_id = IdentifierField(
+        name="conversation_id", label="Conversation", help_text="blank: user-wide")
+    importance = forms.FloatField(
+        required=False, min_value=0, max_value=1, help_text="blank: estimated from the content",
+        widget=forms.NumberInput(attrs={"step": "any", "min": "0", "max": "1", "class": "narrow"}),
+    )
+
+    field_order = ["user_id", "conversation_id", "type", "content", "tags", "importance",
+                   "metadata"]
+

@@ -1,4 +1,5 @@
-"""Reads: one namespace's memories and the (namespace, conversation) pairs, a page at a time.
+"""Reads: one namespace's memories and the (namespace, conversation) pairs, a page at a time;
+the console's filtered memory list and why its forgotten memories were forgotten.
 
 Keyset pagination (no OFFSET: page 1,000 costs what page 1 does), with the cursors of
 ``memories.cursors`` (opaque to clients: the sort key of the last row served). Raises
@@ -8,12 +9,15 @@ InvalidInput (field ``cursor``) for a cursor this module did not make.
 from __future__ import annotations
 
 import datetime as dt
+import json
+from dataclasses import dataclass
 
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Lookup, Q, QuerySet
 
 from memories.cursors import NOT_OURS, clean_limit, decode_cursor, encode_cursor
 from memories.errors import InvalidInput
 from memories.models import Memory
+from memories.text_fold import fold
 
 MAX_LIMIT = 500
 METADATA_FILTERS_MAX = 10  # each one is a JSON path read of every candidate row
@@ -84,3 +88,111 @@ def namespace_page(*, user_ids: list[str] | None = None, cursor: str | None = No
         return items, None
     last = items[limit - 1]
     return items[:limit], encode_cursor([last["user_id"], last["conversation_id"]])
+
+
+# --- the console's memory list -----------------------------------------------------------
+
+# Each state the list can show, as the rows it selects (a later state, e.g. archived, is one
+# more entry here and in the form's choices).
+STATES = {
+    "live": Q(deleted_at__isnull=True),
+    "forgotten": Q(deleted_at__isnull=False),
+}
+
+# The order of each state's list; a unique tie-breaker (memory_id) keeps pages from
+# overlapping (public case B31). Forgotten memories come newest-forgotten first.
+ORDERS = {"forgotten": ("-deleted_at", "memory_id")}
+DEFAULT_ORDER = ("-created_at", "memory_id")
+
+
+class HasAllTags(Lookup):
+    """``tags`` (a JSON list of strings) holds every one of the given tags.
+
+    PostgreSQL: jsonb containment (``@>``). SQLite has no containment, so one ``json_each``
+    lookup per tag."""
+
+    lookup_name = "has_all_tags"
+    prepare_rhs = False  # the tags, a tuple of strings, bound as parameters below
+
+    def as_sql(self, compiler, connection):
+        lhs, params = self.process_lhs(compiler, connection)
+        return f"{lhs} @> %s::jsonb", [*params, json.dumps(list(self.rhs))]
+
+    def as_sqlite(self, compiler, connection):
+        lhs, params = self.process_lhs(compiler, connection)
+        each = f"EXISTS (SELECT 1 FROM json_each({lhs}) WHERE json_each.value = %s)"
+        sql = " AND ".join([each] * len(self.rhs))
+        return sql, [p for tag in self.rhs for p in (*params, tag)]
+
+
+@dataclass(frozen=True)
+class MemoryFilters:
+    """What the console's memory list selects; blank/None/empty means "any".
+
+    ``text`` matches every one of its words, in any order, on the folded content (NFKC +
+    case folding, ``memories.text_fold``). Each ``(low, high)`` datetime range is half-open,
+    ``low <= value < high`` (either end None: unbounded); the importance range is closed."""
+
+    text: str = ""
+    user_id: str = ""
+    conversation_id: str = ""
+    author: str = ""
+    tags: tuple[str, ...] = ()
+    type: str = ""
+    state: str = ""  # "" (any) or a key of STATES
+    created: tuple[dt.datetime | None, dt.datetime | None] = (None, None)
+    updated: tuple[dt.datetime | None, dt.datetime | None] = (None, None)
+    importance: tuple[float | None, float | None] = (None, None)
+
+
+def _in_range(name: str, bounds: tuple, *, closed: bool = False) -> Q:
+    """``low <= name < high`` (``<= high`` when ``closed``); a None end is unbounded."""
+    low, high = bounds
+    q = Q()
+    if low is not None:
+        q &= Q(**{f"{name}__gte": low})
+    if high is not None:
+        q &= Q(**{f"{name}__{'lte' if closed else 'lt'}": high})
+    return q
+
+
+def memory_list(filters: MemoryFilters) -> QuerySet[Memory]:
+    """The memories ``filters`` select, totally ordered (see ``ORDERS``), without the large
+    columns a list never shows (context, keywords, metadata). A lazy queryset: the caller
+    pages it (one COUNT and one SELECT a page)."""
+    rows = Memory.objects.defer("context", "keywords", "metadata")
+    exact = {"user_id": filters.user_id, "conversation_id": filters.conversation_id,
+             "author": filters.author, "type": filters.type}
+    rows = rows.filter(**{name: value for name, value in exact.items() if value})
+    if filters.state:
+        rows = rows.filter(STATES[filters.state])
+    for name in ("created", "updated"):
+        rows = rows.filter(_in_range(f"{name}_at", getattr(filters, name)))
+    rows = rows.filter(_in_range("importance", filters.importance, closed=True))
+    if filters.tags:
+        rows = rows.filter(HasAllTags(F("tags"), tuple(filters.tags)))
+    # On the folded column, both sides folded: "102" finds "会议室１０２" and "москва" finds
+    # "Москва" on SQLite too, whose LIKE folds ASCII only. Every word, in any order.
+    for word in fold(filters.text).split():
+        rows = rows.filter(content_folded__contains=word)
+    return rows.order_by(*ORDERS.get(filters.state, DEFAULT_ORDER))
+
+
+def add_forget_reasons(memories) -> None:
+    """Set ``forget_reason`` on each forgotten one of ``memories`` (Memory rows): the reason
+    recorded with the version that forgot it (its first version with the ``deleted_at`` the
+    row holds now; a rollback to a forgotten version copies that), "" when none was given.
+    When and by whom are on the row (``deleted_at``, ``deleted_by``). One query, however
+    many memories; none when none is forgotten."""
+    forgotten = {m.memory_id: m for m in memories if m.deleted_at is not None}
+    if not forgotten:
+        return
+    versions = (Memory.history
+                .filter(memory_id__in=forgotten,
+                        deleted_at__in={m.deleted_at for m in forgotten.values()})
+                .order_by("memory_id", "history_id")
+                .values_list("memory_id", "deleted_at", "history_change_reason"))
+    for memory_id, deleted_at, reason in versions:
+        memory = forgotten[memory_id]
+        if not hasattr(memory, "forget_reason") and deleted_at == memory.deleted_at:
+            memory.forget_reason = reason or ""

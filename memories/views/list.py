@@ -12,38 +12,22 @@ from django.views.decorators.vary import vary_on_headers
 from accounts.roles import has_role
 from console.forms import add_service_error
 from console.pages import forbidden, paginate, render_page, role_required
-from memories import services
+from memories import listing, services
 from memories.errors import NotFound, ServiceError
 from memories.errors import PermissionDenied as ServicePermissionDenied
 from memories.forms import BulkForm, MemoryFilterForm, bulk_form
 from memories.models import Memory
-from memories.text_fold import fold
 
 # --- list -------------------------------------------------------------------------------
 
 
-def _filtered(data: dict):
-    memories = Memory.objects.defer("context", "keywords", "metadata")
-    if data["user_id"]:
-        memories = memories.filter(user_id=data["user_id"])
-    if data["conversation_id"]:
-        memories = memories.filter(conversation_id=data["conversation_id"])
-    if data["type"]:
-        memories = memories.filter(type=data["type"])
-    if data["state"] == "live":
-        memories = memories.filter(deleted_at__isnull=True)
-    elif data["state"] == "forgotten":
-        memories = memories.filter(deleted_at__isnull=False)
-    if data["importance_min"] is not None:
-        memories = memories.filter(importance__gte=data["importance_min"])
-    if data["importance_max"] is not None:
-        memories = memories.filter(importance__lte=data["importance_max"])
-    if data["q"]:
-        # On the folded column (NFKC + case folding, both sides): "102" finds "会议室１０２" and
-        # "москва" finds "Москва" on SQLite too, whose LIKE folds ASCII only.
-        memories = memories.filter(content_folded__contains=fold(data["q"]))
-    # memory_id is unique, so the order is total and pages never overlap (public case B31).
-    return memories.order_by("-created_at", "memory_id")
+def _search_url(data: dict) -> str:
+    """The Search page ranking the list's text (``data``: a valid filter form's) in its
+    namespace; "" unless both are given."""
+    if not (data["user_id"] and data["q"].strip()):
+        return ""
+    query = urlencode({"user_id": data["user_id"], "q": data["q"]})
+    return f"{reverse('memories:memories-search')}?{query}"
 
 
 def _list_response(request, query, *, bulk=None, status: int = 200):
@@ -52,11 +36,12 @@ def _list_response(request, query, *, bulk=None, status: int = 200):
     ``bulk`` is a bound BulkForm to show with its errors and the rows it had selected.
     """
     form = MemoryFilterForm(query)
-    pager = None
+    pager, search_url = None, ""
     if form.is_valid():
+        search_url = _search_url(form.cleaned_data)
         pager = paginate(
             request,
-            _filtered(form.cleaned_data),
+            listing.memory_list(form.filters()),
             per_page=form.cleaned_data["per_page"],
             params=form.params(),
             base=reverse("memories:memories-list"),
@@ -67,6 +52,7 @@ def _list_response(request, query, *, bulk=None, status: int = 200):
     back = ""
     if pager is not None:
         back = urlencode({**form.params(), "page": pager.page.number})
+        listing.add_forget_reasons(pager.page)
     selected = set(bulk.data.getlist("memory_ids")) if bulk is not None and bulk.is_bound else set()
     return render_page(
         request,
@@ -78,6 +64,7 @@ def _list_response(request, query, *, bulk=None, status: int = 200):
             "bulk_form": bulk or BulkForm(),
             "back": back,
             "selected": selected,
+            "search_url": search_url,
         },
         partial="rows",
         status=status,

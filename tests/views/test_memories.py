@@ -1,10 +1,13 @@
 """Memory list (filters, pagination), detail, and the changes made from it."""
 
 import datetime as dt
+import html
+import re
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.test import Client
+from django.utils.timezone import localtime
 
 from memories import services
 from memories.models import Memory
@@ -143,6 +146,213 @@ def test_list_query_count_is_pinned(viewer_client, make_memory, django_assert_nu
     assert len(row_ids(resp.content)) == 25  # the default page size
     with django_assert_num_queries(5):
         viewer_client.get("/memories/", {"page": "2"}, headers=HX)
+
+
+def listed(client, **params) -> list[str]:
+    resp = client.get("/memories/", params)
+    assert resp.status_code == 200, text(resp)
+    return row_ids(resp.content)
+
+
+def test_the_text_filter_matches_every_word_in_any_order(viewer_client, make_memory):
+    phone = make_memory("Call the Oakridge office: phone 555-0100")
+    make_memory("The Oakridge office moved to Elm Street")
+    make_memory("A phone for the Lisbon team")
+    wide = make_memory("ＯＡＫＲＩＤＧＥ's new ＰＨＯＮＥ line")  # NFKC + case folding, as before
+    assert set(listed(viewer_client, q="Oakridge phone")) == {phone.memory_id, wide.memory_id}
+    assert set(listed(viewer_client, q="PHONE  oakridge")) == {phone.memory_id, wide.memory_id}
+    assert listed(viewer_client, q="oakridge phone lisbon") == []
+
+
+def test_it_filters_by_author_tags_and_namespace(viewer_client, make_memory):
+    a = make_memory("one", author="agent-7", tags=["billing", "eu"])
+    b = make_memory("two", author="agent-7", tags=["billing"], user_id="u-b")
+    c = make_memory("three", author="agent-9", tags=["eu", "billing", "vip"])
+    assert set(listed(viewer_client, author="agent-7")) == {a.memory_id, b.memory_id}
+    assert set(listed(viewer_client, tags="billing")) == {a.memory_id, b.memory_id, c.memory_id}
+    assert set(listed(viewer_client, tags="eu, billing")) == {a.memory_id, c.memory_id}
+    assert listed(viewer_client, tags="eu,vip,billing") == [c.memory_id]
+    assert listed(viewer_client, tags="bill") == []  # a whole tag, not a part of one
+    assert listed(viewer_client, user_id="u-b") == [b.memory_id]
+    assert listed(viewer_client, author="agent-7", tags="eu", user_id="u-a") == [a.memory_id]
+
+
+def test_it_filters_by_created_and_updated_day_ranges(viewer_client, make_memory):
+    day = dt.datetime(2025, 3, 10, 12, tzinfo=dt.UTC)
+    early = make_memory("early", created_at=day - dt.timedelta(days=5))
+    mid = make_memory("mid", created_at=day)
+    late = make_memory("late", created_at=day + dt.timedelta(days=5))
+    # Set the update dates directly: a service stamps "now", and the filter reads the column.
+    for m, when in ((early, day), (mid, day + dt.timedelta(days=20)), (late, day)):
+        Memory.objects.filter(pk=m.pk).update(updated_at=when)
+    assert set(listed(viewer_client, created_from="2025-03-10")) == {mid.memory_id, late.memory_id}
+    assert set(listed(viewer_client, created_to="2025-03-10")) == {early.memory_id, mid.memory_id}
+    assert listed(viewer_client, created_from="2025-03-10", created_to="2025-03-10") == [mid.memory_id]
+    assert set(listed(viewer_client, updated_to="2025-03-10")) == {early.memory_id, late.memory_id}
+    assert listed(viewer_client, updated_from="2025-03-11") == [mid.memory_id]
+    assert listed(viewer_client, updated_from="2025-03-01", created_from="2025-03-11",
+                  importance_min="0") == [late.memory_id]
+
+
+@pytest.mark.parametrize("low, high", [("created_from", "created_to"),
+                                       ("updated_from", "updated_to")])
+def test_a_date_range_ending_before_it_starts_is_a_form_error(viewer_client, low, high):
+    resp = viewer_client.get("/memories/", {low: "2025-03-10", high: "2025-03-09"})
+    assert resp.status_code == 400 and "Must be on or after the first day." in text(resp)
+
+
+def test_every_filter_survives_the_url_round_trip(viewer_client, make_memory):
+    """The form shows back every filter of the URL, and every page link carries them all."""
+    for n in range(12):
+        make_memory(f"redis note {n}", author="agent-7", tags=["ops"], importance=0.6,
+                    created_at=dt.datetime(2025, 3, 10, n, tzinfo=dt.UTC))
+    params = {"q": "redis note", "user_id": "u-a", "author": "agent-7", "tags": "ops",
+              "type": "long_term", "state": "live", "created_from": "2025-03-01",
+              "created_to": "2025-03-31", "updated_from": "2000-01-01",
+              "updated_to": "2999-12-31", "importance_min": "0.5", "importance_max": "0.7",
+              "per_page": "10"}
+    resp = viewer_client.get("/memories/", params)
+    assert len(row_ids(resp.content)) == 10
+    inputs = {a["name"]: a.get("value", "") for t, a in tags(resp.content)
+              if t == "input" and a.get("name") in params}
+    selects = text(resp)
+    assert {k: v for k, v in inputs.items()} == {k: v for k, v in params.items()
+                                                  if k not in ("type", "state")}
+    assert '<option value="live" selected>' in selects
+    assert '<option value="long_term" selected>' in selects
+    for link in page_links(resp.content):
+        query = {k: v[0] for k, v in parse_qs(urlsplit(link).query).items()}
+        assert query.pop("page") and query == params
+    assert len(listed(viewer_client, **params, page="2")) == 2
+
+
+def test_a_namespace_and_text_offer_to_rank_them_in_search(viewer_client, make_memory):
+    make_memory("Oakridge phone 555-0100")
+    resp = viewer_client.get("/memories/", {"q": "Oakridge phone", "user_id": "u-a"})
+    links = [a["href"] for t, a in tags(resp.content) if a.get("id") == "rank-in-search"]
+    assert links == ["/search/?user_id=u-a&q=Oakridge+phone"]
+    assert viewer_client.get(links[0]).status_code == 200
+    for params in ({"q": "Oakridge phone"}, {"user_id": "u-a"}):
+        assert "rank-in-search" not in ids(viewer_client.get("/memories/", params).content)
+
+
+def test_the_forgotten_state_says_when_by_whom_and_why_newest_forgotten_first(
+        viewer_client, editor, make_memory, django_assert_num_queries):
+    first = make_memory("forgotten first, created last",
+                        created_at=dt.datetime(2025, 5, 1, tzinfo=dt.UTC))
+    second = make_memory("forgotten second, created first",
+                         created_at=dt.datetime(2025, 1, 1, tzinfo=dt.UTC))
+    make_memory("still live")
+    services.memory_forget(memory_id=first.memory_id, actor=editor, reason="outdated address")
+    # Forgotten, restored, forgotten again: the reason shown is the one it is forgotten with now.
+    services.memory_forget(memory_id=second.memory_id, actor="cleanup-job", reason="")
+    services.memory_restore(memory_id=second.memory_id, actor=editor, reason="oops")
+    services.memory_forget(memory_id=second.memory_id, actor=editor, reason="duplicate of another")
+    # session, user, role groups; COUNT, the page, the reasons; the namespace suggestions.
+    with django_assert_num_queries(7):
+        resp = viewer_client.get("/memories/", {"state": "forgotten"})
+    assert row_ids(resp.content) == [second.memory_id, first.memory_id]
+    body = text(resp)
+    when = localtime(Memory.objects.get(pk=first.pk).deleted_at).strftime("%Y-%m-%d %H:%M")
+    assert f"{when}</time> by eddie: “outdated address”" in body
+    assert "by eddie: “duplicate of another”" in body and "oops" not in body
+
+
+def test_a_forgotten_memory_without_a_reason_says_so(viewer_client, make_memory):
+    m = make_memory("no reason")
+    services.memory_forget(memory_id=m.memory_id, actor="policy")
+    assert "by policy (no reason given)" in text(viewer_client.get("/memories/"))
+
+
+# --- new memory -------------------------------------------------------------------------
+
+
+def _field_block(body: str, field: str) -> str:
+    """The <p> of the new-memory form holding ``field``'s input and its errors."""
+    match = re.search(rf'<p><label for="id_{field}">.*?</p>', body, re.S)
+    assert match, field
+    return match.group(0)
+
+
+NEW = {"user_id": "u-new", "conversation_id": "", "type": "long_term",
+       "content": "The Oakridge office phone is 555-0100", "tags": "office, phone",
+       "importance": "0.8", "metadata": '{"source": "front desk"}'}
+
+
+def test_the_list_links_editors_to_a_new_memory_form(editor_client, viewer_client,
+                                                     make_memory):
+    make_memory("an existing namespace", user_id="u-seen")
+    assert attr_values(editor_client.get("/memories/").content, "href").count("/memories/new/") == 1
+    assert "new-memory" not in ids(viewer_client.get("/memories/").content)
+    body = text(editor_client.get("/memories/new/"))
+    inputs = {a.get("name"): a for t, a in tags(body) if t in ("input", "textarea", "select")}
+    assert inputs["user_id"]["list"] == "namespaces" and inputs["user_id"]["type"] == "text"
+    assert {"conversation_id", "type", "content", "tags", "importance", "metadata"} <= set(inputs)
+    assert '<option value="u-seen">' in body  # the datalist suggests existing namespaces
+    form = [a for t, a in tags(body) if t == "form" and a.get("id") == "new-memory-form"][0]
+    assert form["method"] == "post" and form["action"] == "/memories/new/"
+
+
+def test_a_new_memory_is_written_by_the_service_and_its_page_opens(editor_client):
+    resp = editor_client.post("/memories/new/", NEW)
+    m = Memory.objects.get(user_id="u-new")
+    assert resp.status_code == 302 and resp["Location"] == f"/memories/{m.memory_id}/"
+    assert (m.content, m.tags, m.importance, m.metadata, m.conversation_id) == (
+        NEW["content"], ["office", "phone"], 0.8, {"source": "front desk"}, None)
+    first = m.history.get()
+    assert (first.kind, first.changed_by) == ("create", "eddie")
+    page = editor_client.get(resp["Location"])
+    assert "Memory created." in text(page)
+    found = memory_search(user_id="u-new", query="Oakridge phone").results
+    assert [r.memory_id for r in found] == [m.memory_id]
+
+
+def test_a_new_memory_in_a_conversation_with_an_estimated_importance(editor_client):
+    resp = editor_client.post("/memories/new/", {**NEW, "conversation_id": "c-9",
+                                                 "importance": "", "metadata": "",
+                                                 "type": "working"})
+    m = Memory.objects.get(user_id="u-new")
+    assert resp.status_code == 302
+    assert (m.conversation_id, m.type, m.metadata) == ("c-9", "working", {})
+    assert 0 <= m.importance <= 1
+
+
+def test_the_same_memory_twice_opens_the_existing_one(editor_client):
+    first = editor_client.post("/memories/new/", NEW)
+    again = editor_client.post("/memories/new/", NEW)
+    assert again["Location"] == first["Location"] and Memory.objects.count() == 1
+    assert "nothing new was written" in text(editor_client.get(again["Location"]))
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("user_id", "", "This field is required."),
+        ("user_id", " padded", "user_id"),
+        ("conversation_id", "x" * 129, "at most 128 characters"),
+        ("content", "", "This field is required."),
+        ("content", "   ", "content must not be blank"),  # the service's check, on its field
+        ("tags", "ok, " + "t" * 65, "tags items must be non-blank strings of at most 64"),
+        ("importance", "2", "less than or equal to 1"),
+        ("metadata", "{not json", "Not valid JSON"),
+        ("metadata", "[1, 2]", "Metadata must be a JSON object"),
+        ("type", "forever", "Select a valid choice"),
+    ],
+)
+def test_each_new_memory_error_shows_on_its_field(editor_client, field, value, message):
+    resp = editor_client.post("/memories/new/", {**NEW, field: value})
+    assert resp.status_code == 400
+    block = _field_block(text(resp), field)
+    assert 'class="field-error"' in block and message in html.unescape(block)
+    assert Memory.objects.count() == 0
+    if field != "content":  # what was typed is kept
+        assert html.escape(NEW["content"]) in text(resp)
+
+
+def test_a_viewer_gets_the_role_refusal_for_a_new_memory(viewer_client):
+    for resp in (viewer_client.get("/memories/new/"), viewer_client.post("/memories/new/", NEW)):
+        assert resp.status_code == 403 and "This needs the editor role" in text(resp)
+    assert Memory.objects.count() == 0
 
 
 # --- detail -----------------------------------------------------------------------------
