@@ -11,12 +11,15 @@ from search.models import MatchMode, Ranker, RankingProfile
 
 K_DEFAULT, K_MAX = 10, 50
 
-# URL parameter -> profile setting, for B's sliders (``b`` is profile B's name, so BM25's
-# length normalisation travels as ``bm25_b``).
 MATCH_MODES = [(m, m) for m in MatchMode.values]
 
 RANKERS = [(r, r) for r in Ranker.values]
 
+# The compared profiles, in column order; each one is tunable with its own sliders.
+SIDES = ("a", "b")
+
+# URL parameter -> profile setting, for a side's sliders (``b`` is profile B's name, so
+# BM25's length normalisation travels as ``bm25_b``).
 TUNE_PARAMS = {
     "w_rel": "w_relevance",
     "w_rec": "w_recency",
@@ -27,6 +30,37 @@ TUNE_PARAMS = {
     "stemming": "stemming",
     "match_mode": "match_mode",
 }
+
+
+def tune_param(side: str, param: str) -> str:
+    """A side's URL parameter for a slider: B's keep their names from when only B was
+    tunable (so links shared then still open the same comparison); other sides' are
+    prefixed (``a_w_rel``)."""
+    return param if side == "b" else f"{side}_{param}"
+
+
+def _tune_fields(side: str) -> dict[str, forms.Field]:
+    """One side's sliders: each, when present, overrides that side's profile."""
+    name = side.upper()
+    fields = {
+        "w_rel": forms.FloatField(min_value=0, max_value=1, label=f"{name} relevance weight"),
+        "w_rec": forms.FloatField(min_value=0, max_value=1, label=f"{name} recency weight"),
+        "w_imp": forms.FloatField(min_value=0, max_value=1, label=f"{name} importance weight"),
+        "half_life": forms.FloatField(
+            min_value=0.1, max_value=87600, label=f"{name} half-life (hours)"
+        ),
+        "k1": forms.FloatField(min_value=0, max_value=5, label=f"{name} k1"),
+        "bm25_b": forms.FloatField(min_value=0, max_value=1, label=f"{name} b"),
+        "stemming": forms.ChoiceField(
+            label=f"{name} stemming", choices=[("", "as profile"), ("on", "on"), ("off", "off")]
+        ),
+        "match_mode": forms.ChoiceField(
+            label=f"{name} match mode", choices=[("", "as profile"), *MATCH_MODES]
+        ),
+    }
+    for field in fields.values():
+        field.required = False
+    return {tune_param(side, param): field for param, field in fields.items()}
 
 
 class CompareForm(RecallFilterFields):
@@ -48,27 +82,14 @@ class CompareForm(RecallFilterFields):
         label="Top k",
         widget=forms.NumberInput(attrs={"class": "narrow"}),
     )
-    # B's sliders: each, when present, overrides profile B (an unsaved profile).
-    w_rel = forms.FloatField(required=False, min_value=0, max_value=1, label="Relevance weight")
-    w_rec = forms.FloatField(required=False, min_value=0, max_value=1, label="Recency weight")
-    w_imp = forms.FloatField(required=False, min_value=0, max_value=1, label="Importance weight")
-    half_life = forms.FloatField(
-        required=False, min_value=0.1, max_value=87600, label="Half-life (hours)"
-    )
-    k1 = forms.FloatField(required=False, min_value=0, max_value=5, label="k1")
-    bm25_b = forms.FloatField(required=False, min_value=0, max_value=1, label="b")
-    stemming = forms.ChoiceField(
-        required=False, label="Stemming", choices=[("", "as profile"), ("on", "on"), ("off", "off")]
-    )
-    match_mode = forms.ChoiceField(
-        required=False, label="Match mode", choices=[("", "as profile"), *MATCH_MODES]
-    )
 
     def __init__(self, data, *, profiles: list[RankingProfile]):
         names = [p.name for p in profiles]
         default = next((p.name for p in profiles if p.is_default), names[0] if names else "")
         other = next((n for n in ("bm25", "keyword", *names) if n != default), default)
         super().__init__({"a": default, "b": other, "k": str(K_DEFAULT), **data.dict()})
+        for side in SIDES:
+            self.fields.update(_tune_fields(side))
         self.profiles = {p.name: p for p in profiles}
         choices = [(p.name, f"{p.name} (default)" if p.is_default else p.name) for p in profiles]
         self.fields["a"].choices = self.fields["b"].choices = choices
@@ -76,23 +97,20 @@ class CompareForm(RecallFilterFields):
     def clean_k(self):
         return self.cleaned_data["k"] or K_DEFAULT
 
-    def overrides(self) -> dict:
-        """B's settings given by sliders (only those present)."""
+    def overrides(self, side: str) -> dict:
+        """A side's settings given by its sliders (only those present)."""
         out = {}
         for param, setting in TUNE_PARAMS.items():
-            value = self.cleaned_data.get(param)
+            value = self.cleaned_data.get(tune_param(side, param))
             if value in (None, ""):
                 continue
             out[setting] = value == "on" if param == "stemming" else value
         return out
 
-    def profile_a(self) -> RankingProfile:
-        return self.profiles[self.cleaned_data["a"]]
-
-    def profile_b(self) -> tuple[RankingProfile, bool]:
-        """Profile B with the sliders applied, and whether they changed anything."""
-        base = self.profiles[self.cleaned_data["b"]]
-        overrides = self.overrides()
+    def profile(self, side: str) -> tuple[RankingProfile, bool]:
+        """A side's profile with its sliders applied, and whether they changed anything."""
+        base = self.profiles[self.cleaned_data[side]]
+        overrides = self.overrides(side)
         if not overrides:
             return base, False
         tuned = profile_services.profile_build(base, name=f"{base.name} (tuned)", **overrides)
@@ -100,8 +118,9 @@ class CompareForm(RecallFilterFields):
             return base, False
         return tuned, True
 
-    def state(self, *, tuned_from: RankingProfile | None = None) -> dict[str, str]:
-        """The URL parameters of this comparison (with B's settings when tuned)."""
+    def state(self, *, tuned: dict[str, RankingProfile] | None = None) -> dict[str, str]:
+        """The URL parameters of this comparison, with the sliders of each side in
+        ``tuned`` (``{side: its tuned profile}``)."""
         data = self.cleaned_data
         out = {
             "user_id": data["user_id"],
@@ -113,22 +132,21 @@ class CompareForm(RecallFilterFields):
         for name in ("since", "until", "author", "tags"):
             if data.get(name):
                 out[name] = str(data[name])
-        if tuned_from is not None:
-            out.update(tune_params(tuned_from))
+        for side, profile in (tuned or {}).items():
+            out.update(tune_params(profile, side))
         return out
 
 
-def tune_params(profile: RankingProfile) -> dict[str, str]:
-    """A profile's slider settings as URL parameters."""
+def tune_params(profile: RankingProfile, side: str) -> dict[str, str]:
+    """A profile's slider settings as one side's URL parameters."""
     out = {}
     for param, setting in TUNE_PARAMS.items():
         value = getattr(profile, setting)
         if param == "stemming":
-            out[param] = "on" if value else "off"
+            value = "on" if value else "off"
         elif isinstance(value, float):
-            out[param] = f"{value:g}"
-        else:
-            out[param] = str(value)
+            value = f"{value:g}"
+        out[tune_param(side, param)] = str(value)
     return out
 
 

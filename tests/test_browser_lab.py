@@ -8,6 +8,7 @@ grades a result with the keyboard, opens an explanation, and saves a screenshot 
 
 import datetime as dt
 import shutil
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -74,7 +75,7 @@ def test_it_tunes_b_live_grades_and_explains(browser_page, live_server, admin_us
     page.goto(f"{base}/search/compare/?user_id=team&q=deploy&a=bm25&b=bm25&k=6")
     page.wait_for_function("() => window.htmx !== undefined")
     before = column_b(page)
-    assert len(before) == 6 and page.locator("#tuned-badge").count() == 0
+    assert len(before) == 6 and page.locator("#tuned-b").count() == 0
     # A marker on window survives an htmx swap but not a full page load.
     page.evaluate("() => { window.__noReload = true; }")
 
@@ -138,3 +139,100 @@ def test_it_tunes_b_live_grades_and_explains(browser_page, live_server, admin_us
     assert page.locator("#unjudged tbody tr").count() == len(run.unjudged)
     page.screenshot(path=str(SHOTS / "lab-run.png"), full_page=True)
     assert errors == [], errors
+
+
+# Screenshots of the lab pages for a person to look at (outside the repository).
+LAB_SHOTS = Path("/tmp/shots27")
+MODES = [pytest.param(True, id="debug-on"), pytest.param(False, id="debug-off")]
+
+
+@pytest.fixture
+def console(live_server, admin_user, monkeypatch, settings):
+    """``open(width, debug)``: a page logged in as the admin (ada), the live server rendering
+    with ``DEBUG`` as asked; ``page.errors`` collects the page's script errors."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    LAB_SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+
+        def open_page(width: int, debug: bool):
+            settings.DEBUG = debug  # the live server reads the same settings
+            page = browser.new_page(viewport={"width": width, "height": 900})
+            page.errors = []
+            page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+            page.goto(f"{live_server.url}/accounts/login/")
+            page.fill("#id_username", "ada")
+            page.fill("#id_password", "pw-ada")
+            page.click("button[type=submit]")
+            page.wait_for_url(f"{live_server.url}/")
+            return page
+
+        yield open_page
+        browser.close()
+
+
+def _notes(actor) -> None:
+    now = dt.datetime.now(dt.UTC)
+    for content, importance, days in NOTES:
+        services.memory_create(user_id="team", content=content, importance=importance,
+                               created_at=now - dt.timedelta(days=days), actor=actor)
+
+
+def _focused(page) -> str | None:
+    return page.evaluate("() => document.activeElement?.dataset?.memoryId || null")
+
+
+@pytest.mark.parametrize("debug", MODES)
+@pytest.mark.parametrize("width", [1400, 390])
+def test_both_sides_tune_and_the_keyboard_reaches_and_grades_results(console, live_server,
+                                                                      admin_user, debug, width):
+    _notes(admin_user)
+    page = console(width, debug)
+    page.goto(f"{live_server.url}/search/compare/?user_id=team&q=deploy&a=bm25&b=bm25&k=6")
+    page.wait_for_function("() => window.htmx !== undefined")
+    column_a = "#column-a li[data-memory-id]"
+    before_a = page.eval_on_selector_all(column_a, "els => els.map(e => e.dataset.memoryId)")
+
+    # Four keys from the top of the page: Skip to content, then Skip to the first result.
+    for key in ("Tab", "Enter", "Tab", "Enter"):
+        page.keyboard.press(key)
+    assert page.evaluate("() => document.activeElement.id") == "first-result"
+    assert _focused(page) == before_a[0]
+
+    # A's sliders tune A, B's tune B; one request each, the URL holds both.
+    page.fill("#tune-a_w_imp", "0.7")
+    page.wait_for_function("() => document.querySelector('#a-w-imp')?.textContent === '0.70'")
+    page.fill("#tune-w_rec", "0.4")
+    page.wait_for_function("() => document.querySelector('#b-w-rec')?.textContent === '0.40'")
+    after_a = page.eval_on_selector_all(column_a, "els => els.map(e => e.dataset.memoryId)")
+    assert after_a != before_a and sorted(after_a) == sorted(before_a)
+    query = parse_qs(urlsplit(page.url).query)
+    assert query["a_w_imp"] == ["0.7"] and query["w_rec"] == ["0.4"]
+    assert page.locator("#a-w-imp").inner_text() == "0.70"
+    assert page.locator("#b-w-imp").inner_text() == "0.00"  # B keeps its own importance
+
+    # j from nowhere focuses the first result; 3 grades it; j moves on; 1 grades the next.
+    page.locator("h1").click()
+    page.keyboard.press("j")
+    assert _focused(page) == after_a[0]
+    ring = page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")
+    assert ring == "solid"  # the focus is visible
+    page.keyboard.press("3")
+    page.wait_for_selector(f"{column_a}[data-memory-id='{after_a[0]}'] "
+                           ".grade-btn[value='3'][aria-pressed='true']")
+    page.keyboard.press("j")
+    assert _focused(page) == after_a[1]
+    page.keyboard.press("1")
+    page.wait_for_selector(f"{column_a}[data-memory-id='{after_a[1]}'] "
+                           ".grade-btn[value='1'][aria-pressed='true']")
+    page.keyboard.press("k")
+    assert _focused(page) == after_a[0]
+    assert dict(Judgment.objects.values_list("memory_id", "grade")) == {after_a[0]: 3,
+                                                                         after_a[1]: 1}
+    assert page.locator("#kbd-help").is_visible()
+    name = f"compare-{width}-{'debug' if debug else 'nodebug'}"
+    page.screenshot(path=str(LAB_SHOTS / f"{name}-focus.png"))  # the focused card, in view
+    page.evaluate("() => window.scrollTo(0, 0)")
+    page.screenshot(path=str(LAB_SHOTS / f"{name}.png"), full_page=True)
+    assert page.errors == []

@@ -140,14 +140,16 @@ def test_slider_round_trip(editor_client, flip):
     }
     resp = editor_client.get("/search/compare/", params)
     body = text(resp)
-    assert resp.status_code == 200 and "tuned-badge" in ids(body)
+    assert resp.status_code == 200 and "tuned-b" in ids(body) and "tuned-a" not in ids(body)
     assert column_ids(body, "a") == [flip["noisy"], flip["vital"]]
     assert column_ids(body, "b") == [flip["vital"], flip["noisy"]]
     assert re.search(r'id="b-w-rel">0\.20<', body) and re.search(r'id="b-w-imp">0\.80<', body)
     assert "half-life <b>48 h</b>" in body and "k1 <b>1.50</b>" in body
     assert "stemming <b>on</b>" in body and "bm25 (tuned)" in body
     sliders = {
-        a["name"]: a["value"] for t, a in tags(body) if t == "input" and a.get("type") == "range"
+        a["name"]: a["value"]
+        for t, a in tags(body)
+        if t == "input" and a.get("type") == "range" and not a["name"].startswith("a_")
     }
     assert sliders == {
         "w_rel": "0.2",
@@ -157,7 +159,7 @@ def test_slider_round_trip(editor_client, flip):
         "k1": "1.5",
         "bm25_b": "0.5",
     }
-    hidden = form_inputs(body, "save-form")
+    hidden = form_inputs(body, "save-form-b")
     assert hidden["w_imp"] == "0.8" and hidden["b"] == "bm25" and hidden["stemming"] == "on"
     resp = editor_client.post("/search/compare/save/", {**hidden, "name": "important-first"})
     assert resp.status_code == 302
@@ -170,6 +172,36 @@ def test_slider_round_trip(editor_client, flip):
     follow = editor_client.get(resp["Location"])
     assert column_ids(text(follow), "b") == [flip["vital"], flip["noisy"]]
     assert "Saved profile important-first." in text(follow)
+
+
+def test_profile_a_is_tuned_by_its_own_sliders_and_saved_from_its_side(editor_client, flip):
+    """A's sliders (``a_`` parameters) tune A as B's tune B: A re-ranks, B stays as saved,
+    the explain link and the save form carry A's settings, and saving A puts the new
+    profile on side A while B keeps its sliders."""
+    params = {"user_id": "u-flip", "q": "deploy", "a": "bm25", "b": "bm25",
+              "a_w_rel": "0.2", "a_w_imp": "0.8", "w_rec": "0.1"}
+    body = text(editor_client.get("/search/compare/", params))
+    assert {"tuned-a", "tuned-b"} <= ids(body)
+    assert column_ids(body, "a") == [flip["vital"], flip["noisy"]]
+    assert re.search(r'id="a-w-imp">0\.80<', body) and re.search(r'id="b-w-imp">0\.00<', body)
+    ranges = {a["name"] for t, a in tags(body) if t == "input" and a.get("type") == "range"}
+    assert {"a_w_rel", "a_k1", "w_rel", "k1"} <= ranges
+    hidden = form_inputs(body, "save-form-a")
+    assert hidden["side"] == "a" and hidden["a_w_imp"] == "0.8" and hidden["w_rec"] == "0.1"
+    resp = editor_client.post("/search/compare/save/", {**hidden, "name": "a-tuned"})
+    target = parse_qs(urlsplit(resp["Location"]).query)
+    assert target["a"] == ["a-tuned"] and "a_w_imp" not in target and target["w_rec"] == ["0.1"]
+    saved = RankingProfile.objects.get(name="a-tuned")
+    assert (saved.w_relevance, saved.w_importance) == (0.2, 0.8)
+    explain = text(editor_client.get("/search/compare/explain/",
+                                     {**params, "side": "a", "memory_id": flip["vital"]}))
+    assert "bm25 (tuned)" in explain
+
+
+@pytest.mark.parametrize("params", [{"a_w_rel": "2"}, {"a_match_mode": "some"}])
+def test_a_bad_slider_of_a_is_a_400(viewer_client, flip, params):
+    resp = viewer_client.get("/search/compare/", {"user_id": "u-flip", "q": "deploy", **params})
+    assert resp.status_code == 400
 
 
 def test_sliders_equal_to_the_profile_are_not_a_tuning(viewer_client, flip):
@@ -185,7 +217,7 @@ def test_sliders_equal_to_the_profile_are_not_a_tuning(viewer_client, flip):
             "w_imp": "0.2",
         },
     )
-    assert "tuned-badge" not in ids(resp.content)
+    assert "tuned-b" not in ids(resp.content)
 
 
 def test_saving_needs_an_editor_and_a_free_name(viewer_client, editor_client, flip):

@@ -15,7 +15,7 @@ from console.pages import render_page, role_required
 from lab import evaluation as lab_evaluation
 from lab import explain as lab_explain
 from lab import judgments as lab_judgments
-from lab.forms import MATCH_MODES, CompareForm, tune_params
+from lab.forms import MATCH_MODES, SIDES, CompareForm, tune_param, tune_params
 from lab.views.charts import PART_COLOURS, SIDE_COLOURS, score_chart, stacked_bar
 from memories import store
 from memories.errors import ServiceError
@@ -64,8 +64,9 @@ def _column(side, found, state, *, moves=None, other=None, grades, username):
     return rows
 
 
-def sliders(profile: RankingProfile) -> list[dict]:
-    """B's range inputs, each starting at the profile's value (ranges widen to hold it)."""
+def sliders(profile: RankingProfile, side: str) -> list[dict]:
+    """A side's range inputs, each starting at the profile's value (ranges widen to hold it);
+    ``name`` is the side's URL parameter (``forms.tune_param``)."""
     specs = [
         ("w_rel", "Relevance w", "w_relevance", 0, 1, 0.05),
         ("w_rec", "Recency w", "w_recency", 0, 1, 0.05),
@@ -75,11 +76,11 @@ def sliders(profile: RankingProfile) -> list[dict]:
         ("bm25_b", "b", "b", 0, 1, 0.05),
     ]
     out = []
-    for name, label, setting, low, high, step in specs:
+    for param, label, setting, low, high, step in specs:
         value = getattr(profile, setting)
         out.append(
             {
-                "name": name,
+                "name": tune_param(side, param),
                 "label": label,
                 "min": f"{min(low, value):g}",
                 "max": f"{max(high, value):g}",
@@ -93,21 +94,34 @@ def sliders(profile: RankingProfile) -> list[dict]:
 def _compare_context(request, form) -> tuple[dict, int]:
     """Run both rankings and compare them; ``(context, status)``."""
     data = form.cleaned_data
-    prof_a = form.profile_a()
-    prof_b, tuned = form.profile_b()
-    state = form.state(tuned_from=prof_b if tuned else None)
+    profiles = {side: form.profile(side) for side in SIDES}
+    tuned = {side: prof for side, (prof, is_tuned) in profiles.items() if is_tuned}
+    state = form.state(tuned=tuned)
+    prof_a, prof_b = profiles["a"][0], profiles["b"][0]
     ctx = {
         "prof_a": prof_a,
         "prof_b": prof_b,
-        "tuned": tuned,
         "state": state,
-        "base_b": form.profiles[data["b"]],
         "k": data["k"],
-        "save_params": state | tune_params(prof_b),
-        "sliders": sliders(prof_b),
+        # One head per side: its profile, tuned or not, sliders, save and reset.
+        "heads": [
+            {
+                "side": side,
+                "prof": prof,
+                "base": form.profiles[data[side]],
+                "tuned": is_tuned,
+                "sliders": sliders(prof, side),
+                "stemming": tune_param(side, "stemming"),
+                "match_mode": tune_param(side, "match_mode"),
+                "save_params": state | tune_params(prof, side) | {"side": side},
+                "reset_url": reverse("lab:compare")
+                + "?"
+                + urlencode(form.state(tuned={s: p for s, p in tuned.items() if s != side})),
+            }
+            for side, (prof, is_tuned) in profiles.items()
+        ],
         "hidden_state": form.state(),
         "match_modes": MATCH_MODES,
-        "reset_url": reverse("lab:compare") + "?" + urlencode(form.state()),
     }
     if not data["user_id"] or not data["q"].strip():
         return ctx, 200
@@ -158,11 +172,14 @@ def _compare_context(request, form) -> tuple[dict, int]:
                 data["k"],
             ),
             "judge_query": " ".join(data["q"].split()),
+            # The skip links' target: the first result of the first column that has one.
+            "first_side": "a" if found_a.results else "b",
         }
     )
+    save = {h["side"]: h["save_params"] for h in ctx["heads"]}
     ctx["columns"] = [
-        ("a", ctx["rows_a"], found_a, prof_a, live_a),
-        ("b", ctx["rows_b"], found_b, prof_b, live_b),
+        ("a", ctx["rows_a"], found_a, prof_a, live_a, save["a"]),
+        ("b", ctx["rows_b"], found_b, prof_b, live_b, save["b"]),
     ]
     return ctx, 200
 
@@ -181,8 +198,9 @@ def _base_context(request, form) -> dict:
 @vary_on_headers("HX-Request")
 @role_required("viewer")
 def compare(request):
-    """``/search/compare/?q=&user_id=&a=&b=&k=`` plus B's slider settings (``w_rel``,
-    ``w_rec``, ``w_imp``, ``half_life``, ``k1``, ``bm25_b``, ``stemming``, ``match_mode``).
+    """``/search/compare/?q=&user_id=&a=&b=&k=`` plus each side's slider settings (B's:
+    ``w_rel``, ``w_rec``, ``w_imp``, ``half_life``, ``k1``, ``bm25_b``, ``stemming``,
+    ``match_mode``; A's the same prefixed ``a_``).
 
     htmx (a slider moved) gets the ``#results`` fragment, both columns recomputed, and pushes
     the URL; a reviewer's comparison never bumps ``access_count`` (it observes, as search).
@@ -210,7 +228,7 @@ def compare_explain(request):
         ctx["error"], status = "Choose a user, a query, a side (a or b) and a result.", 400
     else:
         data = form.cleaned_data
-        prof = form.profile_a() if side == "a" else form.profile_b()[0]
+        prof = form.profile(side)[0]
         try:
             ctx["x"] = lab_explain.explain_hit(
                 user_id=data["user_id"],
@@ -231,7 +249,8 @@ def compare_explain(request):
 @require_POST
 @role_required("editor")
 def compare_save(request):
-    """Save B's settings (a profile plus sliders) as a new profile, then compare with it."""
+    """Save one side's settings (``side``: its profile plus sliders) as a new profile, then
+    compare with it on that side."""
     form = CompareForm(request.POST, profiles=list(RankingProfile.objects.all()))
     back = (
         reverse("lab:compare")
@@ -247,18 +266,28 @@ def compare_save(request):
             + "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()),
         )
         return HttpResponseRedirect(back)
-    prof_b, _ = form.profile_b()
+    side = request.POST.get("side", "b")
+    if side not in SIDES:
+        messages.error(request, f"Not saved: side must be one of {', '.join(SIDES)}.")
+        return HttpResponseRedirect(back)
+    tuned, _ = form.profile(side)
     try:
         profile = profile_services.profile_create(
             actor=request.user,
             name=request.POST.get("name", ""),
             reason="saved from the compare page",
-            **{f: getattr(prof_b, f) for f in profile_services.SETTINGS},
+            **{f: getattr(tuned, f) for f in profile_services.SETTINGS},
         )
     except ServiceError as exc:
         messages.error(request, f"Not saved: {exc.message}")
         return HttpResponseRedirect(back)
     messages.success(request, f"Saved profile {profile.name}.")
-    state = form.state() | {"b": profile.name}
+    # The other sides keep their sliders; the saved side now is the saved profile, untuned.
+    others = {}
+    for other in SIDES:
+        prof, is_tuned = form.profile(other)
+        if other != side and is_tuned:
+            others[other] = prof
+    state = form.state(tuned=others) | {side: profile.name}
     return HttpResponseRedirect(reverse("lab:compare") + "?" + urlencode(state))
 

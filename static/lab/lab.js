@@ -1,4 +1,4 @@
-// Ranking lab: slider read-outs and keyboard grading. Everything works without this file
+// Ranking lab: slider read-outs and keyboard navigation and grading. Everything works without this file
 // (forms submit normally); it only makes the compare page quicker to use.
 (function () {
   "use strict";
@@ -11,28 +11,40 @@
     if (output) output.value = input.value;
   });
 
-  function rows(row) {
-    var list = row.closest("ol.hits");
-    return list ? Array.prototype.slice.call(list.querySelectorAll("[data-gradable]")) : [];
+  // Every result card of the page, in reading order (column A's, then B's).
+  function cards() {
+    return Array.prototype.slice.call(document.querySelectorAll("#results [data-gradable]"));
   }
 
-  // On a focused result row: 0-3 grade it, arrows (or j/k) move to the next/previous row.
+  function typing(el) {
+    return el.isContentEditable || /^(INPUT|SELECT|TEXTAREA|BUTTON)$/.test(el.tagName);
+  }
+
+  // On a focused result card: 0-3 grade it (pressing its grade button, so it is the same
+  // action as a click), j/k (or the arrows) move to the next/previous card. Outside any card
+  // and any form field, j/k focus the first card: no Tab walk through the sliders.
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
-    var row = event.target;
-    if (!row.matches || !row.matches("[data-gradable]")) return;
+    var card = event.target;
+    var step = { ArrowDown: 1, j: 1, ArrowUp: -1, k: -1 }[event.key];
+    if (!card.matches || !card.matches("[data-gradable]")) {
+      if ((event.key === "j" || event.key === "k") && !typing(card) && cards().length) {
+        event.preventDefault();
+        cards()[0].focus();
+      }
+      return;
+    }
     if (event.key.length === 1 && "0123".indexOf(event.key) >= 0) {
-      var button = row.querySelector('.grade button[value="' + event.key + '"]');
+      var button = card.querySelector('.grade button[value="' + event.key + '"]');
       if (button) {
         event.preventDefault();
         button.click();
       }
       return;
     }
-    var step = { ArrowDown: 1, j: 1, ArrowUp: -1, k: -1 }[event.key];
     if (!step) return;
-    var all = rows(row);
-    var next = all[all.indexOf(row) + step];
+    var all = cards();
+    var next = all[all.indexOf(card) + step];
     if (next) {
       event.preventDefault();
       next.focus();
