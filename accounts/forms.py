@@ -2,6 +2,7 @@
 
 from django import forms
 
+from accounts.tokens import EXPIRES_IN_DAYS_MAX
 from console.forms import namespace_list_field
 
 
@@ -36,6 +37,13 @@ class TokenCreateForm(forms.Form):
         required=False,
         label="Allow namespaces that hold nothing yet",
         help_text="For an agent that will write into a new namespace.",
+    )
+    expires_in_days = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=EXPIRES_IN_DAYS_MAX,
+        label="Expires in (days)",
+        help_text="Blank: never. After that the token is refused, as a revoked one is.",
     )
     name = forms.CharField(
         required=False,

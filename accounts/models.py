@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 
 class ApiToken(models.Model):
@@ -14,7 +15,10 @@ class ApiToken(models.Model):
     # Namespaces (user_ids) this token may touch; empty = every namespace its role allows.
     namespaces = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Stamped when the token authenticates, at most once a minute (accounts.tokens).
     last_used_at = models.DateTimeField(null=True, blank=True)
+    # None: never expires; from then on the token is refused as a revoked one is.
+    expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -23,3 +27,7 @@ class ApiToken(models.Model):
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.user})"
 
+    @property
+    def expired(self) -> bool:
+        """Whether its expiry has passed (the token is then refused)."""
+        return self.expires_at is not None and self.expires_at <= timezone.now()

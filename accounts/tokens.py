@@ -1,13 +1,15 @@
-"""API tokens: random, shown once, stored as SHA-256, revocable."""
+"""API tokens: random, shown once, stored as SHA-256, revocable, optionally expiring."""
 
+import datetime as dt
 import hashlib
+import logging
 import secrets
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import DatabaseError, models, transaction
 from django.utils import timezone
 
 from accounts.models import ApiToken
@@ -17,16 +19,24 @@ from memories.errors import Conflict, InvalidInput, PermissionDenied
 from memories.services.audit import audit_record
 from memories.validation import clean_identifier
 
+log = logging.getLogger(__name__)
+
 NAMESPACES_MAX = 50
+EXPIRES_IN_DAYS_MAX = 3650
+# "Last used" is stamped at most once per this many seconds per token and process.
+LAST_USED_EVERY_SECONDS = 60
 
 
 def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def token_create(*, user, name: str = "", namespaces: list[str] | None = None) -> str:
-    """Create a token for ``user``, optionally restricted to ``namespaces``; returns the token
-    itself (only its hash is kept)."""
+def token_create(
+    *, user, name: str = "", namespaces: list[str] | None = None, expires_at=None
+) -> str:
+    """Create a token for ``user``, optionally restricted to ``namespaces`` and expiring at
+    ``expires_at`` (an aware datetime; None: never); returns the token itself (only its hash
+    is kept)."""
     token = "mc_" + secrets.token_urlsafe(32)
     ApiToken.objects.create(
         user=user,
@@ -34,34 +44,81 @@ def token_create(*, user, name: str = "", namespaces: list[str] | None = None) -
         prefix=token[:10],
         key_hash=_digest(token),
         namespaces=sorted(set(namespaces or [])),
+        expires_at=expires_at,
     )
     return token
 
 
+def expiry_in(days) -> dt.datetime | None:
+    """The expiry ``days`` whole days from now (None or "" for none). Raises InvalidInput
+    (field ``expires_in_days``) outside 1..EXPIRES_IN_DAYS_MAX."""
+    if days in (None, ""):
+        return None
+    if isinstance(days, bool) or not isinstance(days, int) or not (
+        1 <= days <= EXPIRES_IN_DAYS_MAX
+    ):
+        raise InvalidInput(
+            f"expires_in_days takes a whole number of days from 1 to {EXPIRES_IN_DAYS_MAX}",
+            field="expires_in_days",
+        )
+    return timezone.now() + dt.timedelta(days=days)
+
+
 def token_user(token: str):
-    """The active user of a live token, or None (unknown, revoked or inactive user)."""
+    """The active user of a live token, or None (unknown, revoked, expired or inactive user)."""
     row = token_lookup(token)
     return row.user if row else None
 
 
 def token_lookup(token: str) -> ApiToken | None:
-    """The live token row (with its user, whose role is resolved) for ``token``, or None.
+    """The live token row (with its user, whose role is resolved) for ``token``, or None
+    (unknown, revoked, expired, or its user deactivated).
 
     Rows come from the process's row cache (``memories.generation_cache``): revoking a
     token, or changing its user or the user's groups, reaches every process with its next
-    request. The row is shared by the process's threads: copy its user before changing it.
+    request; expiry is checked at every lookup, as a cached row may expire while cached.
+    The row is shared by the process's threads: copy its user before changing it.
     """
+    row = _cached_row(token)
+    if row is None or row.expired:
+        return None
+    _stamp_last_used(row)
+    return row
+
+
+def token_expired_at(token: str) -> dt.datetime | None:
+    """When ``token`` expired, if it is a token that would work but for its expiry; else
+    None. For the 401's message: read from the row cache, so no query after the lookup."""
+    row = _cached_row(token)
+    return row.expires_at if row is not None and row.expired else None
+
+
+def _cached_row(token: str) -> ApiToken | None:
     if not token or len(token) > 200:
         return None
     digest = _digest(token)
-    row = generation_cache.cached(f"token:{digest}", lambda: _load(digest))
-    if row is None:
-        return None
+    return generation_cache.cached(f"token:{digest}", lambda: _load(digest))
+
+
+def _stamp_last_used(row: ApiToken) -> None:
+    """Set ``last_used_at``, at most once a minute per token: the process's cached row
+    remembers the last stamp, so requests in between write nothing; the UPDATE only moves
+    a stamp older than a minute, so processes stamping the same minute change the row once.
+    Never fails the request: the cached stamp moves before the write, so a database that
+    refuses it (locked, read-only) is asked again a minute later, and the error is logged."""
     now = timezone.now()
-    if row.last_used_at is None or (now - row.last_used_at).total_seconds() > 60:
-        row.last_used_at = now
-        ApiToken.objects.filter(pk=row.pk).update(last_used_at=now)
-    return row
+    if row.last_used_at is not None and (
+        (now - row.last_used_at).total_seconds() < LAST_USED_EVERY_SECONDS
+    ):
+        return
+    row.last_used_at = now
+    stale = dt.timedelta(seconds=LAST_USED_EVERY_SECONDS)
+    try:
+        ApiToken.objects.filter(pk=row.pk).filter(
+            models.Q(last_used_at__isnull=True) | models.Q(last_used_at__lt=now - stale)
+        ).update(last_used_at=now)
+    except DatabaseError as exc:
+        log.warning("token %s: last used not stamped: %s", row.prefix, exc)
 
 
 def _load(digest: str) -> ApiToken | None:
@@ -104,6 +161,7 @@ class Issued:
     role: str
     role_changed: bool
     namespaces: list[str]
+    expires_at: dt.datetime | None = None
 
 
 def clean_namespaces(values) -> list[str]:
@@ -122,6 +180,7 @@ def token_issue(
     name: str = "",
     namespaces=(),
     change_role: bool = False,
+    expires_in_days: int | None = None,
     audit_actor=None,
 ) -> Issued:
     """Create a token for ``username``, creating the user when there is none (no usable
@@ -132,12 +191,14 @@ def token_issue(
     naming ``role``, and nothing is written): never silently. A new user needs a role; a
     superuser is always admin (another role is refused); ``actor`` (the console's admin, None
     for the command line) may not lower their own role nor mint a superuser's token unless
-    they are one. Raises InvalidInput (400), PermissionDenied (403), Conflict (409).
+    they are one. ``expires_in_days`` (1..EXPIRES_IN_DAYS_MAX; None: never) sets when the
+    token stops working. Raises InvalidInput (400), PermissionDenied (403), Conflict (409).
     """
     if role not in (None, "", *ROLES):
         raise InvalidInput(f"role must be one of {', '.join(ROLES)}", field="role")
     role = role or None
     namespaces = clean_namespaces(list(namespaces))
+    expires_at = expiry_in(expires_in_days)
     users = get_user_model()
     if not isinstance(username, str) or not username:
         raise InvalidInput("username is required", field="username")
@@ -193,7 +254,7 @@ def token_issue(
     if role_changed:
         user.groups.remove(*Group.objects.filter(name__in=ROLES))
         user.groups.add(Group.objects.get(name=role))
-    token = token_create(user=user, name=name, namespaces=namespaces)
+    token = token_create(user=user, name=name, namespaces=namespaces, expires_at=expires_at)
     now_role = "admin" if user.is_superuser else (role or current)
     audit_record(
         actor=actor if audit_actor is None else audit_actor,
@@ -204,8 +265,9 @@ def token_issue(
             "prefix": token[:10],
             "name": name,
             "namespaces": namespaces,
+            **({"expires_at": expires_at.isoformat()} if expires_at else {}),
             **({"user_created": True} if created else {}),
             **({"role_was": current} if role_changed and not created else {}),
         },
     )
-    return Issued(token, user, created, now_role, role_changed, namespaces)
+    return Issued(token, user, created, now_role, role_changed, namespaces, expires_at)

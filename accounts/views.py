@@ -9,6 +9,8 @@ chosen, as ``create_api_token`` does; an existing user's role changes only when 
 confirms it. Every create and revoke is an audit event.
 """
 
+from datetime import datetime
+
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -86,6 +88,7 @@ def token_new(request):
             name=data["name"],
             namespaces=data["namespaces"],
             change_role=data["change_role"],
+            expires_in_days=data["expires_in_days"],
         )
     except ServiceError as exc:
         add_service_error(form, exc)
@@ -100,6 +103,8 @@ def token_new(request):
         "namespaces": issued.namespaces,
         "user_created": issued.created,
         "role_changed": issued.role_changed and not issued.created,
+        # ISO text: the session is JSON.
+        "expires_at": issued.expires_at.isoformat() if issued.expires_at else None,
     }
     return redirect("memories:memories-token-created")
 
@@ -113,6 +118,8 @@ def token_created(request):
     if created is None:
         messages.info(request, "A new token is shown once only; this one was shown already.")
         return redirect("memories:memories-tokens")
+    if created.get("expires_at"):
+        created["expires_at"] = datetime.fromisoformat(created["expires_at"])
     response = render_page(request, "memories/token_created.html", created)
     add_never_cache_headers(response)  # the token must not sit in any cache
     return response

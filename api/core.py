@@ -9,7 +9,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 from pydantic import ConfigDict, Field
 
-from accounts.tokens import token_lookup
+from accounts.tokens import token_expired_at, token_lookup
 from integrations.metrics.registry import count_redis_error
 from memories import store
 from memories.errors import PermissionDenied, ServiceError
@@ -19,6 +19,12 @@ class BearerAuth(HttpBearer):
     def authenticate(self, request, token):
         row = token_lookup(token)
         if row is None:
+            expired = token_expired_at(token)
+            if expired is not None:  # the 401 says why (_auth_error)
+                request.auth_refusal = (
+                    f"this token expired at {expired.isoformat(timespec='seconds')}; "
+                    "ask an admin for a new one"
+                )
             return None
         request.user = copy.copy(row.user)  # the cached row is shared by threads
         request.token_namespaces = row.namespaces
@@ -86,7 +92,8 @@ def _validation_error(request, exc: ValidationError):
 
 @api.exception_handler(AuthenticationError)
 def _auth_error(request, exc):
-    return error_response(request, 401, "unauthorized", "missing or invalid bearer token")
+    message = getattr(request, "auth_refusal", "missing or invalid bearer token")
+    return error_response(request, 401, "unauthorized", message)
 
 
 @api.exception_handler(HttpError)

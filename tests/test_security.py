@@ -1,6 +1,7 @@
 """Security: ``check --deploy`` clean under production settings; API tokens shown once, stored
 hashed and revocable (function and ``revoke_api_token`` command)."""
 
+import datetime as dt
 import os
 import secrets
 import subprocess
@@ -10,10 +11,13 @@ from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from accounts.models import ApiToken
-from accounts.tokens import token_create, token_revoke
+from accounts.tokens import token_create, token_expired_at, token_lookup, token_revoke
+from memories import generation_cache
 from memories.models import AuditEvent
+from tests.conftest import ApiClient
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -94,6 +98,64 @@ def test_revoked_token_is_a_401_at_once(admin_api):
     assert response.status_code == 401
     assert response.json()["error"]["code"] == "unauthorized"
     assert token_revoke(prefix=admin_api.token[:10]) == 0  # already revoked
+
+
+def test_an_expired_token_is_a_401_that_says_it_expired(admin_user, admin_api):
+    assert admin_api.get("/profiles").status_code == 200  # cached in the row cache
+    past = timezone.now() - dt.timedelta(seconds=1)
+    ApiToken.objects.filter(prefix=admin_api.token[:10]).update(expires_at=past)
+    generation_cache.bump()  # an update() sends no signal
+    response = admin_api.get("/profiles")
+    error = response.json()["error"]
+    assert response.status_code == 401 and error["code"] == "unauthorized"
+    assert "this token expired at" in error["message"] and "ask an admin" in error["message"]
+    unknown = ApiClient(None)
+    unknown.token = "mc_" + "x" * 43
+    assert unknown.get("/profiles").json()["error"]["message"] == "missing or invalid bearer token"
+
+
+def test_a_cached_token_stops_working_when_its_expiry_passes(admin_user):
+    """Expiry is checked at every lookup, not only when the row is loaded."""
+    token = token_create(user=admin_user, expires_at=timezone.now() + dt.timedelta(seconds=1))
+    assert token_lookup(token) is not None
+    cached_row = token_lookup(token)
+    cached_row.expires_at = timezone.now()  # the same row object the cache holds
+    assert token_lookup(token) is None and token_expired_at(token) == cached_row.expires_at
+
+
+def test_create_api_token_sets_an_expiry_in_days(builtins):
+    out = StringIO()
+    call_command("create_api_token", "agent-9", "--role", "viewer", "--expires-in-days", "30",
+                 stdout=out)
+    row = ApiToken.objects.get(user__username="agent-9")
+    left = row.expires_at - timezone.now()
+    assert dt.timedelta(days=29, hours=23) < left <= dt.timedelta(days=30)
+    assert "expires at" in out.getvalue()
+    assert AuditEvent.objects.get(action="token_created").data["expires_at"]
+    with pytest.raises(CommandError, match="expires_in_days: .*from 1 to 3650"):
+        call_command("create_api_token", "agent-9", "--expires-in-days", "0", stdout=StringIO())
+    assert ApiToken.objects.count() == 1
+
+
+def test_last_used_is_stamped_at_most_once_a_minute(admin_user, django_assert_num_queries):
+    token = token_create(user=admin_user)
+    assert token_lookup(token) is not None
+    first = ApiToken.objects.get().last_used_at
+    assert first is not None
+    with django_assert_num_queries(0):  # cached row, stamped less than a minute ago
+        for _ in range(5):
+            assert token_lookup(token) is not None
+    assert ApiToken.objects.get().last_used_at == first
+    # Another process (its own cached row, stale stamp) in the same minute changes nothing.
+    cached_row = token_lookup(token)
+    cached_row.last_used_at = first - dt.timedelta(minutes=5)
+    assert token_lookup(token) is not None
+    assert ApiToken.objects.get().last_used_at == first
+    # A minute later it moves.
+    ApiToken.objects.update(last_used_at=first - dt.timedelta(minutes=2))
+    cached_row.last_used_at = first - dt.timedelta(minutes=2)
+    token_lookup(token)
+    assert ApiToken.objects.get().last_used_at > first
 
 
 def test_revoking_one_token_leaves_the_others(admin_user, admin_api):

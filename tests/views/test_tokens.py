@@ -1,11 +1,13 @@
 """API tokens (admin): list, create for an existing user with a role (shown once), revoke;
 each an audit event."""
 
+import datetime as dt
 import io
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.utils import timezone
 
 from accounts.models import ApiToken
 from accounts.roles import role_of
@@ -262,3 +264,29 @@ def test_token_list_query_count_is_pinned(admin_role_client, editor, django_asse
     # namespaces for the create form's suggestions.
     with django_assert_num_queries(7):
         assert admin_role_client.get("/tokens/").status_code == 200
+
+
+def test_a_token_gets_an_expiry_in_days_and_the_list_shows_expiry_and_last_use(
+    admin_role_client, editor
+):
+    shown = text(create(admin_role_client, {"username": "eddie", "expires_in_days": "7"}))
+    row = ApiToken.objects.get()
+    assert row.expires_at is not None
+    assert f"Expires {row.expires_at:%Y-%m-%d %H:%M}" in shown
+    assert AuditEvent.objects.get(action="token_created").data["expires_at"]
+    old = token_create(user=editor, name="old", expires_at=timezone.now() - dt.timedelta(days=1))
+    ApiToken.objects.filter(prefix=old[:10]).update(
+        last_used_at=timezone.now() - dt.timedelta(days=2)
+    )
+    body = text(admin_role_client.get("/tokens/"))
+    rows = {a["data-prefix"] for t, a in tags(body) if t == "tr" and "data-prefix" in a}
+    assert rows == {row.prefix, old[:10]}
+    assert f"{row.expires_at:%Y-%m-%d %H:%M}" in body and ">expired</span>" in body
+    assert token_user(old) is None
+
+
+@pytest.mark.parametrize("days", ["0", "3651", "soon"])
+def test_a_bad_expiry_is_a_form_error(admin_role_client, editor, days):
+    resp = admin_role_client.post("/tokens/new/", {"username": "eddie", "expires_in_days": days})
+    assert resp.status_code == 400 and "expires-error" in ids(text(resp))
+    assert not ApiToken.objects.exists()

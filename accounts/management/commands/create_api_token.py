@@ -31,8 +31,14 @@ class Command(BaseCommand):
             dest="namespaces",
             help="restrict the token to this namespace (repeatable)",
         )
+        parser.add_argument(
+            "--expires-in-days",
+            type=int,
+            default=None,
+            help="the token stops working after this many days (default: never)",
+        )
 
-    def handle(self, *args, username, role, name, namespaces, **options):
+    def handle(self, *args, username, role, name, namespaces, expires_in_days, **options):
         from django.contrib.auth import get_user_model
 
         if role is None and not get_user_model().objects.filter(username=username).exists():
@@ -46,6 +52,7 @@ class Command(BaseCommand):
                 name=name,
                 namespaces=namespaces,
                 change_role=True,  # --role on the command line is the explicit choice
+                expires_in_days=expires_in_days,
             )
         except ServiceError as exc:
             raise CommandError(
@@ -54,4 +61,6 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{'created' if issued.created else 'updated'} user {username} ({issued.role})"
         )
+        if issued.expires_at:
+            self.stdout.write(f"expires at {issued.expires_at.isoformat(timespec='seconds')}")
         self.stdout.write(issued.token)
