@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
+from django.utils.text import Truncator
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
@@ -32,6 +33,7 @@ from memories.importance import estimate as importance_estimate
 from memories.models import Memory, MemoryType
 
 DETAIL = "memories/memory_detail.html"
+HEADLINE_CHARS = 60
 
 ESTIMATE_LABELS = {
     "base": "base",
@@ -64,8 +66,44 @@ def word_diff(old: str, new: str) -> list[tuple[str, str]]:
     return out
 
 
+# How much unchanged text a folded diff keeps on each side of a change, and how much of a
+# long inserted or deleted run it shows (its head and tail), in characters.
+DIFF_CONTEXT = 80
+DIFF_RUN = 400
+
+
+def _elide(text: str, *, head: int, tail: int) -> list[tuple[str, str]]:
+    """``text`` as ``[(op, text)]`` pieces keeping its first ``head`` and last ``tail``
+    characters (cut at white space when there is some near the cut) with a ``("gap", "")``
+    between them; the whole of ``text`` when the gap would hide little."""
+    if len(text) <= head + tail + DIFF_CONTEXT:
+        return [("same", text)]
+    start = text[:head]
+    start = start[:start.rfind(" ") + 1] if start.rfind(" ") > head // 2 else start
+    end = text[len(text) - tail:] if tail else ""
+    end = end[end.find(" ") + 1:] if 0 <= end.find(" ") < tail // 2 else end
+    return [p for p in (("same", start), ("gap", ""), ("same", end)) if p[0] == "gap" or p[1]]
+
+
+def folded_diff(diff: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``word_diff``'s output with the long unchanged stretches (and the middle of very long
+    changed runs) replaced by ``("gap", "")``: what changed, with ``DIFF_CONTEXT`` characters
+    of unchanged text around each change, so a long memory's history stays short."""
+    out = []
+    for n, (op, text) in enumerate(diff):
+        if op == "same":
+            head = DIFF_CONTEXT if n > 0 else 0  # text before the first change: its end only
+            tail = DIFF_CONTEXT if n < len(diff) - 1 else 0
+            out += _elide(text, head=head, tail=tail)
+        else:
+            out += [(op if piece == "same" else piece, part)
+                    for piece, part in _elide(text, head=DIFF_RUN, tail=DIFF_RUN)]
+    return out
+
+
 def _versions(memory: Memory) -> list[dict]:
-    """Every version, newest first, each with what changed since the one before it."""
+    """Every version, newest first, each with what changed since the one before it (its
+    content as a folded word diff, :func:`folded_diff`)."""
     rows, previous = [], None
     for h in memory.history.order_by("history_date", "history_id"):
         changes = []
@@ -81,7 +119,7 @@ def _versions(memory: Memory) -> list[dict]:
                 "h": h,
                 "forgotten": h.deleted_at is not None,
                 "changes": changes,
-                "diff": word_diff(previous.content, h.content)
+                "diff": folded_diff(word_diff(previous.content, h.content))
                 if previous is not None and h.content != previous.content
                 else None,
             }
@@ -98,6 +136,8 @@ def _render_detail(request, memory: Memory, *, status: int = 200, **forms):
     versions = _versions(memory)
     context = {
         "memory": memory,
+        # The page's title and heading: the content's start, white space runs as one space.
+        "headline": Truncator(" ".join(memory.content.split())).chars(HEADLINE_CHARS),
         "versions": versions,
         # The estimate the write path makes when no importance is given (services.py).
         "estimate": estimate,

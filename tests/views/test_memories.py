@@ -443,6 +443,56 @@ def test_the_history_shows_a_content_diff(viewer_client, editor, make_memory):
     assert "<del>Fridays</del><ins>Thursdays</ins>" in body
 
 
+def _long_text(seed: str) -> str:
+    """About 10,000 characters of distinct words (``seed`` sets them apart)."""
+    return " ".join(f"{seed}{n} word{n}." for n in range(800))
+
+
+def test_the_history_folds_long_versions_to_what_changed(viewer_client, editor, make_memory):
+    text_v1 = _long_text("w")
+    m = make_memory(text_v1)
+    text_v2 = text_v1.replace("w400 word400.", "w400 CHANGED400.")
+    text_v3 = text_v2.replace("w10 word10.", "w10 EARLY10.")
+    text_v4 = text_v3 + " A closing line."
+    for content in (text_v2, text_v3, text_v4):
+        services.memory_update(memory_id=m.memory_id, actor=editor, content=content)
+    body = text(viewer_client.get(f"/memories/{m.memory_id}/"))
+    history = body[body.index('id="memory-history"'):]
+    diffs = re.findall(r'<div class="diff">(.*?)</div>', history, re.S)
+    assert len(diffs) == 3 and all(len(d) < 800 for d in diffs)
+    assert "w400 <del>word400</del><ins>CHANGED400</ins>" in html.unescape(diffs[2])
+    assert diffs[2].count("diff-gap") == 2  # unchanged text before and after it, left out
+    assert "word799<ins>. A closing line</ins>." in diffs[0] and diffs[0].count("diff-gap") == 1
+    # Each version's full text, on demand (a closed <details>), and the diff page linked.
+    full = re.findall(r'<details class="version-text"><summary class="small">Full text of '
+                      r'v(\d)</summary><div class="content-block">(.*?)</div></details>',
+                      history, re.S)
+    assert [(v, html.unescape(t)) for v, t in full] == [
+        ("4", text_v4), ("3", text_v3), ("2", text_v2), ("1", text_v1)]
+    assert f"/memories/{m.memory_id}/diff/?a=3&amp;b=4" in history
+
+
+def test_a_short_edit_keeps_its_whole_word_diff(viewer_client, editor, make_memory):
+    m = make_memory("Team lunch is at Cafe Lumen on Fridays")
+    services.memory_update(memory_id=m.memory_id, actor=editor,
+                           content="Team lunch is at Cafe Lumen on Thursdays")
+    body = text(viewer_client.get(f"/memories/{m.memory_id}/"))
+    assert ('<div class="diff">Team lunch is at Cafe Lumen on <del>Fridays</del>'
+            "<ins>Thursdays</ins></div>") in body and "diff-gap" not in body
+
+
+def test_the_page_is_titled_by_the_start_of_the_content(viewer_client, make_memory):
+    m = make_memory("The Oakridge office\n\nphone is 555-0100, ask for the front desk after nine")
+    body = text(viewer_client.get(f"/memories/{m.memory_id}/"))
+    start = "The Oakridge office phone is 555-0100, ask for the front de…"
+    assert f"<title>{start} · Memory Console</title>" in body
+    assert f'<h1 id="memory-headline">{start}</h1>' in body
+    assert f'<span class="mono" id="memory-id">{m.memory_id}</span>' in body
+    short = make_memory("Deploys run on Tuesdays")
+    assert "<title>Deploys run on Tuesdays · Memory Console</title>" in text(
+        viewer_client.get(f"/memories/{short.memory_id}/"))
+
+
 # --- importance -------------------------------------------------------------------------
 
 
