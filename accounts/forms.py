@@ -1,4 +1,4 @@
-"""Forms of the tokens page."""
+"""Forms of the tokens and users pages."""
 
 from django import forms
 
@@ -61,3 +61,41 @@ class TokenCreateForm(forms.Form):
         if not data.get("new_namespaces") and data.get("namespaces"):
             self.fields["namespaces"].check_exist(self, data["namespaces"])
         return data
+
+
+ROLE_CHOICES = [("viewer", "viewer"), ("editor", "editor"), ("admin", "admin")]
+
+
+class UserCreateForm(forms.Form):
+    """A human login. The password is checked by Django's validators (``accounts.users``);
+    blank, the page shows a one-time link where the user sets it."""
+
+    username = forms.CharField(max_length=150, label="Username")
+    role = forms.ChoiceField(choices=ROLE_CHOICES, label="Role")
+    password = forms.CharField(
+        required=False,
+        label="Password",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        help_text="Blank: you get a one-time link where they set their own.",
+    )
+    password2 = forms.CharField(
+        required=False,
+        label="Password again",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "user_%s")
+        super().__init__(*args, **kwargs)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("password", "") != data.get("password2", ""):
+            self.add_error("password2", "The two passwords differ.")
+        return data
+
+
+class RoleForm(forms.Form):
+    role = forms.ChoiceField(choices=ROLE_CHOICES, label="Role")

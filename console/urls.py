@@ -4,7 +4,8 @@ and tests reverse, e.g. ``memories:memories-list``, predate the split into apps)
 
 from django.urls import path
 
-from accounts import views as token_views
+from accounts.views import tokens as token_views
+from accounts.views import users as user_views
 from console.views import activity, overview
 from memories.views import consolidation_undo as memory_undo_views
 from memories.views import create as memory_create_views
@@ -76,4 +77,7 @@ urlpatterns = [
     path("tokens/new/", token_views.token_new, name="memories-token-new"),
     path("tokens/created/", token_views.token_created, name="memories-token-created"),
     path("tokens/<str:prefix>/revoke/", token_views.token_revoke_view, name="memories-token-revoke"),
+    path("users/", user_views.user_list, name="users"),
+    path("users/<str:username>/role/", user_views.user_role, name="user-role"),
+    path("users/<str:username>/active/", user_views.user_active, name="user-active"),
 ]

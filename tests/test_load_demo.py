@@ -11,7 +11,7 @@ from console.demo_data import demo_memories, demo_sessions
 from lab import runs as lab_runs
 from lab.models import EvalRun, Judgment, QuerySet
 from memories.models import Memory
-from operations.consolidate import consolidation_plan
+from operations.consolidate import consolidate_group, consolidation_plan
 from search.memory_search import memory_search
 from sessions.models import Message, Session
 
@@ -117,3 +117,18 @@ def test_it_seeds_summaries_a_lab_example_and_near_duplicates(builtins, capsys):
 
     call_command("load_demo")  # idempotent: the lab example is written once
     assert QuerySet.objects.count() == 1 and EvalRun.objects.count() == 2
+
+
+def test_the_demo_password_reset_group_merges_into_one_sentence(builtins, admin_user):
+    """The same fact noted twice in agent-support ("... since the INC-228 fix." / "... now
+    ... after the INC-228 fix.") becomes a memory that says it once."""
+    call_command("load_demo")
+    plan = consolidation_plan(user_id=demo_data.NS_SUPPORT)
+    group = next(g for g in plan.groups if "Password reset emails" in g.merged_text)
+    want = ("Password reset emails now come from no-reply@mail.harbor.example after the "
+            "INC-228 fix.")
+    assert group.merged_text == want
+    merged = consolidate_group(memory_ids=group.memory_ids, actor=admin_user)
+    assert merged.content == want and merged.content.lower().count("password reset") == 1
+    assert Memory.objects.filter(memory_id__in=group.memory_ids,
+                                 deleted_at__isnull=False).count() == 2

@@ -1,0 +1,1 @@
+"""The accounts pages: API tokens (``tokens``) and users (``users``)."""
