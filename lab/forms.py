@@ -246,3 +246,23 @@ class JudgmentFilterForm(forms.Form):
     q = forms.CharField(required=False, max_length=lab_evaluation.QUERY_MAX_CHARS, label="Query")
     reviewer = forms.CharField(required=False, max_length=150)
 
+
+
+class JudgmentImportForm(forms.Form):
+    """A CSV of judgments (``lab.judgments.CSV_COLUMNS``), UTF-8."""
+
+    MAX_BYTES = 5 * 1024 * 1024
+
+    file = forms.FileField(label="CSV file", help_text=(
+        "Columns namespace, query, memory_id, grade, rater, updated_at (as the export "
+        "writes them); rater blank = you; updated_at is not imported."))
+
+    def clean_file(self) -> str:
+        """The file's text (a byte-order mark dropped)."""
+        upload = self.cleaned_data["file"]
+        if upload.size > self.MAX_BYTES:
+            raise forms.ValidationError(f"A file takes at most {self.MAX_BYTES // 1024 // 1024} MB.")
+        try:
+            return upload.read().decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise forms.ValidationError(f"The file is not UTF-8 text (byte {exc.start}).") from exc

@@ -17,6 +17,7 @@ from lab import query_sets as lab_query_sets
 from lab import runs as lab_runs
 from lab.models import Judgment
 from memories import services
+from memories.models import Memory
 from tests import test_browser
 from tests.test_browser import CHROMIUM, SHOTS
 
@@ -235,4 +236,38 @@ def test_both_sides_tune_and_the_keyboard_reaches_and_grades_results(console, li
     page.screenshot(path=str(LAB_SHOTS / f"{name}-focus.png"))  # the focused card, in view
     page.evaluate("() => window.scrollTo(0, 0)")
     page.screenshot(path=str(LAB_SHOTS / f"{name}.png"), full_page=True)
+    assert page.errors == []
+
+
+@pytest.mark.parametrize("debug", MODES)
+@pytest.mark.parametrize("width", [1400, 390])
+def test_judgments_import_from_csv_export_and_show_agreement(console, live_server, admin_user,
+                                                           tmp_path, debug, width):
+    """An admin imports two raters' grades with one bad row: the bad row is named by line
+    and column, the good ones are kept, the agreement shows with its pair count, and the
+    export link downloads them as CSV."""
+    _notes(admin_user)
+    ids = [m for m in Memory.objects.filter(user_id="team").values_list("memory_id", flat=True)]
+    lines = ["namespace,query,memory_id,grade,rater,updated_at"]
+    for memory_id, a, b in zip(ids, (3, 0, 2), (3, 1, 2), strict=False):
+        lines += [f"team,deploy,{memory_id},{a},ada,", f"team,deploy,{memory_id},{b},bo,"]
+    lines.append(f"team,deploy,{ids[3]},7,ada,")  # line 8: a bad grade
+    upload = tmp_path / "judgments.csv"
+    upload.write_text("\n".join(lines) + "\n")
+    page = console(width, debug)
+    page.goto(f"{live_server.url}/lab/judgments/")
+    page.set_input_files("#id_file", str(upload))
+    page.click("#import-form button[type=submit]")
+    page.wait_for_selector("#import-report")
+    report = page.inner_text("#import-report")
+    assert "Imported 6 new" in report and "line 8, grade" in report
+    assert "over 3 (query, memory) pairs both graded" in page.inner_text("#agreement")
+    assert Judgment.objects.count() == 6
+    name = f"judgments-{width}-{'debug' if debug else 'nodebug'}"
+    page.screenshot(path=str(LAB_SHOTS / f"{name}.png"), full_page=True)
+    with page.expect_download() as download:
+        page.click("#export-csv")
+    exported = Path(download.value.path()).read_text().splitlines()
+    assert exported[0] == "namespace,query,memory_id,grade,rater,updated_at"
+    assert len(exported) == 7
     assert page.errors == []

@@ -9,6 +9,7 @@ from lab import evaluation as lab_evaluation
 from lab import judgments as lab_judgments
 from lab.models import EvalRun, Judgment
 from memories import services
+from search import agreement
 from search.models import RankingProfile
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -496,3 +497,29 @@ LONE_SURROGATE = "\\ud800"  # a valid JSON escape that no UTF-8 text can hold
 def test_lone_surrogates_are_a_400(admin_api, method, path, template, field):
     resp = admin_api.call(method, path, template.replace("X", LONE_SURROGATE + "x"))
     assert resp.status_code == 400 and error_of(resp)["field"] == field
+
+
+def test_krippendorffs_alpha_matches_the_published_interval_example():
+    """Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability": 4 coders, 12 units
+    with missing values; interval alpha = 0.849 (the last unit, coded once, is unpairable)."""
+    units = [[1, 1, 1], [2, 2, 3, 2], [3, 3, 3, 3], [3, 3, 3, 3], [2, 2, 2, 2], [1, 2, 3, 4],
+             [4, 4, 4, 4], [1, 1, 2, 1], [2, 2, 2, 2], [5, 5, 5], [1, 1], [3]]
+    assert agreement.krippendorff_alpha_interval(units) == pytest.approx(0.849, abs=5e-4)
+    assert agreement.krippendorff_alpha_interval([[2, 2], [3, 3]]) == 1.0
+    assert agreement.krippendorff_alpha_interval([[2, 2], [2, 2]]) is None  # no variation
+    assert agreement.krippendorff_alpha_interval([[1]]) is None
+
+
+def test_quadratic_weighted_kappa_counts_a_disagreement_by_its_squared_distance():
+    # By hand: observed 1/36, expected 48/144, so kappa = 1 - (1/36) / (1/3) = 11/12.
+    assert agreement.cohen_kappa_quadratic([(0, 0), (1, 1), (2, 3), (3, 3)]) == pytest.approx(
+        11 / 12
+    )
+    near = agreement.cohen_kappa_quadratic([(0, 0), (3, 3), (2, 3), (1, 1)])
+    far = agreement.cohen_kappa_quadratic([(0, 0), (3, 3), (0, 3), (1, 1)])
+    assert far < near
+    assert agreement.cohen_kappa_quadratic([(0, 3), (3, 0)]) == -1.0
+    assert agreement.cohen_kappa_quadratic([]) is None
+    assert agreement.cohen_kappa_quadratic([(2, 2), (2, 2)]) is None
+    with pytest.raises(ValueError):
+        agreement.cohen_kappa_quadratic([(4, 0)])

@@ -2,7 +2,9 @@
 the slider round trip, explain, grading), and the profiles, query sets and runs pages."""
 
 import contextlib
+import csv
 import datetime as dt
+import io
 import re
 import socket
 from urllib.parse import parse_qs, urlsplit
@@ -10,6 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from lab import explain as lab_explain
@@ -17,6 +20,7 @@ from lab import judgments as lab_judgments
 from lab import query_sets as lab_query_sets
 from lab.models import EvalRun, Judgment
 from memories import services, store
+from search import agreement
 from search.models import RankingProfile
 from tests.conftest import login
 from tests.views.conftest import HX, ids, tags, text
@@ -531,3 +535,98 @@ def test_compare_query_count_is_pinned(editor_client, flip, django_assert_num_qu
         assert editor_client.get("/search/compare/", params).status_code == 200
     with django_assert_num_queries(9):  # the fragment has no namespace hints
         assert editor_client.get("/search/compare/", params, headers=HX).status_code == 200
+
+
+# --- judgments: CSV export and import, rater agreement --------------------------------------
+
+
+def _csv(resp) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(b"".join(resp.streaming_content).decode())))
+
+
+def test_judgments_export_as_csv_with_the_pages_filters(viewer_client, editor, flip):
+    lab_judgments.judgment_set(actor=editor, user_id="u-flip", query="deploy",
+                               memory_id=flip["vital"], grade=3)
+    lab_judgments.judgment_set(actor=editor, user_id="u-flip", query="lunch",
+                               memory_id=flip["other"], grade=1)
+    resp = viewer_client.get("/lab/judgments/export.csv")
+    assert resp.status_code == 200 and resp["Content-Type"].startswith("text/csv")
+    rows = _csv(resp)
+    assert rows[0] == ["namespace", "query", "memory_id", "grade", "rater", "updated_at"]
+    vital = Judgment.objects.get(memory_id=flip["vital"])
+    assert rows[1] == ["u-flip", "deploy", flip["vital"], "3", "eddie",
+                       vital.updated_at.isoformat()]
+    assert len(rows) == 3
+    only = _csv(viewer_client.get("/lab/judgments/export.csv", {"q": "lunch"}))
+    assert [r[1] for r in only[1:]] == ["lunch"]
+    page = text(viewer_client.get("/lab/judgments/", {"q": "lunch"}))
+    assert 'href="/lab/judgments/export.csv?q=lunch"' in page
+
+
+def test_a_csv_import_keeps_the_good_rows_and_names_each_bad_one(editor_client, editor, flip):
+    """Line 3 has a grade of 5, line 4 an unknown memory, line 5 another rater (the editor
+    is no admin): each is listed by line and column; lines 2 and 6 are recorded, line 6
+    replacing the editor's earlier grade."""
+    lab_judgments.judgment_set(actor=editor, user_id="u-flip", query="lunch",
+                               memory_id=flip["other"], grade=0)
+    body = (
+        "namespace,query,memory_id,grade,rater,updated_at\n"
+        f"u-flip,deploy,{flip['vital']},3,,2020-01-01T00:00:00\n"
+        f"u-flip,deploy,{flip['noisy']},5,eddie,\n"
+        "u-flip,deploy,mem_0000000000000000,1,eddie,\n"
+        f"u-flip,deploy,{flip['noisy']},1,ada,\n"
+        f"u-flip,  lunch ,{flip['other']},2,eddie,\n"
+    )
+    upload = SimpleUploadedFile("j.csv", body.encode(), content_type="text/csv")
+    resp = editor_client.post("/lab/judgments/import/", {"file": upload})
+    page = text(resp)
+    assert resp.status_code == 200
+    assert "Imported 1 new and 1 changed grade" in page and "3 rows refused" in page
+    assert "line 3, grade: grade must be 0, 1, 2 or 3, not &#x27;5&#x27;" in page
+    assert "line 4, memory_id: memory &#x27;mem_0000000000000000&#x27; not found" in page
+    assert "line 5, rater: only an admin may import another rater" in page
+    got = set(Judgment.objects.values_list("query", "memory_id", "grade", "reviewer"))
+    assert got == {("deploy", flip["vital"], 3, "eddie"), ("lunch", flip["other"], 2, "eddie")}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("query,grade\nx,1\n", "missing: namespace, memory_id"),
+        (None, "not UTF-8"),
+    ],
+)
+def test_a_csv_that_cannot_be_read_is_a_form_error(editor_client, flip, body, message):
+    data = b"\xff\xfe\x00bad" if body is None else body.encode()
+    resp = editor_client.post("/lab/judgments/import/",
+                              {"file": SimpleUploadedFile("j.csv", data)})
+    assert resp.status_code == 400 and message in text(resp)
+    assert not Judgment.objects.exists()
+
+
+def test_importing_needs_an_editor(viewer_client, flip):
+    upload = SimpleUploadedFile("j.csv", b"namespace,query,memory_id,grade\n")
+    assert viewer_client.post("/lab/judgments/import/", {"file": upload}).status_code == 403
+    assert "import-form" not in ids(text(viewer_client.get("/lab/judgments/")))
+
+
+def test_an_admin_imports_other_raters_and_the_page_shows_their_agreement(
+    admin_role_client, flip
+):
+    """Two raters: Cohen's kappa (quadratic weights) over the pairs both graded; a third
+    rater: Krippendorff's alpha (interval) over the pairs two or more graded."""
+    lines = ["namespace,query,memory_id,grade,rater"]
+    # ada and bo: (3, 3), (0, 1), (2, 2); one pair only ada graded.
+    for memory, a, b in (("vital", 3, 3), ("noisy", 0, 1), ("other", 2, 2)):
+        lines += [f"u-flip,deploy,{flip[memory]},{a},ada", f"u-flip,deploy,{flip[memory]},{b},bo"]
+    lines.append(f"u-flip,lunch,{flip['other']},1,ada")
+    upload = SimpleUploadedFile("j.csv", "\n".join(lines).encode())
+    page = text(admin_role_client.post("/lab/judgments/import/", {"file": upload}))
+    assert "Imported 7 new" in page
+    kappa = agreement.cohen_kappa_quadratic([(3, 3), (0, 1), (2, 2)])
+    assert f"Cohen's kappa (quadratic weights) <b>{kappa:.3f}</b> over 3" in page
+    upload = SimpleUploadedFile("j.csv", f"namespace,query,memory_id,grade,rater\n"
+                                f"u-flip,deploy,{flip['vital']},2,cy\n".encode())
+    page = text(admin_role_client.post("/lab/judgments/import/", {"file": upload}))
+    alpha = agreement.krippendorff_alpha_interval([[3, 3, 2], [0, 1], [2, 2]])
+    assert f"Krippendorff's alpha (interval) <b>{alpha:.3f}</b> over 3" in page

@@ -1,22 +1,26 @@
-"""The judgments page: grade results, list grades."""
+"""The judgments page: grade results, list grades, export and import them as CSV, and the
+raters' agreement."""
+
+import csv
+from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.http import HttpResponseRedirect
+from django.http import HttpResponseRedirect, StreamingHttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from accounts.roles import has_role
 from console.pages import forbidden, paginate, refuse, render_page, role_required
 from lab import judgments as lab_judgments
 from lab.evaluation import K_MAX, live_figures
-from lab.forms import JudgmentFilterForm
+from lab.forms import JudgmentFilterForm, JudgmentImportForm
 from lab.models import Judgment
 from lab.views.common import lab_nav, safe_next
 from memories.audit import snippet
-from memories.errors import ServiceError
+from memories.errors import InvalidInput, ServiceError
 from memories.models import Memory
 from memories.validation import MEMORY_ID_RE
 
@@ -29,6 +33,11 @@ def judgments(request):
     htmx gets the grade widget back for every copy of that result on the page."""
     if request.method == "POST":
         return _judge(request)
+    return _judgments_page(request, JudgmentImportForm())
+
+
+def _filtered(request) -> tuple[JudgmentFilterForm, object, dict]:
+    """The filter form, the judgments it selects (newest first) and its URL parameters."""
     form = JudgmentFilterForm(request.GET)
     form.is_valid()
     data = getattr(form, "cleaned_data", {})
@@ -39,15 +48,73 @@ def judgments(request):
             value = " ".join(data[key].split()) if key == "q" else data[key]
             rows = rows.filter(**{column: value})
             params[key] = data[key]
+    return form, rows, params
+
+
+def _judgments_page(request, import_form, *, report=None, status=200):
+    form, rows, params = _filtered(request)
     pager = paginate(request, rows, per_page=50, params=params, base=reverse("lab:judgments"))
     pager.page.object_list = list(pager.page.object_list)
     _add_snippets(pager.page.object_list)
     return render_page(
         request,
         "lab/judgments.html",
-        {**lab_nav("judgments"), "form": form, "pager": pager},
+        {
+            **lab_nav("judgments"),
+            "form": form,
+            "pager": pager,
+            "export_url": reverse("lab:judgments-export")
+            + ("?" + urlencode(params) if params else ""),
+            "import_form": import_form,
+            "report": report,
+            "can_import": has_role(request.user, "editor"),
+            # Over the namespace and query filtered on (never the rater: it compares raters).
+            "agreement": lab_judgments.judgment_agreement(
+                user_id=params.get("user_id", ""), query=params.get("q", "")
+            ),
+        },
         partial="rows",
+        status=status,
     )
+
+
+class _Echo:
+    """A file whose write returns the line, for csv.writer inside a streaming response."""
+
+    def write(self, value: str) -> str:
+        return value
+
+
+@require_GET
+@role_required("viewer")
+def judgments_export(request):
+    """``/lab/judgments/export.csv``: the judgments the page's filters select, as CSV
+    (``lab.judgments.CSV_COLUMNS``), streamed."""
+    _, rows, _ = _filtered(request)
+    writer = csv.writer(_Echo())
+    response = StreamingHttpResponse(
+        (writer.writerow(line) for line in lab_judgments.judgment_csv_rows(rows.order_by("pk"))),
+        content_type="text/csv; charset=utf-8",
+    )
+    response["Content-Disposition"] = 'attachment; filename="judgments.csv"'
+    return response
+
+
+@require_POST
+@role_required("editor")
+def judgments_import(request):
+    """Import a CSV of judgments: the good rows are recorded, each bad one is named (line,
+    column, why) on the judgments page; a file that cannot be read is a form error (400)."""
+    form = JudgmentImportForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return _judgments_page(request, form, status=400)
+    try:
+        report = lab_judgments.judgments_import_csv(actor=request.user,
+                                                    text=form.cleaned_data["file"])
+    except InvalidInput as exc:
+        form.add_error("file", exc.message)
+        return _judgments_page(request, form, status=400)
+    return _judgments_page(request, JudgmentImportForm(), report=report)
 
 
 def _add_snippets(judgments) -> None:
