@@ -64,6 +64,11 @@ def test_apply_a_group_and_undo_it(browser_page, live_server, admin_user, width)
     first.locator("input[name=reason]").fill("same release note")
     first.locator("button:has-text('Apply')").click()
     page.wait_for_selector(f"#group-{group_id} .alert-success")
+    # The head is fresh: one group left, and Apply all names only that one.
+    page.wait_for_function("() => document.querySelector('#apply-consolidate')"
+                           ".textContent.trim() === 'Apply all 1'")
+    assert page.locator("#consolidation-count").inner_text() == "1"
+    assert page.locator(f"#consolidation-plan input[name=group_id][value='{group_id}']").count() == 0
     shot(page, f"consolidation-applied-{width}")
     merged = Memory.objects.get(source="consolidation")
     assert merged.content == NOTES[0]
@@ -110,4 +115,32 @@ def test_undo_a_policy_run_from_the_policy_page(browser_page, live_server, admin
     page.wait_for_selector("text=undone by ada")
     shot(page, "consolidation-run-undone-390")
     assert Memory.objects.filter(user_id="harbor", deleted_at__isnull=True).count() == 3
+    assert errors == []
+
+
+def test_apply_all_leaves_a_fresh_section_once_its_job_is_done(browser_page, live_server,
+                                                                admin_user):
+    page, errors = browser_page
+    base = live_server.url
+    for n, text in enumerate(NOTES):
+        services.memory_create(user_id="harbor", content=text, importance=0.8,
+                               created_at=OLD + dt.timedelta(minutes=n))
+    login(page, base, "ada")
+    page.set_viewport_size({"width": 390, "height": 900})
+    page.goto(f"{base}/index/policy/?user_id=harbor")
+    page.wait_for_function("() => window.htmx !== undefined")
+    assert page.locator("#apply-consolidate").inner_text() == "Apply all 2"
+    page.fill("#all_reason", "duplicates")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#apply-consolidate")
+    page.wait_for_selector("#policy-job [data-status]")
+    import django_rq
+
+    django_rq.get_worker("default", worker_class=SimpleWorker).work(burst=True)
+    assert Memory.objects.filter(source="consolidation").count() == 2
+    # The finished job's progress reloads the section: no group, no Apply all any more.
+    page.wait_for_selector("#no-groups")
+    assert page.locator("#apply-consolidate").count() == 0
+    assert page.locator("#consolidation-count").inner_text() == "0"
+    assert page.locator("#policy-job [data-status=finished]").count() == 1
     assert errors == []

@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
+from django_htmx.http import trigger_client_event
 
 from console.forms import add_service_error
 from console.pages import bad_request, forbidden, refuse, render_page, role_required
@@ -44,9 +45,11 @@ def policy_group_apply(request):
             text = (f"Merged {len(form.cleaned_data['memory_ids'])} memories into "
                     f"{merged.memory_id}.")
             if request.htmx:
-                return render_page(request, GROUP_RESULT, {
+                response = render_page(request, GROUP_RESULT, {
                     "merged": merged, "group_id": group_id,
                     "count": len(form.cleaned_data["memory_ids"])})
+                # The section's head (group count, Apply all) reloads on this event.
+                return trigger_client_event(response, "consolidation-applied")
             messages.success(request, text)
             return redirect(reverse("memories:memories-detail", args=[merged.memory_id]))
     if not user_id or not group_id:

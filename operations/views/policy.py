@@ -128,7 +128,7 @@ def policy_context(user_id: str, *, threshold=None, max_members=None, skip=(),
     sections = [
         ("forget", "Forget (idle, below the importance bound)", plan.forget),
         ("archive", "Archive (over the per-namespace cap)", plan.archive),
-        ("consolidate", "Offered for consolidation (idle, important enough to keep)",
+        ("consolidate", "Kept (idle, important enough to keep: left as they are)",
          plan.consolidate),
     ]
     return {

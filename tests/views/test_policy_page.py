@@ -57,6 +57,9 @@ def test_it_shows_the_dry_run_with_previews(admin_role_client, namespace):
     assert row_ids(body, "plan-forget") == plan.forget
     assert set(plan.forget) == {m.memory_id for m in namespace["stale"]}
     assert row_ids(body, "plan-consolidate") == plan.consolidate
+    # One name for one thing: "consolidation" is the groups, not the idle memories kept.
+    assert "Kept (idle, important enough to keep" in body
+    assert "offered for consolidation" not in body.lower()
     assert "an idle trivial note 0" in body  # content previews
     group = [a for _, a in tags(body) if a.get("data-group") == "1"]
     assert group and "quarterly budget review with finance" in body
