@@ -94,13 +94,19 @@ def namespace_list_field(**kwargs) -> NamespaceListField:
     return NamespaceListField(**kwargs)
 
 
+def default_hint(value) -> str:
+    """The placeholder of a field whose blank means a default: a bare "10" in a field reads
+    as a value already typed in, "default 10" does not."""
+    return f"default {value}"
+
+
 def per_page_field() -> forms.IntegerField:
     return forms.IntegerField(
         required=False,
         min_value=PER_PAGE_MIN,
         max_value=PER_PAGE_MAX,
         label="Per page",
-        widget=forms.NumberInput(attrs={"class": "narrow", "placeholder": str(PER_PAGE_DEFAULT)}),
+        widget=forms.NumberInput(attrs={"class": "narrow", "placeholder": default_hint(PER_PAGE_DEFAULT)}),
     )
 
 

@@ -64,14 +64,14 @@ class MemoryFilterForm(PagedFilterForm):
         min_value=0,
         max_value=1,
         label="Importance min",
-        widget=forms.NumberInput(attrs={"step": "any", "class": "narrow", "placeholder": "0"}),
+        widget=forms.NumberInput(attrs={"step": "any", "class": "narrow", "placeholder": "0–1"}),
     )
     importance_max = forms.FloatField(
         required=False,
         min_value=0,
         max_value=1,
         label="Importance max",
-        widget=forms.NumberInput(attrs={"step": "any", "class": "narrow", "placeholder": "1"}),
+        widget=forms.NumberInput(attrs={"step": "any", "class": "narrow", "placeholder": "0–1"}),
     )
     per_page = per_page_field()
 
@@ -259,7 +259,7 @@ class BulkForm(forms.Form):
         min_value=0,
         max_value=1,
         widget=forms.NumberInput(
-            attrs={"step": "any", "min": "0", "max": "1", "class": "narrow", "placeholder": "0.5"}
+            attrs={"step": "any", "min": "0", "max": "1", "class": "narrow", "placeholder": "0–1"}
         ),
     )
     reason = forms.CharField(

@@ -3,7 +3,7 @@
 from django import forms
 from django.core.exceptions import ValidationError
 
-from console.forms import IdentifierField, NamespaceField
+from console.forms import IdentifierField, NamespaceField, default_hint
 from memories.errors import InvalidInput
 from search.models import RankingProfile
 
@@ -64,7 +64,7 @@ class SearchForm(RecallFilterFields):
         required=False,
         min_value=1,
         max_value=100,
-        widget=forms.NumberInput(attrs={"class": "narrow", "placeholder": "10"}),
+        widget=forms.NumberInput(attrs={"class": "narrow", "placeholder": default_hint(10)}),
     )
     conversation_id = IdentifierField(name="conversation_id", label="Conversation")
 

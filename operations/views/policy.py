@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from console.forms import add_service_error
+from console.forms import add_service_error, default_hint
 from console.pages import bad_request, forbidden, render_page, role_required
 from memories import queue as job_queue
 from memories import store
@@ -164,8 +164,8 @@ def policy_context(user_id: str, *, threshold=None, max_members=None, skip=(),
 def render_policy(request, form, context: dict, *, status: int = 200):
     threshold, max_members = consolidate.bounds()
     # Blank fields mean the settings: say which values those are.
-    form.fields["threshold"].widget.attrs["placeholder"] = f"{threshold:g} (default)"
-    form.fields["max_members"].widget.attrs["placeholder"] = f"{max_members} (default)"
+    form.fields["threshold"].widget.attrs["placeholder"] = default_hint(f"{threshold:g}")
+    form.fields["max_members"].widget.attrs["placeholder"] = default_hint(max_members)
     context = {"form": form, **context}
     return render_page(request, TEMPLATE, context, partial="policy", status=status)
 

@@ -1,6 +1,8 @@
 """Small console fixes of issue 14: the navigation reaches Policy, Backup and Synonyms, a skip
 link leads to the content, and importance inputs take any value 0..1 (step="any")."""
 
+import re
+
 import pytest
 
 from tests.views.conftest import tags, text
@@ -43,3 +45,25 @@ def test_importance_inputs_take_any_value(editor_client, make_memory):
     assert resp.status_code == 302
     m.refresh_from_db()
     assert m.importance == pytest.approx(0.737)
+
+
+# A placeholder made of a number or a date reads as a value already filled in.
+VALUE_LIKE = re.compile(r"^[\s\d.,:/-]*\d[\s\d.,:/-]*$")
+
+
+def test_no_placeholder_looks_like_a_value(admin_role_client, make_memory):
+    m = make_memory("The staging database is db-stage-2")
+    pages = ["/", "/memories/", f"/memories/{m.memory_id}/", "/memories/new/", "/sessions/",
+             "/activity/", "/search/?user_id=u-a&q=staging", "/search/compare/", "/lab/",
+             "/index/", "/index/policy/?user_id=u-a", "/index/backup/", "/tokens/", "/users/",
+             "/integrations/webhooks/"]
+    seen = 0
+    for url in pages:
+        resp = admin_role_client.get(url)
+        assert resp.status_code == 200, url
+        for _, a in tags(text(resp)):
+            if "placeholder" in a:
+                seen += 1
+                assert not VALUE_LIKE.match(a["placeholder"]), (url, a.get("name"),
+                                                                 a["placeholder"])
+    assert seen > 10
