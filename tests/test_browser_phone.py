@@ -93,3 +93,78 @@ def test_skip_link_and_edit_form_on_a_phone(live_server, monkeypatch, pages):
         browser.close()
     memory.refresh_from_db()
     assert memory.version == 3 and memory.content.startswith("Release notes")
+
+
+# Every visible cell of a stacked table (a table whose header row is hidden) shows its label:
+# a data-label the CSS renders before it. Exempt: a cell spanning the whole row (a message)
+# and a cell under an empty header (a row's own button or checkbox).
+UNLABELLED_CELLS = """() => {
+  const bad = [];
+  for (const table of document.querySelectorAll('table')) {
+    if (table.getBoundingClientRect().height === 0) continue;
+    const head = table.querySelector('thead tr');
+    if (head && head.getBoundingClientRect().height > 0) continue;
+    const heads = head ? [...head.children].map(th => th.textContent.trim()) : [];
+    for (const tr of table.querySelectorAll('tbody tr')) {
+      let col = 0;
+      for (const td of tr.children) {
+        const span = td.colSpan || 1;
+        const shown = td.getBoundingClientRect().height > 0 && td.textContent.trim() !== '';
+        const label = getComputedStyle(td, '::before').content;
+        if (shown && span < heads.length && heads[col] !== ''
+            && (!td.dataset.label || label === 'none' || label === 'normal')) {
+          bad.push((table.id || table.className) + ' col ' + col + ': '
+                   + td.textContent.trim().slice(0, 40));
+        }
+        col += span;
+      }
+    }
+  }
+  return bad;
+}"""
+
+
+@pytest.fixture
+def demo_pages(admin_user):
+    """The demo's data (sessions, runs, judgments, consolidation groups) and the pages that
+    show it in tables."""
+    from django.core.management import call_command
+
+    from lab.models import EvalRun
+
+    call_command("load_demo")
+    first, second = EvalRun.objects.order_by("pk")[:2]
+    return {
+        "memories": "/memories/", "sessions": "/sessions/", "index": "/index/",
+        "run": f"/lab/runs/{first.pk}/", "compare-runs": f"/lab/runs/compare/?a={first.pk}&b={second.pk}",
+        "judgments": "/lab/judgments/",
+    }
+
+
+@pytest.mark.parametrize("debug", [True, False], ids=["debug-on", "debug-off"])
+def test_every_stacked_table_cell_keeps_its_label(live_server, monkeypatch, settings,
+                                                  demo_pages, debug):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    settings.DEBUG = debug  # the live server reads the same settings
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 390, "height": 860})
+        _login(page, live_server.url)
+        unlabelled, tables = {}, 0
+        for width in (390, 1400):
+            page.set_viewport_size({"width": width, "height": 860})
+            for name, url in demo_pages.items():
+                page.goto(live_server.url + url)
+                for n, table in enumerate(page.locator("table").all()):
+                    box = table.bounding_box()  # the table's first rows, not a page of rows
+                    if box:
+                        page.screenshot(path=str(SHOTS / f"table-{name}-{n}-{width}.png"),
+                                        full_page=True, clip={"x": 0, "y": box["y"],
+                                                              "width": width, "height": 640})
+                    tables += 1
+                if bad := page.evaluate(UNLABELLED_CELLS):
+                    unlabelled[f"{name}@{width}"] = bad
+        browser.close()
+    assert tables >= 2 * 9 and unlabelled == {}
