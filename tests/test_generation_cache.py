@@ -29,6 +29,9 @@ def recall(api):
 
 
 def test_a_cached_token_costs_no_query(builtins, api, django_assert_max_num_queries):
+    # A namespace with a memory the query does not find: an empty one asks the database
+    # whether Redis lost its index (search.index_lost), a hit is checked against it.
+    services.memory_create(user_id="u-a", content="harbour pilot")
     assert recall(api).status_code == 200
     with django_assert_max_num_queries(0):
         assert recall(api).status_code == 200
