@@ -1,0 +1,235 @@
+"""English claim rules: subject + attribute + value patterns over one clause.
+
+Each rule is a named pattern; `facts(clause)` returns `[(slot, value)]` with slot
+"<subject>|<attribute>" (or "<topic>|<attribute>" for things). The patterns follow the
+attribute list of the product issue: residence, employer and role, contact details, favourites
+(any "X's <attribute> is V"), relationship status, diet, a habit that stopped, ticket owner,
+on-call, versions, configuration values, prices, dates and schedules.
+"""
+
+import re
+
+from memories.supersession import attributes, values
+
+# A person or organisation opening the clause: "Maya", "Customer Hiroshi Tanaka", "The user".
+_SUBJECT = r"(?P<subj>(?:[Tt]he\s+)?(?:user|customer|client|[A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,2}))"
+_POSSESSIVE = r"(?:'s|’s)"
+# Up to four lowercase words between subject and verb ("relocated again and now").
+_FILLER = r"(?:\s+[a-z][\w-]*){0,4}?"
+_NAME = r"[A-Z][\w-]*"
+_ROLE_WORDS = re.compile(r"^(?:the\s+)?(?:customer|client|mr|ms|mrs|dr|prof)\.?\s+", re.I)
+_TICKET = r"(?P<ticket>[A-Z][A-Z0-9]+-\d+)"
+_ENVIRONMENTS = re.compile(r"\b(production|prod|staging|stage|test|testing|dev|qa|sandbox)\b", re.I)
+_ENVIRONMENT_NAMES = {"prod": "production", "stage": "staging", "testing": "test", "qa": "test"}
+_VERSION_CUE = re.compile(
+    r"\b(?:running|runs|run|rolled out|deployed|upgraded|downgraded|version|release|released|on)\b",
+    re.I)
+_VERSION_STOP = frozenset({"to", "is", "on", "running", "runs", "at", "the", "upgraded", "version",
+                           "now", "was", "v", "deployed", "release", "of", "from"})
+
+RESIDENCE = re.compile(
+    rf"^{_SUBJECT}{_FILLER}\s+(?:lives|is living|is based|moved|has moved|relocated|moved back)"
+    rf"\s+(?:in|to)\s+(?P<val>{_NAME}(?:\s+{_NAME})*)")
+DESK_MOVE = re.compile(
+    rf"^{_SUBJECT}{_FILLER}\s+moved\s+(?:desks?|seats?|offices?)\s+to\s+(?P<val>.+)")
+EMPLOYER = re.compile(
+    rf"^{_SUBJECT}{_FILLER}\s+(?:works\s+(?:at|for)|joined|is\s+working\s+(?:at|for))\s+"
+    rf"(?P<val>{_NAME}(?:\s+{_NAME})*)(?:\s+as\s+(?:an?\s+)?(?P<role>[a-z][\w -]*))?")
+ROLE = re.compile(
+    rf"^{_SUBJECT}\s+is\s+(?:now\s+)?(?:the|our)\s+(?P<val>(?:[\w-]+\s+){{0,2}}"
+    r"(?:lead|manager|head|director|owner|maintainer|architect|cto|ceo|cfo|coo|vp|chair))\b")
+RELATIONSHIP = re.compile(
+    rf"^{_SUBJECT}{_FILLER}\s+(?:is|got|has been|became|are)\s+(?:now\s+|still\s+|happily\s+)?"
+    r"(?P<val>single|dating|engaged|married|divorced|separated|widowed|in a relationship)\b")
+DIET = re.compile(
+    rf"^{_SUBJECT}\s+is\s+(?:now\s+|strictly\s+|still\s+|fully\s+)?"
+    r"(?P<val>vegetarian|vegan|pescatarian|keto|gluten-free|halal|kosher|teetotal)\b")
+DIET_AGAIN = re.compile(
+    rf"^{_SUBJECT}\s+(?:eats|started eating|is eating|eats some)\s+(?P<val>fish|meat|chicken|dairy|eggs)\s+again")
+HABIT = re.compile(
+    rf"^{_SUBJECT}\s+(?P<act>[a-z]+s)\b(?P<object>[^,;]*?)\b(?P<val>every\s+(?:day|morning|evening|night|week"
+    r"|weekend|weekday)|daily|weekly)")
+HABIT_STOPPED = re.compile(
+    rf"^{_SUBJECT}\s+(?:no longer|stopped|quit|gave up|doesn't|does not)\s+(?P<act>[a-z]+)(?P<object>[^,;]*)")
+POSSESSIVE_IS = re.compile(
+    rf"^{_SUBJECT}{_POSSESSIVE}\s+(?P<attr>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,3}}?)\s+"
+    r"(?:is|are|was|has been)\s+(?:now\s+|also\s+|still\s+|currently\s+)?(?P<val>.+)")
+POSSESSIVE_CHANGED = re.compile(
+    rf"^{_SUBJECT}{_POSSESSIVE}\s+(?P<attr>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,3}}?)\s+"
+    r"(?:changed|moved|switched|was changed|has changed)\s+(?:from\s+.+?\s+)?to\s+(?P<val>.+)")
+SAYS_HER = re.compile(
+    rf"^{_SUBJECT}\s+(?:says|said|mentioned)\s+(?:that\s+)?(?:her|his|their)\s+"
+    r"(?P<attr>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)\s+(?:these days\s+|now\s+)?"
+    r"(?:is|are)\s+(?:now\s+)?(?P<val>.+)")
+CHANGED_HER = re.compile(
+    rf"^{_SUBJECT}\s+(?:changed|updated|switched)\s+(?:her|his|their|its)\s+"
+    r"(?P<attr>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)\s+to\s+(?P<val>.+)")
+TICKET_TO = re.compile(
+    rf"{_TICKET}\b.*?\b(?:is\s+|was\s+|has been\s+)?(?:assigned|reassigned|handed(?:\s+over)?|"
+    rf"transferred|moved|given)\s+(?:back\s+)?to\s+(?P<val>{_NAME})")
+TICKET_BY = re.compile(rf"{_TICKET}\b.*?\b(?:owned|handled|taken)\s+by\s+(?P<val>{_NAME})")
+TICKET_TAKEN = re.compile(
+    rf"^(?P<val>{_NAME})\s+(?:now\s+)?(?:owns|took over|picked up|takes over)\s+{_TICKET}")
+ON_CALL = (
+    re.compile(rf"^on-?call\b[^:]*:\s*(?P<val>{_NAME})", re.I),
+    re.compile(rf"^(?P<val>{_NAME})\s+is\s+(?:now\s+)?(?:the\s+)?on-?call\b"),
+    re.compile(rf"^(?P<val>{_NAME})\s+(?:covers|takes|has)\s+(?:the\s+)?(?:[a-z]+\s+)?on-?call\b"),
+)
+# Things: "<topic> is <quantity>", "Raised <topic> to <quantity>", "<topic> pushed to <date>".
+_TOPIC = r"(?P<topic>(?:the\s+)?[A-Za-z][\w-]*(?:\s+[A-Za-z0-9][\w-]*){0,6}?)"
+_QUANTITY = rf"(?P<val>{values.QUANTITY.pattern})"
+_SET_VERBS = (r"raised|increased|lowered|reduced|decreased|changed|set|bumped|updated|rolled back"
+              r"|moved|pushed|rescheduled|postponed|reverted|restored|brought forward|cut|dropped")
+TOPIC_IS = re.compile(
+    rf"^{_TOPIC}\s+(?:is|are|costs|=)\s+(?:now\s+|currently\s+|still\s+)?"
+    rf"(?:set\s+to\s+|at\s+|on\s+|scheduled\s+for\s+)?{_QUANTITY}", re.I)
+VERB_TOPIC_TO = re.compile(rf"^(?:{_SET_VERBS})\s+(?:back\s+)?{_TOPIC}\s+to\s+{_QUANTITY}", re.I)
+TOPIC_VERB_TO = re.compile(
+    rf"^{_TOPIC}\s+(?:was\s+|has been\s+|is\s+|got\s+)?(?:{_SET_VERBS})\s+(?:back\s+)?(?:to|until)\s+{_QUANTITY}",
+    re.I)
+TOPIC_EVERY = re.compile(
+    rf"^{_TOPIC}\s+(?:rotates|runs|renews|repeats|happens|is rotated|is renewed|expires|syncs)\s+{_QUANTITY}", re.I)
+# Words that name the kind of value rather than the thing ("pro plan price", "password rotation").
+_TOPIC_TAIL = re.compile(r"\s+(?:price|cost|fee|rotation|schedule|date|time|renewal)$")
+_TOPIC_CUT = re.compile(r"\s+(?:for|with|of the|on|at)\s+.*$")
+
+
+def subject(raw: str) -> str:
+    """'Customer Hiroshi Tanaka' -> 'hiroshi', 'The user' -> 'user': a first name is how people
+    are referred to across memories."""
+    raw = _ROLE_WORDS.sub("", raw.strip())
+    raw = re.sub(r"^the\s+", "", raw, flags=re.I)
+    return raw.split()[0].lower() if raw else ""
+
+
+def topic(raw: str) -> tuple[str, str]:
+    """'the Pro plan price' -> ('pro plan', 'price'); 'Max upload size for attachments' ->
+    ('upload size', 'value'). The key is the last two words: modifiers come and go
+    ('shared admin password' / 'admin password rotation')."""
+    text = _TOPIC_CUT.sub("", raw.lower().strip())
+    text = re.sub(r"^(?:the|a|an|our|its)\s+", "", text)
+    attribute = "value"
+    tail = _TOPIC_TAIL.search(text)
+    if tail:
+        word = tail.group(0).strip()
+        attribute = "price" if word in ("price", "cost", "fee") else "schedule"
+        text = text[: tail.start()]
+    environment = _ENVIRONMENTS.search(text)
+    words = text.split()[-2:]
+    if environment and environment.group(1) not in words:
+        words.insert(0, environment.group(1))
+    return " ".join(words), attribute
+
+
+def _lemma(verb: str) -> str:
+    for suffix, replacement in (("ies", "y"), ("ches", "ch"), ("shes", "sh"), ("ing", ""), ("s", "")):
+        if verb.endswith(suffix) and len(verb) > len(suffix) + 2:
+            return verb[: -len(suffix)] + replacement
+    return verb
+
+
+_OBJECT_SKIP = re.compile(r"^(?:a|an|the|some|my|his|her|their|in|at|on|to|for|before|after|every|\d.*)$")
+
+
+def _habit(verb: str, rest: str) -> str:
+    """'runs', ' 5 km every morning' -> 'habit:run'; 'drinks', ' a flat white …' ->
+    'habit:drink flat': a habit is keyed by its verb and the first word of a named object, so
+    tea and coffee stay two habits while a distance or a time of day does not split one."""
+    words = [w for w in re.findall(r"[a-z][\w-]*|\d\S*", rest.lower())]
+    head = next((w for w in words[:3] if not _OBJECT_SKIP.match(w)), "")
+    if head in ("km", "miles", "mornings", "evenings", "morning", "evening", "daily", "weekly"):
+        head = ""
+    return f"habit:{_lemma(verb.lower())}" + (f" {head}" if head else "")
+
+
+def _person_facts(clause: str) -> list[tuple[str, str]]:
+    found = []
+
+    def add(match, attribute, value):
+        who = subject(match.group("subj"))
+        if who and value:
+            found.append((attribute if attribute in attributes.SUBJECTLESS else f"{who}|{attribute}",
+                          value))
+
+    if m := DESK_MOVE.search(clause):
+        add(m, "desk", values.clean_en(m.group("val")))
+    elif m := RESIDENCE.search(clause):
+        add(m, "residence", values.clean_en(m.group("val")))
+    if m := EMPLOYER.search(clause):
+        add(m, "employer", values.clean_en(m.group("val")))
+        if m.group("role"):
+            add(m, "role", values.clean_en(m.group("role")))
+    if m := ROLE.search(clause):
+        add(m, "role", m.group("val").lower())
+    if m := RELATIONSHIP.search(clause):
+        add(m, "relationship", m.group("val").lower())
+    if m := DIET.search(clause):
+        add(m, "diet", m.group("val").lower())
+    elif m := DIET_AGAIN.search(clause):
+        add(m, "diet", "eats " + m.group("val").lower())
+    if m := HABIT_STOPPED.search(clause):
+        add(m, _habit(m.group("act"), m.group("object")), "stopped")
+    elif m := HABIT.search(clause):
+        add(m, _habit(m.group("act"), m.group("object")), m.group("val").lower())
+    for pattern in (POSSESSIVE_CHANGED, POSSESSIVE_IS, SAYS_HER, CHANGED_HER):
+        if m := pattern.search(clause):
+            add(m, attributes.fold(m.group("attr")), values.clean_en(m.group("val")))
+            break
+    return found
+
+
+def _thing_facts(clause: str) -> list[tuple[str, str]]:
+    found = []
+    for pattern in (TICKET_TO, TICKET_BY, TICKET_TAKEN):
+        if m := pattern.search(clause):
+            found.append((f"{m.group('ticket').lower()}|assignee", m.group("val").lower()))
+            break
+    for pattern in ON_CALL:
+        if m := pattern.search(clause):
+            found.append(("on-call", m.group("val").lower()))
+            break
+    if _VERSION_CUE.search(clause) or re.search(r"(?<![\w.])v\d", clause):
+        found += _version_facts(clause)
+    if found:
+        return found
+    for pattern in (TOPIC_IS, VERB_TOPIC_TO, TOPIC_VERB_TO, TOPIC_EVERY):
+        if m := pattern.search(clause):
+            key, attribute = topic(m.group("topic"))
+            if pattern is TOPIC_EVERY or m.group("val").lower().startswith("every"):
+                attribute = "schedule"
+            elif re.search(r"\bcosts\b", m.group(0)):
+                attribute = "price"
+            if key:
+                found.append((f"{key}|{attribute}", " ".join(m.group("val").lower().split())))
+            break
+    return found
+
+
+_VERSION_TOKEN = re.compile(rf"(?<![\w.])(?P<val>{values.VERSION})(?![\w])")
+
+
+def _version_facts(clause: str) -> list[tuple[str, str]]:
+    """'Production is running checkout-service v2.8.1' -> ('checkout-service@production|version',
+    'v2.8.1'): one version per software and environment."""
+    match = _VERSION_TOKEN.search(clause)
+    if not match:
+        return []
+    before = [w for w in re.findall(r"[A-Za-z][\w.-]*", clause[: match.start()])
+              if w.lower() not in _VERSION_STOP and not _ENVIRONMENTS.fullmatch(w)]
+    if not before:
+        return []
+    environment = _ENVIRONMENTS.search(clause)
+    where = environment.group(1).lower() if environment else "any"
+    where = _ENVIRONMENT_NAMES.get(where, where)
+    return [(f"{before[-1].lower()}@{where}|version", match.group("val").lower().lstrip("v"))]
+
+
+def facts(clause: str) -> list[tuple[str, str]]:
+    """The (slot, value) pairs an English clause states, slots deduplicated (first wins)."""
+    seen, out = set(), []
+    # A clause about a person is not also read as a configuration topic ("Nina runs 5 km").
+    for slot, value in _person_facts(clause) or _thing_facts(clause):
+        if slot not in seen and value:
+            seen.add(slot)
+            out.append((slot, value))
+    return out

@@ -1,0 +1,191 @@
+"""Chinese claim rules: subject + attribute + value patterns over one clause (，。；-separated).
+
+`facts(clause, carried)` returns `[(slot, value)]`; `carried` is the subject of the text's
+earlier clause, used when a clause has none ("曹磊又搬家了，现在住在昆明"). The attribute list is
+the product issue's, as for English: 住址, 工作单位与职位, 联系方式, 最喜欢的…, 感情状态, 饮食,
+停止的习惯, 工单负责人, 值班, 版本, 配置值, 价格, 日期与周期, 称呼.
+"""
+
+import re
+
+from memories.supersession import attributes, values
+
+_HAN = r"\u4e00-\u9fff"
+# A subject: a short run without clause punctuation or negation, cut to the name by `subject`.
+_SUBJECT = r"(?P<subj>[^，。；,;没不的]{0,12}?)"
+# Person rules accept "马丽的同事高峰" as a subject (the colleague is the subject).
+_SUBJECT_OF = r"(?P<subj>[^，。；,;没不]{0,14}?)"
+_VALUE = r"(?P<val>[^，。；,;]+)"
+# Time words, adverbs and linking words that follow a name ("张伟上个月", "李娜说她现在").
+_AFTER_NAME = re.compile(
+    r"上个?月|上周|下周|本周|这周|今年|去年|年初|年底|最近|现在|目前|已经|又|也|还|都|再|说|和|跟|与"
+    r"|每天|每周|最|希望|以后|这个|今天|昨天|刚")
+_ROLE_PREFIX = re.compile(r"^(?:客户|本周|这周|今天|目前|现在)")
+_RELATION = re.compile(r"^(?:同事|朋友|妈妈|爸爸|母亲|父亲|女儿|儿子|丈夫|妻子|老公|老婆|男朋友|女朋友|哥哥|姐姐|弟弟|妹妹|室友|邻居)")
+_TICKET = r"(?P<ticket>[A-Z][A-Z0-9]+-\d+)"
+_PERSON = rf"(?P<val>[{_HAN}A-Za-z]{{1,4}}?)"
+
+RESIDENCE = re.compile(rf"^{_SUBJECT_OF}(?:住在|居住在|定居在?|搬到了?|搬去了?|搬回了?|搬家到|迁居到?){_VALUE}")
+DESK = re.compile(rf"^{_SUBJECT_OF}(?:换到了?|搬到了?|调到了?)(?P<val>[^，。]+?)的(?:工位|座位)")
+EMPLOYER = re.compile(
+    rf"^{_SUBJECT_OF}(?:在|入职了?|加入了?|跳槽到了?)(?P<val>[^，。做当任工在]{{1,12}}?)"
+    r"(?:做|当|任|担任|工作|上班)(?P<role>[^，。；]*)")
+RELATIONSHIP = re.compile(rf"^{_SUBJECT_OF}(?P<val>单身|恋爱中|在谈恋爱|谈恋爱了|订婚|结婚|离婚|分手)")
+_RELATIONSHIP_VALUES = {"单身": "single", "恋爱中": "dating", "在谈恋爱": "dating", "谈恋爱了": "dating",
+                        "订婚": "engaged", "结婚": "married", "离婚": "divorced", "分手": "single"}
+DIET = re.compile(rf"^{_SUBJECT_OF}(?:吃素|吃全素|是素食者|只吃素)")
+DIET_AGAIN = re.compile(rf"^{_SUBJECT_OF}开始吃(?P<val>鱼|肉|海鲜|荤)")
+HABIT = re.compile(rf"^{_SUBJECT_OF}(?P<val>每天|每周[一二三四五六日天]?|每晚|每早)[^，。]*?去(?P<act>[^，。了的]{{1,6}}?)(?=了|练|锻炼|跑|游|打|，|。|$)")
+HABIT_STOPPED = re.compile(rf"^{_SUBJECT_OF}(?:已经不再?|不再|没再|已经没有?再?)去(?P<act>[^，。了]{{1,6}})")
+POSSESSIVE = re.compile(
+    rf"^{_SUBJECT}的(?P<attr>[^，。的是为在]{{1,8}}?)(?:现在|目前|已经|也|还)?"
+    rf"(?:是|为|改为|改成|换成了?|变成了?|变为|调整为|更新为|在){_VALUE}")
+CHANGED_NEW = re.compile(
+    rf"^{_SUBJECT}(?:换了|更换了|改了)(?:新的?)?(?P<attr>[^，。,]{{1,5}}?)[，,]\s*新(?:的)?[^，。是]{{0,4}}是{_VALUE}")
+NICKNAME = re.compile(
+    rf"^{_SUBJECT_OF}(?:希望被称呼为|希望大家叫(?:她|他)|说以后叫(?:她|他)|以后叫(?:她|他)|改名为|改名叫|让大家叫(?:她|他))"
+    rf"(?P<val>[{_HAN}A-Za-z]{{1,4}})")
+TICKET = re.compile(rf"{_TICKET}[^，。]*?(?:由|交给|转给|分配给|指派给|改由){_PERSON}(?:负责|处理|跟进|$)")
+ON_CALL = (
+    re.compile(rf"(?:由|改由){_PERSON}(?:负责)?值班"),
+    re.compile(rf"值班(?:人)?(?:改由|改为|换成|是){_PERSON}(?:负责|值班|$)"),
+)
+PRICE_CHANGE = re.compile(
+    rf"^(?P<topic>[^，。]{{2,12}}?)(?:涨价|降价|调价|提价)了?[，,]?\s*(?:现在|目前)?(?:是|为|变成|涨到|降到)?\s*"
+    rf"(?P<val>{values.NUMBER_ZH})")
+# Things: "<topic>是 30 秒", "<topic>从 30 秒改为 60 秒", "<topic>定在 4 月 18 日", "<topic>每周五轮换".
+_QUANTITY = rf"(?P<val>{values.DATE_ZH}|{values.VERSION}|{values.NUMBER_ZH}|{values.NUMBER_EN})"
+TOPIC_SET = re.compile(
+    rf"^(?P<topic>[^，。]{{2,24}}?)(?:的)?(?:现在|目前|已经|已|也)?"
+    rf"(?:是|为|设为|设置为|定在|改到|改期到|推迟到|提前到|改为|改成|调整为|调为|调到|恢复为|恢复到|升级到|降到|涨到|"
+    rf"从\s*[^，。]+?\s*(?:改为|改成|调整为|调到|升级到))\s*{_QUANTITY}")
+TOPIC_EVERY = re.compile(
+    rf"^(?P<topic>[^，。]{{2,24}}?)(?P<val>{values.DATE_ZH})[^，。]*?(?:轮换|更换|执行|进行|备份|运行|举行|开)")
+_VERSION_CUE = re.compile(r"版本|升级|部署|上线|回滚|运行")
+_ENVIRONMENTS = (("生产", "production"), ("线上", "production"), ("测试", "test"), ("预发", "staging"),
+                 ("开发", "dev"))
+# Head nouns of configuration topics: two timeouts of one namespace are one slot only if the
+# head noun and the system name agree ("订单服务调用库存接口的超时时间" / "库存接口超时时间").
+_HEADS = ("超时时间", "保留时间", "过期时间", "最大连接数", "连接数", "密码", "价格", "上限", "大小", "限额",
+          "频率", "端口", "数量", "时间", "地址", "超时")
+_TOPIC_TAIL = re.compile(r"(?:轮换|更换|备份|的)$")
+_TOPIC_LEAD = re.compile(r"^(?:现在|目前|本周|这周|今天|已经)+")
+
+
+def subject(raw: str) -> str:
+    """'客户刘女士' -> '刘女士', '张伟上个月' -> '张伟', '马丽的同事高峰' -> '高峰'."""
+    raw = re.sub(r"\s+", "", raw)
+    if re.search(r"\d", raw):
+        return ""
+    if "的" in raw:
+        raw = _RELATION.sub("", raw.rsplit("的", 1)[1])
+    raw = _ROLE_PREFIX.sub("", raw)
+    cut = _AFTER_NAME.search(raw)
+    if cut and cut.start() > 0:
+        raw = raw[: cut.start()]
+    elif cut:
+        raw = ""
+    return raw if len(raw) <= 6 else ""
+
+
+def topic(raw: str) -> str:
+    """A configuration topic key: capitalised system names plus the head noun (or the last
+    four characters): 'Kafka 消息保留时间' -> 'kafka 保留时间', '服务器 root 密码' -> '密码'."""
+    raw = _TOPIC_LEAD.sub("", _TOPIC_TAIL.sub("", raw.strip()))
+    systems = [w.lower() for w in re.findall(r"[A-Z][\w.-]*", raw)]
+    systems += [env for word, env in _ENVIRONMENTS if word in raw]
+    han = re.sub(rf"[^{_HAN}]|的|环境", "", raw)
+    for word, _ in _ENVIRONMENTS:
+        han = han.replace(word, "")
+    head = next((h for h in _HEADS if han.endswith(h)), han[-4:])
+    if len(head) < 2 and not systems:
+        return ""
+    return " ".join(systems + [head]).strip()
+
+
+_VERSION_TOKEN = re.compile(rf"(?<![\w.])(?P<val>{values.VERSION})(?![\w])")
+_V_PREFIXED = re.compile(r"(?<![\w.])v\d")
+
+
+def _version_facts(clause: str) -> list[tuple[str, str]]:
+    """'生产环境 Redis 已升级到 7.2' -> ('redis@production|version', '7.2')."""
+    match = _VERSION_TOKEN.search(clause)
+    if not match:
+        return []
+    names = re.findall(r"[A-Za-z][\w-]*", clause[: match.start()])
+    if not names:
+        return []
+    where = next((env for word, env in _ENVIRONMENTS if word in clause), "any")
+    return [(f"{names[-1].lower()}@{where}|version", match.group("val").lower().lstrip("v"))]
+
+
+def facts(clause: str, carried: str = "") -> list[tuple[str, str]]:
+    """The (slot, value) pairs a Chinese clause states, slots deduplicated (first wins)."""
+    found = []
+
+    def add(match, attribute, value):
+        who = subject(match.group("subj")) or carried
+        if attribute in attributes.SUBJECTLESS:
+            found.append((attribute, value))
+        elif who and value:
+            found.append((f"{who}|{attribute}", value))
+
+    if m := DESK.search(clause):
+        add(m, "desk", values.clean_zh(m.group("val")))
+    elif m := RESIDENCE.search(clause):
+        add(m, "residence", values.clean_zh(m.group("val")))
+    if m := EMPLOYER.search(clause):
+        add(m, "employer", values.clean_zh(m.group("val")))
+        if m.group("role"):
+            add(m, "role", values.clean_zh(m.group("role")))
+    if m := RELATIONSHIP.search(clause):
+        add(m, "relationship", _RELATIONSHIP_VALUES[m.group("val")])
+    if m := DIET.search(clause):
+        add(m, "diet", "vegetarian")
+    elif m := DIET_AGAIN.search(clause):
+        add(m, "diet", "eats " + m.group("val"))
+    if m := HABIT_STOPPED.search(clause):
+        add(m, "habit:" + m.group("act"), "stopped")
+    elif m := HABIT.search(clause):
+        add(m, "habit:" + m.group("act"), m.group("val"))
+    if m := NICKNAME.search(clause):
+        add(m, "name", m.group("val"))
+    if not found and (m := POSSESSIVE.search(clause)) and not _VERSION_TOKEN.search(m.group("val")):
+        add(m, attributes.fold(m.group("attr")), values.clean_zh(m.group("val")))
+    person = bool(found)
+    if m := TICKET.search(clause):
+        found.append((f"{m.group('ticket').lower()}|assignee", m.group("val")))
+    for pattern in ON_CALL:
+        if m := pattern.search(clause):
+            found.append(("on-call", m.group("val")))
+            break
+    versions = _version_facts(clause) if _VERSION_CUE.search(clause) or _V_PREFIXED.search(clause) else []
+    found += versions
+    for pattern, attribute in () if (person or versions) else ((TOPIC_SET, "value"), (TOPIC_EVERY, "schedule")):
+        if m := pattern.search(clause):
+            key = topic(m.group("topic"))
+            if key.endswith("价格"):
+                key, attribute = topic(m.group("topic")[:-2]), "price"
+            elif m.group("val").startswith("每"):
+                attribute = "schedule"
+            if key:
+                found.append((f"{key}|{attribute}", values.clean_zh(m.group("val"))))
+            break
+    seen, out = set(), []
+    for slot, value in found:
+        if slot not in seen and value:
+            seen.add(slot)
+            out.append((slot, value))
+    return out
+
+
+def sentence_facts(sentence: str) -> list[tuple[str, str]]:
+    """Rules whose evidence spans a comma: '刘女士换了手机号，新号码是 139…', '年度会员涨价了，现在是 328 元'."""
+    found = []
+    if m := CHANGED_NEW.search(sentence):
+        who = subject(m.group("subj"))
+        if who:
+            found.append((f"{who}|{attributes.fold(m.group('attr'))}", values.clean_zh(m.group("val"))))
+    if m := PRICE_CHANGE.search(sentence):
+        found.append((f"{topic(m.group('topic'))}|price", values.clean_zh(m.group("val"))))
+    return found
