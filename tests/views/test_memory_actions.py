@@ -50,7 +50,10 @@ def test_it_diffs_any_two_versions(viewer_client, three_versions):
     assert rows["Importance"] == "changed" and rows["Tags"] == "changed"
     assert rows["Kind"] == "changed" and rows["Source"] == ""  # unchanged fields side by side
     importance = body[body.index('data-field="Importance"') :]
-    assert importance.index("<td>0.5</td>") < importance.index("<td>0.8</td>")  # v1, v3
+    # v1 then v3, each value labelled with its version for the phone's stacked cards
+    assert importance.index('<td data-label="v1">0.5</td>') < importance.index(
+        '<td data-label="v3">0.8</td>'
+    )
     assert "moved" in body  # v3's reason
     # The version pickers show what was compared.
     selected = [a["value"] for t, a in tags(body) if t == "option" and "selected" in a]
