@@ -2,13 +2,15 @@
 
 Shapes: `claims(text) -> list[Claim]`, `slot_keys(text) -> list[str]`. A slot is
 "<subject>|<attribute>" ("alice|residence", "ops-1024|assignee", "on-call"), a software version
-"<name>@<environment>|version", or a statement frame "frame:<text with values masked>". Questions,
-hedges and plans state nothing ("Does Chloe still live in Dublin?", "might move next year").
+"<name>@<environment>|version", a configuration topic by its head noun ("timeout|value"), or a
+statement frame "frame:<text with values masked>". Questions, hedges and plans state nothing
+("Does Chloe still live in Dublin?", "might move next year", "考虑明年搬家").
 """
 
 from dataclasses import dataclass
 
 from memories.supersession import cues, frames, rules_en, rules_zh
+from memories.supersession.fact import Fact
 
 MAX_SLOT = 200
 
@@ -24,38 +26,43 @@ class Claim:
     change: bool
 
 
-def claims(text: str) -> list[Claim]:
-    """The claims of a memory text, at most one per slot (the first clause stating it wins)."""
+def read(text: str) -> list[tuple[Claim, frozenset[str]]]:
+    """Each claim with its topic qualifier (see `fact.Fact`), at most one per slot: the first
+    clause stating a slot wins. The detector needs the qualifiers; callers need only `claims`."""
     if not text or not text.strip():
         return []
-    changed = cues.change_words(text)
-    facts: list[tuple[str, str]] = []
+    parts = cues.clauses(text)
+    found: list[Fact] = []
     if cues.is_chinese(text):
         carried = ""
-        parts = cues.clauses(text)
         for clause in parts:
-            facts += rules_zh.facts(clause, carried)
+            found += rules_zh.facts(clause, carried)
+            # A later clause without a subject ("现在住在昆明") is about the first one's.
             carried = carried or rules_zh.subject(clause[:8])
-        if parts and len(parts) > 1:
-            facts += rules_zh.sentence_facts("，".join(parts))
+        if len(parts) > 1:
+            found += rules_zh.sentence_facts("，".join(parts))
     else:
-        parts = cues.clauses(text)
         for clause in parts:
-            facts += rules_en.facts(clause)
-    for clause in parts:
-        if stated := frames.frame(clause):
-            facts.append(stated)
+            found += rules_en.facts(clause)
+    found += [fact for fact in map(frames.frame, parts) if fact]
+    changed = cues.change_words(text)
     out, seen = [], set()
-    for slot, value in facts:
-        slot = slot[:MAX_SLOT]
+    for fact in found:
+        slot = fact.slot[:MAX_SLOT]
         if slot in seen:
             continue
         seen.add(slot)
-        words = tuple(value.split()) + changed
-        out.append(Claim(slot=slot, value=value, words=words, change=bool(changed)))
+        claim = Claim(slot=slot, value=fact.value, words=tuple(fact.value.split()) + changed,
+                      change=bool(changed))
+        out.append((claim, fact.qualifier))
     return out
+
+
+def claims(text: str) -> list[Claim]:
+    """The claims of a memory text; [] for questions, hedges and plans."""
+    return [claim for claim, _ in read(text)]
 
 
 def slot_keys(text: str) -> list[str]:
     """The distinct slot keys of a text, in order (the product indexes these per memory)."""
-    return [claim.slot for claim in claims(text)]
+    return [claim.slot for claim, _ in read(text)]

@@ -20,9 +20,10 @@ _QUESTION_EN = re.compile(
     re.I)
 _QUESTION_ZH = re.compile(r"[吗呢？?]\s*$|是否|有没有|是不是")
 
-# Not yet a fact: modal or future verbs, intentions, conditions.
+# Not yet a fact: modal or future verbs, intentions, conditions. Lowercase "may" only: "May 14"
+# is a date.
 _HEDGE_EN = re.compile(
-    r"\b(?:might|may(?!\s+\d)|could|would|will|shall|maybe|perhaps|probably|considering|thinking (?:about|of)"
+    r"\b(?:might|(?-i:may)|could|would|will|shall|maybe|perhaps|probably|considering|thinking (?:about|of)"
     r"|plans? to|planning|going to|hopes? to|wants? to|intends? to|if|unless|next (?:year|month|week))\b",
     re.I)
 _HEDGE_ZH = re.compile(r"可能|也许|或许|考虑|打算|计划|准备|想要|如果|假如|明年|下个月|将会|将要|要不要|会不会")

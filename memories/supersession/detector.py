@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memories.supersession import values
-from memories.supersession.claims import Claim, claims, slot_keys
+from memories.supersession.claims import Claim, read, slot_keys
+from memories.supersession.fact import same_thing
 
 # Confidence: a matched attribute rule is good evidence; change words in the newer text make it
 # strong; a frame match (same sentence, other number) is weaker without change words.
@@ -52,14 +53,17 @@ def propose(newer_text: str, held: Sequence[tuple[str, str]]) -> list[Proposal]:
     """Proposals for the held memories the newer text supersedes, at most one per older memory
     (the most confident), best first. For each slot only the most recent holder is compared: the
     same value is a paraphrase, a different value a supersession."""
-    newer = claims(newer_text)
+    newer = read(newer_text)
     if not newer:
         return []
-    held_claims = [(memory_id, {c.slot: c for c in claims(text)}) for memory_id, text in held]
+    held_claims = [(memory_id, {c.slot: (c, q) for c, q in read(text)}) for memory_id, text in held]
     best: dict[str, Proposal] = {}
-    for claim in newer:
-        holder = next(((mid, by_slot[claim.slot]) for mid, by_slot in held_claims
-                       if claim.slot in by_slot), None)
+    for claim, qualifier in newer:
+        # The most recent holder of the slot that speaks of the same thing (one qualifier
+        # containing the other): "token expiry" does not end "session expiry".
+        holder = next(((mid, by_slot[claim.slot][0]) for mid, by_slot in held_claims
+                       if claim.slot in by_slot and same_thing(qualifier, by_slot[claim.slot][1])),
+                      None)
         if holder is None:
             continue
         older_id, older = holder

@@ -9,6 +9,7 @@ Tuesday" are two events, both true.
 import re
 
 from memories.supersession import cues, values
+from memories.supersession.fact import Fact
 
 _STATIVE_EN = re.compile(r"\b(?:is|are|costs|equals)\b", re.I)
 _STATIVE_ZH = re.compile(r"是|为")
@@ -18,8 +19,8 @@ _NOISE_ZH = re.compile(r"现在|目前|已经|仍然|还是|也|又|的")
 MAX_SLOT = 200
 
 
-def frame(clause: str) -> tuple[str, str] | None:
-    """(slot 'frame:<masked text>', value 'v1 / v2') or None when no value or not stative."""
+def frame(clause: str) -> Fact | None:
+    """Fact(slot 'frame:<masked text>', value 'v1 / v2') or None when no value or not stative."""
     chinese = cues.is_chinese(clause)
     if not (_STATIVE_ZH if chinese else _STATIVE_EN).search(clause):
         return None
@@ -35,4 +36,4 @@ def frame(clause: str) -> tuple[str, str] | None:
     if len(residue) < 4:
         return None
     value = " / ".join(" ".join(v.lower().split()) for v in found)
-    return f"frame:{masked}"[:MAX_SLOT], value
+    return Fact(f"frame:{masked}"[:MAX_SLOT], value)

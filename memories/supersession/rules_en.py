@@ -10,6 +10,7 @@ on-call, versions, configuration values, prices, dates and schedules.
 import re
 
 from memories.supersession import attributes, values
+from memories.supersession.fact import Fact
 
 # A person or organisation opening the clause: "Maya", "Customer Hiroshi Tanaka", "The user".
 _SUBJECT = r"(?P<subj>(?:[Tt]he\s+)?(?:user|customer|client|[A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,2}))"
@@ -20,6 +21,8 @@ _NAME = r"[A-Z][\w-]*"
 _ROLE_WORDS = re.compile(r"^(?:the\s+)?(?:customer|client|mr|ms|mrs|dr|prof)\.?\s+", re.I)
 _TICKET = r"(?P<ticket>[A-Z][A-Z0-9]+-\d+)"
 _ENVIRONMENTS = re.compile(r"\b(production|prod|staging|stage|test|testing|dev|qa|sandbox)\b", re.I)
+# "Launch review moved to March 10" is a date, not a move to a place called March.
+_DATE = re.compile(rf"(?:{values.MONTH}|{values.WEEKDAY})\b", re.I)
 _ENVIRONMENT_NAMES = {"prod": "production", "stage": "staging", "testing": "test", "qa": "test"}
 _VERSION_CUE = re.compile(
     r"\b(?:running|runs|run|rolled out|deployed|upgraded|downgraded|version|release|released|on)\b",
@@ -70,10 +73,11 @@ TICKET_TO = re.compile(
 TICKET_BY = re.compile(rf"{_TICKET}\b.*?\b(?:owned|handled|taken)\s+by\s+(?P<val>{_NAME})")
 TICKET_TAKEN = re.compile(
     rf"^(?P<val>{_NAME})\s+(?:now\s+)?(?:owns|took over|picked up|takes over)\s+{_TICKET}")
+# The rota's holder; the team it names, when it names one, qualifies the slot "on-call".
 ON_CALL = (
-    re.compile(rf"^on-?call\b[^:]*:\s*(?P<val>{_NAME})", re.I),
-    re.compile(rf"^(?P<val>{_NAME})\s+is\s+(?:now\s+)?(?:the\s+)?on-?call\b"),
-    re.compile(rf"^(?P<val>{_NAME})\s+(?:covers|takes|has)\s+(?:the\s+)?(?:[a-z]+\s+)?on-?call\b"),
+    re.compile(rf"^on-?call\b(?:\s+for\s+(?P<team>[\w-]+))?[^:]*:\s*(?P<val>{_NAME})", re.I),
+    re.compile(rf"^(?P<val>{_NAME})\s+is\s+(?:now\s+)?(?:the\s+)?on-?call\b(?:\s+for\s+(?P<team>[\w-]+))?"),
+    re.compile(rf"^(?P<val>{_NAME})\s+(?:covers|takes|has)\s+(?:the\s+)?(?:(?P<team>[a-z][\w-]*)\s+)?on-?call\b"),
 )
 # Things: "<topic> is <quantity>", "Raised <topic> to <quantity>", "<topic> pushed to <date>".
 _TOPIC = r"(?P<topic>(?:the\s+)?[A-Za-z][\w-]*(?:\s+[A-Za-z0-9][\w-]*){0,6}?)"
@@ -102,10 +106,10 @@ def subject(raw: str) -> str:
     return raw.split()[0].lower() if raw else ""
 
 
-def topic(raw: str) -> tuple[str, str]:
-    """'the Pro plan price' -> ('pro plan', 'price'); 'Max upload size for attachments' ->
-    ('upload size', 'value'). The key is the last two words: modifiers come and go
-    ('shared admin password' / 'admin password rotation')."""
+def topic(raw: str) -> tuple[str, str, frozenset[str]]:
+    """'the Pro plan price' -> ('plan', 'price', {'pro', 'plan'}); 'Max upload size for
+    attachments' -> ('size', 'value', {'max', 'upload', 'size'}). The key is the head noun (and the
+    environment); the qualifier keeps every word ('shared admin password' / 'admin password')."""
     text = _TOPIC_CUT.sub("", raw.lower().strip())
     text = re.sub(r"^(?:the|a|an|our|its)\s+", "", text)
     attribute = "value"
@@ -114,11 +118,13 @@ def topic(raw: str) -> tuple[str, str]:
         word = tail.group(0).strip()
         attribute = "price" if word in ("price", "cost", "fee") else "schedule"
         text = text[: tail.start()]
+    words = text.split()
+    if not words:
+        return "", attribute, frozenset()
     environment = _ENVIRONMENTS.search(text)
-    words = text.split()[-2:]
-    if environment and environment.group(1) not in words:
-        words.insert(0, environment.group(1))
-    return " ".join(words), attribute
+    key = words[-1] if not environment or environment.group(1) == words[-1] else \
+        f"{_ENVIRONMENT_NAMES.get(environment.group(1), environment.group(1))} {words[-1]}"
+    return key, attribute, frozenset(words)
 
 
 def _lemma(verb: str) -> str:
@@ -142,18 +148,18 @@ def _habit(verb: str, rest: str) -> str:
     return f"habit:{_lemma(verb.lower())}" + (f" {head}" if head else "")
 
 
-def _person_facts(clause: str) -> list[tuple[str, str]]:
+def _person_facts(clause: str) -> list[Fact]:
     found = []
 
     def add(match, attribute, value):
         who = subject(match.group("subj"))
         if who and value:
-            found.append((attribute if attribute in attributes.SUBJECTLESS else f"{who}|{attribute}",
-                          value))
+            found.append(Fact(attribute if attribute in attributes.SUBJECTLESS else f"{who}|{attribute}",
+                              value))
 
     if m := DESK_MOVE.search(clause):
         add(m, "desk", values.clean_en(m.group("val")))
-    elif m := RESIDENCE.search(clause):
+    elif (m := RESIDENCE.search(clause)) and not _DATE.match(m.group("val")):
         add(m, "residence", values.clean_en(m.group("val")))
     if m := EMPLOYER.search(clause):
         add(m, "employer", values.clean_en(m.group("val")))
@@ -178,15 +184,17 @@ def _person_facts(clause: str) -> list[tuple[str, str]]:
     return found
 
 
-def _thing_facts(clause: str) -> list[tuple[str, str]]:
+def _thing_facts(clause: str) -> list[Fact]:
     found = []
     for pattern in (TICKET_TO, TICKET_BY, TICKET_TAKEN):
         if m := pattern.search(clause):
-            found.append((f"{m.group('ticket').lower()}|assignee", m.group("val").lower()))
+            found.append(Fact(f"{m.group('ticket').lower()}|assignee", m.group("val").lower()))
             break
     for pattern in ON_CALL:
         if m := pattern.search(clause):
-            found.append(("on-call", m.group("val").lower()))
+            team = m.group("team")
+            found.append(Fact("on-call", m.group("val").lower(),
+                              frozenset({team.lower()}) if team else frozenset()))
             break
     if _VERSION_CUE.search(clause) or re.search(r"(?<![\w.])v\d", clause):
         found += _version_facts(clause)
@@ -194,13 +202,14 @@ def _thing_facts(clause: str) -> list[tuple[str, str]]:
         return found
     for pattern in (TOPIC_IS, VERB_TOPIC_TO, TOPIC_VERB_TO, TOPIC_EVERY):
         if m := pattern.search(clause):
-            key, attribute = topic(m.group("topic"))
+            key, attribute, qualifier = topic(m.group("topic"))
             if pattern is TOPIC_EVERY or m.group("val").lower().startswith("every"):
                 attribute = "schedule"
             elif re.search(r"\bcosts\b", m.group(0)):
                 attribute = "price"
             if key:
-                found.append((f"{key}|{attribute}", " ".join(m.group("val").lower().split())))
+                found.append(Fact(f"{key}|{attribute}", " ".join(m.group("val").lower().split()),
+                                  qualifier))
             break
     return found
 
@@ -208,7 +217,7 @@ def _thing_facts(clause: str) -> list[tuple[str, str]]:
 _VERSION_TOKEN = re.compile(rf"(?<![\w.])(?P<val>{values.VERSION})(?![\w])")
 
 
-def _version_facts(clause: str) -> list[tuple[str, str]]:
+def _version_facts(clause: str) -> list[Fact]:
     """'Production is running checkout-service v2.8.1' -> ('checkout-service@production|version',
     'v2.8.1'): one version per software and environment."""
     match = _VERSION_TOKEN.search(clause)
@@ -221,15 +230,15 @@ def _version_facts(clause: str) -> list[tuple[str, str]]:
     environment = _ENVIRONMENTS.search(clause)
     where = environment.group(1).lower() if environment else "any"
     where = _ENVIRONMENT_NAMES.get(where, where)
-    return [(f"{before[-1].lower()}@{where}|version", match.group("val").lower().lstrip("v"))]
+    return [Fact(f"{before[-1].lower()}@{where}|version", match.group("val").lower().lstrip("v"))]
 
 
-def facts(clause: str) -> list[tuple[str, str]]:
-    """The (slot, value) pairs an English clause states, slots deduplicated (first wins)."""
+def facts(clause: str) -> list[Fact]:
+    """The facts an English clause states, slots deduplicated (first wins)."""
     seen, out = set(), []
     # A clause about a person is not also read as a configuration topic ("Nina runs 5 km").
-    for slot, value in _person_facts(clause) or _thing_facts(clause):
-        if slot not in seen and value:
-            seen.add(slot)
-            out.append((slot, value))
+    for fact in _person_facts(clause) or _thing_facts(clause):
+        if fact.slot not in seen and fact.value:
+            seen.add(fact.slot)
+            out.append(fact)
     return out

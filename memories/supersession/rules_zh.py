@@ -9,6 +9,7 @@ the product issue's, as for English: 住址, 工作单位与职位, 联系方式
 import re
 
 from memories.supersession import attributes, values
+from memories.supersession.fact import Fact
 
 _HAN = r"\u4e00-\u9fff"
 # A subject: a short run without clause punctuation or negation, cut to the name by `subject`.
@@ -88,26 +89,27 @@ def subject(raw: str) -> str:
     return raw if len(raw) <= 6 else ""
 
 
-def topic(raw: str) -> str:
-    """A configuration topic key: capitalised system names plus the head noun (or the last
-    four characters): 'Kafka 消息保留时间' -> 'kafka 保留时间', '服务器 root 密码' -> '密码'."""
+def topic(raw: str) -> tuple[str, frozenset[str]]:
+    """A configuration topic's key and qualifier: capitalised system names plus the head noun
+    (or the last three characters) as key, every character and name as qualifier:
+    'Kafka 消息保留时间' -> ('kafka 保留时间', {kafka, 消, 息, 保, 留, 时, 间})."""
     raw = _TOPIC_LEAD.sub("", _TOPIC_TAIL.sub("", raw.strip()))
     systems = [w.lower() for w in re.findall(r"[A-Z][\w.-]*", raw)]
     systems += [env for word, env in _ENVIRONMENTS if word in raw]
     han = re.sub(rf"[^{_HAN}]|的|环境", "", raw)
     for word, _ in _ENVIRONMENTS:
         han = han.replace(word, "")
-    head = next((h for h in _HEADS if han.endswith(h)), han[-4:])
+    head = next((h for h in _HEADS if han.endswith(h)), han[-3:])
     if len(head) < 2 and not systems:
-        return ""
-    return " ".join(systems + [head]).strip()
+        return "", frozenset()
+    return " ".join(systems + [head]).strip(), frozenset(systems) | frozenset(han)
 
 
 _VERSION_TOKEN = re.compile(rf"(?<![\w.])(?P<val>{values.VERSION})(?![\w])")
 _V_PREFIXED = re.compile(r"(?<![\w.])v\d")
 
 
-def _version_facts(clause: str) -> list[tuple[str, str]]:
+def _version_facts(clause: str) -> list[Fact]:
     """'生产环境 Redis 已升级到 7.2' -> ('redis@production|version', '7.2')."""
     match = _VERSION_TOKEN.search(clause)
     if not match:
@@ -116,19 +118,20 @@ def _version_facts(clause: str) -> list[tuple[str, str]]:
     if not names:
         return []
     where = next((env for word, env in _ENVIRONMENTS if word in clause), "any")
-    return [(f"{names[-1].lower()}@{where}|version", match.group("val").lower().lstrip("v"))]
+    return [Fact(f"{names[-1].lower()}@{where}|version", match.group("val").lower().lstrip("v"))]
 
 
-def facts(clause: str, carried: str = "") -> list[tuple[str, str]]:
+def facts(clause: str, carried: str = "") -> list[Fact]:
     """The (slot, value) pairs a Chinese clause states, slots deduplicated (first wins)."""
     found = []
 
     def add(match, attribute, value):
         who = subject(match.group("subj")) or carried
         if attribute in attributes.SUBJECTLESS:
-            found.append((attribute, value))
+            # The rota's team, if named ("支付系统的值班人"), qualifies the subjectless slot.
+            found.append(Fact(attribute, value, frozenset(who) if who else frozenset()))
         elif who and value:
-            found.append((f"{who}|{attribute}", value))
+            found.append(Fact(f"{who}|{attribute}", value))
 
     if m := DESK.search(clause):
         add(m, "desk", values.clean_zh(m.group("val")))
@@ -154,38 +157,40 @@ def facts(clause: str, carried: str = "") -> list[tuple[str, str]]:
         add(m, attributes.fold(m.group("attr")), values.clean_zh(m.group("val")))
     person = bool(found)
     if m := TICKET.search(clause):
-        found.append((f"{m.group('ticket').lower()}|assignee", m.group("val")))
+        found.append(Fact(f"{m.group('ticket').lower()}|assignee", m.group("val")))
     for pattern in ON_CALL:
         if m := pattern.search(clause):
-            found.append(("on-call", m.group("val")))
+            found.append(Fact("on-call", m.group("val")))
             break
     versions = _version_facts(clause) if _VERSION_CUE.search(clause) or _V_PREFIXED.search(clause) else []
     found += versions
     for pattern, attribute in () if (person or versions) else ((TOPIC_SET, "value"), (TOPIC_EVERY, "schedule")):
         if m := pattern.search(clause):
-            key = topic(m.group("topic"))
+            key, qualifier = topic(m.group("topic"))
             if key.endswith("价格"):
-                key, attribute = topic(m.group("topic")[:-2]), "price"
+                (key, qualifier), attribute = topic(m.group("topic")[:-2]), "price"
             elif m.group("val").startswith("每"):
                 attribute = "schedule"
             if key:
-                found.append((f"{key}|{attribute}", values.clean_zh(m.group("val"))))
+                found.append(Fact(f"{key}|{attribute}", values.clean_zh(m.group("val")), qualifier))
             break
     seen, out = set(), []
-    for slot, value in found:
-        if slot not in seen and value:
-            seen.add(slot)
-            out.append((slot, value))
+    for fact in found:
+        if fact.slot not in seen and fact.value:
+            seen.add(fact.slot)
+            out.append(fact)
     return out
 
 
-def sentence_facts(sentence: str) -> list[tuple[str, str]]:
+def sentence_facts(sentence: str) -> list[Fact]:
     """Rules whose evidence spans a comma: '刘女士换了手机号，新号码是 139…', '年度会员涨价了，现在是 328 元'."""
     found = []
     if m := CHANGED_NEW.search(sentence):
         who = subject(m.group("subj"))
         if who:
-            found.append((f"{who}|{attributes.fold(m.group('attr'))}", values.clean_zh(m.group("val"))))
+            found.append(Fact(f"{who}|{attributes.fold(m.group('attr'))}", values.clean_zh(m.group("val"))))
     if m := PRICE_CHANGE.search(sentence):
-        found.append((f"{topic(m.group('topic'))}|price", values.clean_zh(m.group("val"))))
+        key, qualifier = topic(m.group("topic"))
+        if key:
+            found.append(Fact(f"{key}|price", values.clean_zh(m.group("val")), qualifier))
     return found

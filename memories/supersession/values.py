@@ -6,8 +6,8 @@ trailing punctuation; phone numbers keep "+" and digits grouped by single spaces
 
 import re
 
-_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
-_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 _CLOCK = r"\d{1,2}(?::\d\d)?\s*(?:am|pm)|noon|midnight"
 _UNIT = (r"%|ms|seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|days?|weeks?|months?|years?|kb|mb|gb|tb"
          r"|gib|mib|k|x|requests|req|rps|users?|seats?|connections?|nodes?|items?")
@@ -15,8 +15,8 @@ _UNIT = (r"%|ms|seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|days?|weeks?|month
 VERSION = r"v\d+(?:\.\d+)*(?:-[\w.]+)?|\d+\.\d+(?:\.\d+)*(?:-[\w.]+)?"
 MONEY = r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s*(?:per|a|/)\s*(?:month|year|user|seat|mo|yr))?"
 PHONE = r"\+?\d[\d\s-]{6,}\d(?:,?\s*ext\.?\s*\d+)?"
-DATE_EN = (rf"{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:\s+at\s+(?:{_CLOCK}))?"
-           rf"|(?:every\s+)?{_WEEKDAY}s?(?:\s+(?:morning|afternoon|evening|at\s+(?:{_CLOCK})))*"
+DATE_EN = (rf"{MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:\s+at\s+(?:{_CLOCK}))?"
+           rf"|(?:every\s+)?{WEEKDAY}s?(?:\s+(?:morning|afternoon|evening|at\s+(?:{_CLOCK})))*"
            rf"|every\s+(?:day|morning|evening|night|week|month|year|weekday)"
            rf"|{_CLOCK}")
 NUMBER_EN = rf"\d[\d,]*(?:\.\d+)?\s*(?:{_UNIT})?\b"
