@@ -7,7 +7,7 @@ from pydantic import Field
 from accounts.roles import require_role
 from api.core import ReasonIn, Strict, allowed_namespace, api, iso_or_none, require_namespace
 from integrations.metrics.registry import count_redis_error
-from memories import access, listing, services, store
+from memories import access, listing, services, store, timeline
 from memories.errors import InvalidInput, NotFound
 from memories.models import Memory, MemoryType
 from memories.validation import (
@@ -34,6 +34,12 @@ class MemoryIn(Strict):
     created_at: str | None = None
     # Absent: a memory in a conversation gets its neighbouring turns, built by the server.
     context: str | None = None
+    # Facts over time: ids of memories this one makes no longer true (same namespace), when
+    # its fact began to hold (ISO 8601; default: created_at), and what to do with the
+    # supersessions the server finds (off | propose | apply; default MEMORY_SUPERSESSION).
+    supersedes: list[str] | None = Field(default=None, max_length=50)
+    valid_from: str | None = None
+    supersession: str | None = None
 
 
 class MemoryPatch(Strict):
@@ -45,6 +51,19 @@ class MemoryPatch(Strict):
     context: str | None = None
     reason: str = Field(default="", max_length=1000)
     version: int | None = None
+    supersedes: list[str] | None = Field(default=None, max_length=50)
+    valid_from: str | None = None
+    supersession: str | None = None
+
+
+class InvalidateIn(Strict):
+    reason: str = Field(min_length=1, max_length=1000)
+    # ISO 8601; default: now.
+    valid_until: str | None = None
+
+
+class RevalidateIn(Strict):
+    reason: str = Field(min_length=1, max_length=1000)
 
 
 class RollbackIn(Strict):
@@ -52,8 +71,12 @@ class RollbackIn(Strict):
     reason: str = Field(max_length=1000)
 
 
-def memory_out(memory: Memory, **extra) -> dict:
-    """The API shape of a memory: every model field, datetimes as ISO 8601."""
+def memory_out(memory: Memory, *, supersedes: list[str] | None = None, **extra) -> dict:
+    """The API shape of a memory: every model field, datetimes as ISO 8601; ``supersedes``
+    (the memories it superseded: ``memories.timeline.supersedes_of``) is read when not
+    given."""
+    if supersedes is None:
+        supersedes = timeline.supersedes_of([memory.memory_id])[memory.memory_id]
     return {
         "memory_id": memory.memory_id, "user_id": memory.user_id,
         "conversation_id": memory.conversation_id, "type": memory.type,
@@ -65,8 +88,17 @@ def memory_out(memory: Memory, **extra) -> dict:
         "updated_at": iso_or_none(memory.updated_at), "expire_at": iso_or_none(memory.expire_at),
         "source": memory.source, "author": memory.author, "metadata": memory.metadata,
         "content_hash": memory.content_hash, "version": memory.version,
-        "deleted_at": iso_or_none(memory.deleted_at), "deleted_by": memory.deleted_by, **extra,
+        "deleted_at": iso_or_none(memory.deleted_at), "deleted_by": memory.deleted_by,
+        "valid_from": iso_or_none(memory.valid_from),
+        "valid_until": iso_or_none(memory.valid_until),
+        "superseded_by": memory.superseded_by, "supersedes": supersedes, **extra,
     }
+
+
+def memories_out(memories: list[Memory]) -> list[dict]:
+    """:func:`memory_out` of a page of memories, their ``supersedes`` read in one query."""
+    links = timeline.supersedes_of([m.memory_id for m in memories])
+    return [memory_out(m, supersedes=links[m.memory_id]) for m in memories]
 
 
 
@@ -114,9 +146,10 @@ def create_memory(request: HttpRequest, payload: MemoryIn):
     require_role(request.user, "editor")
     require_namespace(request, payload.user_id)
     fields = payload.model_dump()
-    created_at = fields.pop("created_at")
-    if created_at is not None:
-        fields["created_at"] = parse_iso_datetime(created_at, "created_at")
+    for name in ("created_at", "valid_from"):
+        value = fields.pop(name)
+        if value is not None:
+            fields[name] = parse_iso_datetime(value, name)
     memory, dup = services.memory_create(actor=request.user, **fields)
     if dup:
         return Status(200, memory_out(memory, deduplicated=True))
@@ -166,7 +199,7 @@ def list_memories(request, user_id: str, conversation_id: str | None = None,
     rows, next_cursor = listing.memory_page(
         user_id=user_id, conversation_id=conversation_id, type=type, metadata=metadata,
         include_forgotten=bool(include_forgotten), cursor=cursor, limit=limit)
-    return {"memories": [memory_out(m) for m in rows], "next_cursor": next_cursor}
+    return {"memories": memories_out(rows), "next_cursor": next_cursor}
 
 
 @router.get("/namespaces", response=dict, tags=["memories"])
@@ -196,6 +229,8 @@ def patch_memory(request, memory_id: str, payload: MemoryPatch):
     require_role(request.user, "editor")
     _memory_or_404(request, memory_id)
     data = payload.model_dump(exclude_unset=True)
+    if data.get("valid_from") is not None:
+        data["valid_from"] = parse_iso_datetime(data["valid_from"], "valid_from")
     memory = services.memory_update(
         memory_id=memory_id, actor=request.user, reason=data.pop("reason", ""),
         expected_version=data.pop("version", None), **data)
@@ -222,6 +257,29 @@ def restore_memory(request, memory_id: str, payload: ReasonIn | None = None):
     _memory_or_404(request, memory_id)
     memory = services.memory_restore(memory_id=memory_id, actor=request.user,
                                      reason=payload.reason if payload else "")
+    return _answer(request, memory)
+
+
+@router.post("/memories/{memory_id}/invalidate", response=dict, tags=["memories"])
+def invalidate_memory(request, memory_id: str, payload: InvalidateIn):
+    """End the memory's fact with no replacement ("no longer lives in Porto"): it leaves
+    recall from ``valid_until`` (default now) and stays readable, with a new version."""
+    require_role(request.user, "editor")
+    _memory_or_404(request, memory_id)
+    until = (parse_iso_datetime(payload.valid_until, "valid_until")
+             if payload.valid_until is not None else None)
+    memory = services.memory_invalidate(memory_id=memory_id, actor=request.user,
+                                        reason=payload.reason, valid_until=until)
+    return _answer(request, memory)
+
+
+@router.post("/memories/{memory_id}/revalidate", response=dict, tags=["memories"])
+def revalidate_memory(request, memory_id: str, payload: RevalidateIn):
+    """Undo a supersession or an end: the fact holds again (a new version)."""
+    require_role(request.user, "editor")
+    _memory_or_404(request, memory_id)
+    memory = services.memory_revalidate(memory_id=memory_id, actor=request.user,
+                                        reason=payload.reason)
     return _answer(request, memory)
 
 

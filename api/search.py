@@ -43,6 +43,10 @@ class RecallIn(Strict):
     author: str | None = Field(default=None, max_length=128)
     tags: list[str] | None = Field(default=None, max_length=50)
     now: str | None = None
+    # Facts over time: by default only facts valid now; ``as_of`` (ISO 8601) the facts that
+    # held then; ``include_superseded`` every match with its validity.
+    as_of: str | None = None
+    include_superseded: bool = False
 
 
 class AnalyzeIn(Strict):
@@ -63,7 +67,7 @@ def recall(request, payload: RecallIn):
                                                                  "working"}:
         raise InvalidInput("types must be long_term, short_term or working", field="types")
     when = {name: parse_iso_datetime(value, name).timestamp()
-            for name in ("since", "until", "now")
+            for name in ("since", "until", "now", "as_of")
             if (value := getattr(payload, name)) is not None}
     if "since" in when and "until" in when and when["until"] <= when["since"]:
         raise InvalidInput("until must be after since", field="until")
@@ -74,7 +78,8 @@ def recall(request, payload: RecallIn):
                               profile=payload.profile, match_mode=payload.match_mode,
                               since=when.get("since"), until=when.get("until"),
                               now=when.get("now"), author=payload.author, tags=tags,
-                              count_hits=True)
+                              as_of=when.get("as_of"),
+                              include_superseded=payload.include_superseded, count_hits=True)
     except store.RedisError as exc:
         count_redis_error("api")
         return redis_error_response(request, exc, "the search index (Redis)")
@@ -87,24 +92,43 @@ def recall(request, payload: RecallIn):
         count_redis_error("recall_hits")
         log.warning("recall hits not counted: %s", type(exc).__name__)
     return {
-        "results": [
-            {"memory_id": h.memory_id, "content": h.content, "type": h.type,
-             "version": h.version, "score": h.score, "metadata": h.metadata,
-             "created_at": dt.datetime.fromtimestamp(h.created_at, dt.UTC).isoformat(),
-             "importance": h.importance, "conversation_id": h.conversation_id,
-             "explain": {"bm25": h.explain.bm25, "relevance": h.explain.relevance,
-                         "recency": h.explain.recency, "importance": h.explain.importance,
-                         "terms": h.explain.terms, "weights": h.explain.weights,
-                         "context_terms": h.explain.context_terms, "time": h.explain.time,
-                         "time_term": h.explain.time_term,
-                         "semantic": h.explain.semantic}}
-            for h in found.results
-        ],
+        "results": [hit_out(h) for h in found.results],
         "match_mode_used": found.match_mode_used,
         "profile": found.profile,
         "time": found.time,
         "took_ms": found.took_ms,
     }
+
+
+def _iso(seconds: float | None) -> str | None:
+    return None if seconds is None else dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat()
+
+
+def validity_note(h) -> str | None:
+    """What explain says of a fact that no longer holds: "superseded by X since T" or
+    "ended T"; None while it holds."""
+    if h.valid_until is None:
+        return None
+    if h.superseded_by:
+        return f"superseded by {h.superseded_by} since {_iso(h.valid_until)}"
+    return f"ended {_iso(h.valid_until)}"
+
+
+def hit_out(h) -> dict:
+    """The API shape of one recall result (``search.results.Hit``)."""
+    return {
+        "memory_id": h.memory_id, "content": h.content, "type": h.type,
+        "version": h.version, "score": h.score, "metadata": h.metadata,
+        "created_at": _iso(h.created_at),
+        "importance": h.importance, "conversation_id": h.conversation_id,
+        "valid_from": _iso(h.valid_from), "valid_until": _iso(h.valid_until),
+        "superseded_by": h.superseded_by,
+        "explain": {"bm25": h.explain.bm25, "relevance": h.explain.relevance,
+                    "recency": h.explain.recency, "importance": h.explain.importance,
+                    "terms": h.explain.terms, "weights": h.explain.weights,
+                    "context_terms": h.explain.context_terms, "time": h.explain.time,
+                    "time_term": h.explain.time_term,
+                    "semantic": h.explain.semantic, "validity": validity_note(h)}}
 
 
 @router.post("/analyze", response=dict, tags=["search"])

@@ -3,12 +3,12 @@
 Imported by memory_console/urls.py; every router is added here, before ``api.urls`` is read.
 """
 
-from api import audit, memories, operations, search, sessions
+from api import audit, conflicts, memories, operations, search, sessions
 from api.core import api
 from integrations.webhooks.api import router as webhooks_router
 from lab.api import router as lab_router
 
-for router in (memories.router, search.router, operations.router, audit.router,
+for router in (memories.router, conflicts.router, search.router, operations.router, audit.router,
                sessions.router, lab_router, webhooks_router):
     api.add_router("/", router)
 

@@ -4,10 +4,12 @@ from simple_history.manager import HistoryDescriptor
 
 from memories.models import ChangeKind, HistoryKind
 
-# Versions that only mark a change of state (forgotten, purged, brought back): they hold no
+# Versions that only mark a change of state (forgotten, purged, brought back, ended, valid
+# again: validity is undone by revalidating, never by a rollback): they hold no
 # content of their own to roll back to (a restore repeats the version before its forget).
 MARKER_KINDS = frozenset({ChangeKind.FORGET, ChangeKind.ARCHIVE, ChangeKind.PURGE,
-                          ChangeKind.RESTORE})
+                          ChangeKind.RESTORE, ChangeKind.SUPERSEDE, ChangeKind.INVALIDATE,
+                          ChangeKind.REVALIDATE})
 
 
 def rollback_targets(memory) -> list[int]:

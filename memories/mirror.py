@@ -152,12 +152,19 @@ def mirror_args(memory: Memory, now: dt.datetime) -> dict:
         "version": str(memory.version),
         "expire_at": repr(memory.expire_at.timestamp()) if memory.expire_at else "",
         "indexed_at": repr(now.timestamp()),
+        "valid_from": repr(memory.valid_from.timestamp()),
+        "valid_until": repr(memory.valid_until.timestamp()) if memory.valid_until else "",
+        "superseded_by": memory.superseded_by or "",
     }
     filter_fields = {
         "#type": memory.type,
         "#conv": memory.conversation_id or "",
         "#exp": repr(memory.expire_at.timestamp()) if memory.expire_at else "",
+        # Validity (search.serving.engine): from, and until only once the fact ended.
+        "#vf": repr(memory.valid_from.timestamp()),
     }
+    if memory.valid_until is not None:
+        filter_fields["#vu"] = repr(memory.valid_until.timestamp())
     fields = [postings.FieldTerms(name, tf) for name, tf in
               index_fields.field_term_frequencies(memory.content, memory.context).items()]
     args = {"user_id": memory.user_id, "memory_id": memory.memory_id,

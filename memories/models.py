@@ -31,6 +31,11 @@ class ChangeKind(models.TextChoices):
     PROMOTE = "promote"
     CONSOLIDATE = "consolidate"
     ARCHIVE = "archive"
+    # Validity (memories.services.validity): a newer fact ended this one, an actor ended it
+    # with no replacement, or undid either.
+    SUPERSEDE = "supersede"
+    INVALIDATE = "invalidate"
+    REVALIDATE = "revalidate"
 
 
 class HistoryKind(models.Model):
@@ -82,6 +87,12 @@ class Memory(models.Model):
     version = models.PositiveIntegerField(default=1)
     deleted_at = models.DateTimeField(null=True, blank=True)
     deleted_by = models.CharField(max_length=150, blank=True, default="")
+    # Validity (world time, beside the versions' transaction time): the fact holds from
+    # ``valid_from`` (default: creation time) until ``valid_until`` (null: still holds);
+    # ``superseded_by`` names the memory that replaced it (null: none, or ended by hand).
+    valid_from = models.DateTimeField()
+    valid_until = models.DateTimeField(null=True, blank=True)
+    superseded_by = models.CharField(max_length=20, null=True, blank=True, db_index=True)  # noqa: DJ001
     # Set when the database write succeeded but Redis could not be reached; reconcile clears it.
     needs_resync = models.BooleanField(default=False)
     # Why Redis could not take this row (text it cannot encode, in a row written before the
@@ -116,6 +127,12 @@ class Memory(models.Model):
     def is_forgotten(self) -> bool:
         return self.deleted_at is not None
 
+    def holds_at(self, moment) -> bool:
+        """Whether the fact holds at ``moment`` (an aware datetime): valid_from <= moment <
+        valid_until."""
+        return self.valid_from <= moment and (self.valid_until is None
+                                              or moment < self.valid_until)
+
 
 class AccessFold(models.Model):
     """One batch of recall hits folded from Redis into ``Memory.access_count`` (see
@@ -147,3 +164,58 @@ class AuditEvent(models.Model):
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M} {self.actor} {self.action} {self.target}"
 
+
+
+class MemorySlot(models.Model):
+    """A slot a memory's text states a value for (``memories.supersession.claims``: subject
+    and attribute, or a statement frame): how a write finds the current memories its fact
+    may supersede with one indexed query. Written with the memory's text; gone with it."""
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="slots")
+    user_id = models.CharField(max_length=128)
+    slot = models.CharField(max_length=200)
+
+    class Meta:
+        indexes = [models.Index(fields=["user_id", "slot"])]
+
+    def __str__(self) -> str:
+        return f"{self.memory_id} {self.slot}"
+
+
+class ConflictStatus(models.TextChoices):
+    OPEN = "open"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+
+
+class Conflict(models.Model):
+    """A proposed supersession: ``newer`` may make ``older`` no longer true. Accepting it
+    supersedes ``older``; rejecting it records that both hold, and the pair is never
+    proposed again (one row per pair). Deleted with either memory (a purge)."""
+
+    user_id = models.CharField(max_length=128)
+    newer = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    older = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    confidence = models.FloatField()
+    # One sentence, and the slot and values it rests on (``{"slot", "older_value",
+    # "newer_value", "words"}``).
+    reason = models.CharField(max_length=500)
+    evidence = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=ConflictStatus.choices,
+                              default=ConflictStatus.OPEN)
+    created_at = models.DateTimeField()
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decided_by = models.CharField(max_length=150, blank=True, default="")
+    decision_reason = models.TextField(blank=True, default="")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["newer", "older"], name="conflict_one_per_pair"),
+            models.CheckConstraint(condition=models.Q(confidence__gte=0)
+                                   & models.Q(confidence__lte=1), name="conflict_confidence_0_1"),
+        ]
+        indexes = [models.Index(fields=["user_id", "status", "created_at"])]
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.newer_id} > {self.older_id} ({self.status})"

@@ -249,6 +249,12 @@ MEMORY_DRIFT_CACHE_SECONDS = env_int("MEMORY_DRIFT_CACHE_SECONDS", 60)
 # 413: how long such a request holds its worker thread, plus the one search under way
 # (lab.evaluation.Deadline).
 MEMORY_EVALUATION_SECONDS = env_int("MEMORY_EVALUATION_SECONDS", 15)
+# Supersession proposals on every write (memories/services/conflicts.py): off | propose |
+# apply; apply also accepts proposals of at least this confidence (0..1).
+MEMORY_SUPERSESSION = os.environ.get("MEMORY_SUPERSESSION", "propose")
+if MEMORY_SUPERSESSION not in ("off", "propose", "apply"):
+    raise ImproperlyConfigured("MEMORY_SUPERSESSION must be off, propose or apply")
+MEMORY_SUPERSESSION_APPLY_AT = float(os.environ.get("MEMORY_SUPERSESSION_APPLY_AT", "0.9"))
 # A reindex's claim on its namespace lives this long after its last heartbeat (one per
 # batch of MEMORY_REINDEX_BATCH memories); a retry takes a stale claim over.
 MEMORY_REINDEX_CLAIM_SECONDS = env_int("MEMORY_REINDEX_CLAIM_SECONDS", 60)

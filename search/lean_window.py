@@ -71,6 +71,7 @@ def fill_results(result, ranked, docs, own_terms, *, client, user_id, field_name
                 h.content, h.type, h.version = doc["content"], doc["type"], int(doc["version"])
                 h.metadata = json.loads(doc["metadata"])
                 h.conversation_id = doc["conversation_id"] or None
+                h.take_validity(doc)
             out.append(h)
         if got.counted:
             access.access_counted(user_id=user_id, unlisted=got.unlisted, dropped=dropped)

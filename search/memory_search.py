@@ -17,6 +17,12 @@ that weigh recency or importance re-rank the top ``MEMORY_RERANK_WINDOW`` BM25 c
 (a rescore window); the weights reorder matches, they never bring in non-matches.
 The ``keyword`` ranker scores keyword overlap (share of distinct query terms present).
 
+Validity (``search.recall_filters.Validity``): by default only facts valid ``now`` are
+answered (not superseded or ended by then); ``as_of`` answers what held then, whenever it
+was recorded; ``include_superseded`` answers every match with its validity. The serving
+index keeps each document's validity interval and filters while it ranks (exact, no wider
+window); the other paths check the hot-store hashes and widen as a filter does.
+
 Filters and time (``search.recall_filters``): ``since`` / ``until`` / ``author`` / ``tags``
 keep the matches that pass (scores unchanged; the candidate window widens until ``limit``
 survivors or every match is seen, so a filter never hides a better survivor). A time range
@@ -44,7 +50,7 @@ from search.index import postings
 from search.models import MatchMode, RankingProfile
 from search.pending import docs_verified, row_flags
 from search.profiles import profile_resolve
-from search.recall_filters import RecallFilters, TimePlan, time_plan
+from search.recall_filters import RecallFilters, TimePlan, Validity, time_plan, validity_for
 from search.results import Explain, Hit, SearchResult
 from search.serving import answer as serving
 from search.serving import chunked, feed
@@ -70,9 +76,13 @@ def memory_search(
     types: list[str] | None = None, profile: str | RankingProfile | None = None,
     match_mode: str | None = None, now: float | None = None,
     since: float | None = None, until: float | None = None, author: str | None = None,
-    tags: list[str] | None = None, count_hits: bool = False,
+    tags: list[str] | None = None, count_hits: bool = False, as_of: float | None = None,
+    include_superseded: bool = False,
 ) -> SearchResult:
     """Top ``limit`` memories of namespace ``user_id`` for ``query``.
+
+    ``as_of`` (epoch seconds): the facts that held then (``search.recall_filters.Validity``);
+    ``include_superseded``: every match, whatever its validity.
 
     ``now``, ``since``, ``until``: epoch seconds (``now`` also anchors "yesterday"; default
     the clock). A query without usable tokens returns no results (never an error), unless it
@@ -92,18 +102,20 @@ def memory_search(
     plan = time_plan(query, mode=getattr(prof, "temporal", "off"), now=now, tz=_zone(),
                      latest=lambda: _newest(user_id),
                      earliest=lambda: _newest(user_id, "created_at"))
+    validity = validity_for(now=now, as_of=as_of, include_superseded=include_superseded,
+                            window=plan.window)
     terms = query_terms(plan.text, prof)
     result = SearchResult([], mode if mode != MatchMode.ALL_THEN_ANY else MatchMode.ALL,
                           prof.name, 0.0, terms)
     if terms:
         _run(result, prof, user_id=user_id, terms=terms, limit=limit, mode=mode,
              conversation_id=conversation_id, types=types, now=now, filters=filters,
-             plan=plan, count_hits=count_hits)
+             plan=plan, count_hits=count_hits, validity=validity)
         if not result.n_docs:  # no document at all: empty, or lost by Redis?
             index_lost.refuse_if_lost(store.get_client(), user_id)
     elif plan.window is not None:
         time_recall.by_time(result, user_id=user_id, plan=plan, filters=filters, limit=limit,
-                            conversation_id=conversation_id, types=types)
+                            conversation_id=conversation_id, types=types, validity=validity)
     result.time = plan.explain()
     result.took_ms = (time.perf_counter() - started) * 1000
     return result
@@ -129,7 +141,7 @@ def _hybrid(prof: RankingProfile) -> bool:
 
 def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversation_id, types, now,
          filters: RecallFilters | None = None, plan: TimePlan | None = None,
-         count_hits: bool = False):
+         count_hits: bool = False, validity: Validity | None = None):
     client = store.get_client()
     field_name = _field(prof)
     filters = filters or RecallFilters()
@@ -165,18 +177,19 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
                     k1=prof.k1, b=prof.b, mode=m, now=now, conversation_id=conversation_id,
                     types=types, with_hashes=not lean,
                     own_field="" if narrow else own_field, hit_time=counting["at"],
-                    hash_fields=hash_fields, prefetch=window_check)
+                    hash_fields=hash_fields, prefetch=window_check,
+                    valid=validity.bounds if validity else None)
             except feed.NotReady:
                 # Its index builds on a background thread: read the postings in small
                 # commands (search.lua's one script would hold Redis 200+ ms at 300k).
-                return chunked.search_field(
+                return _unfiltered(chunked.search_field(
                     client, user_id=user_id, field=field_name, terms=terms, k=k, k1=prof.k1,
-                    b=prof.b, mode=m, now=now, conversation_id=conversation_id, types=types)
+                    b=prof.b, mode=m, now=now, conversation_id=conversation_id, types=types))
             except feed.Unsupported:
                 pass
-        return postings.search_field(
+        return _unfiltered(postings.search_field(
             client, user_id=user_id, field=field_name, terms=terms, k=k, k1=prof.k1, b=prof.b,
-            mode=m, now=now, conversation_id=conversation_id, types=types)
+            mode=m, now=now, conversation_id=conversation_id, types=types))
 
     def fetch_mode():
         if mode == MatchMode.ALL_THEN_ANY and lua_mode != "collect":
@@ -197,7 +210,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
     while True:
         hits = fetch_mode()
         docs = getattr(hits, "hashes", None)
-        if docs is None and lean:
+        if docs is None and lean and not (validity and getattr(hits, "unfiltered", False)):
             docs = dict.fromkeys((r[0] for r in hits.rows), UNREAD)
         elif docs is None:
             docs = serving.hashes(client, user_id, [r[0] for r in hits.rows],
@@ -210,7 +223,8 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         if query_vector is not None:
             flags, vectors = checked
         docs = docs_verified(docs, flags)
-        passed = [r for r in hits.rows if r[0] in docs and filters.keep(docs[r[0]])]
+        passed = [r for r in hits.rows if r[0] in docs and filters.keep(docs[r[0]])
+                  and (validity is None or validity.keep(docs[r[0]]))]
         if filter_time:
             timely = [r for r in passed
                       if temporal.in_window(float(docs[r[0]]["created_at"]), window)]
@@ -239,7 +253,8 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
     if boost and prof.w_time > 0:
         time_weight = time_recall.time_candidates(
             client, user_id, window, hits, passed, docs, filters, k1=prof.k1,
-            conversation_id=conversation_id, types=types, fields=hash_fields)
+            conversation_id=conversation_id, types=types, fields=hash_fields,
+            validity=validity)
     if not passed:
         return
     own_terms = getattr(hits, "own_terms", None) or {}
@@ -283,7 +298,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
         if boost:
             factor = temporal.boost_factor(float(doc["created_at"]), window, prof.w_time)
             final *= factor
-        hits_out.append(Hit(
+        hit = Hit(
             memory_id=memory_id, content=doc["content"], type=doc["type"],
             version=int(doc["version"]), score=final,
             metadata={} if is_partial(doc) else json.loads(doc["metadata"]),
@@ -294,7 +309,9 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
                             time=factor,
                             weights={"relevance": prof.w_relevance, "recency": prof.w_recency,
                                      "importance": prof.w_importance}),
-        ))
+        )
+        hit.take_validity(doc)
+        hits_out.append(hit)
     if query_vector is not None:
         rescoring.rescore(hits_out, query_vector, prof.w_semantic, vectors, read=held)
     hits_out.sort(key=lambda h: (-h.score, h.memory_id))
@@ -321,6 +338,13 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
             if own is None:
                 own = set(analyzer.tokens(h.content))
             h.explain.context_terms = [t for t in h.explain.terms if t not in own]
+
+
+def _unfiltered(found):
+    """A search answered by Redis's postings (chunked reads, search.lua), which know nothing
+    of validity: its rows' hashes are checked (search.recall_filters.Validity)."""
+    found.unfiltered = True
+    return found
 
 
 def _expire(memory_ids: list[str]) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,6 +49,47 @@ class RecallFilters:
             if not set(self.tags) <= have:
                 return False
         return True
+
+
+@dataclass(frozen=True)
+class Validity:
+    """The facts a recall answers: those holding at some moment of ``[lo, hi]`` (epoch
+    seconds), ``valid_from <= hi`` and ``valid_until > lo``. Recall's default is ``(now,
+    inf)`` (valid now), ``as_of`` t is ``(t, t)``; a time range named in the query keeps the
+    facts still holding when it began, ``(since, inf)``, and its boost or filter favours
+    those of the range. ``include_superseded`` is no Validity at all (None)."""
+
+    lo: float
+    hi: float = math.inf
+
+    def keep(self, doc: dict[str, str]) -> bool:
+        """Whether a memory's hash passes; a hash read without its validity (a window the
+        serving index filtered already) passes."""
+        if "valid_from" not in doc:
+            return True
+        vf = float(doc["valid_from"]) if doc["valid_from"] else -math.inf
+        vu = float(doc["valid_until"]) if doc.get("valid_until") else math.inf
+        return vf <= self.hi and vu > self.lo
+
+    def holds(self, valid_from: float, valid_until: float | None) -> bool:
+        """The same test on a row's bounds (``valid_until`` None: still holds)."""
+        return valid_from <= self.hi and (valid_until is None or valid_until > self.lo)
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        return self.lo, self.hi
+
+
+def validity_for(*, now: float, as_of: float | None, include_superseded: bool,
+                 window: TimeWindow | None) -> Validity | None:
+    """The Validity of a recall (see :class:`Validity`)."""
+    if include_superseded:
+        return None
+    if as_of is not None:
+        return Validity(as_of, as_of)
+    if window is not None:
+        return Validity(window.since)
+    return Validity(now)
 
 
 @dataclass

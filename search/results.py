@@ -35,6 +35,18 @@ class Hit:
     importance: float
     conversation_id: str | None
     explain: Explain
+    # The fact's validity (epoch seconds; None: from its creation / still holds) and the
+    # memory that superseded it.
+    valid_from: float | None = None
+    valid_until: float | None = None
+    superseded_by: str | None = None
+
+    def take_validity(self, doc: dict[str, str]) -> None:
+        """Validity from a memory's hot-store hash (absent fields: left as they are)."""
+        if doc.get("valid_from"):
+            self.valid_from = float(doc["valid_from"])
+        self.valid_until = float(doc["valid_until"]) if doc.get("valid_until") else None
+        self.superseded_by = doc.get("superseded_by") or None
 
 
 @dataclass

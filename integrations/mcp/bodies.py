@@ -12,7 +12,7 @@ import logging
 
 from accounts.roles import require_role
 from api.core import ReasonIn, iso_or_none, require_namespace
-from api.memories import MemoryIn, MemoryPatch, _memory_or_404, memory_out
+from api.memories import MemoryIn, MemoryPatch, _memory_or_404, memories_out, memory_out
 from api.search import RecallIn
 from api.sessions import MessagesIn, SessionIn, _session_or_404, session_out
 from integrations.metrics.registry import count_redis_error, observe_recall
@@ -141,7 +141,7 @@ def list_memories(caller, *, user_id, conversation_id=None, type=None,
     rows, next_cursor = listing.memory_page(
         user_id=user_id, conversation_id=conversation_id, type=type, metadata=metadata,
         include_forgotten=include_forgotten, cursor=cursor, limit=limit)
-    return {"memories": [memory_out(m) for m in rows], "next_cursor": next_cursor}
+    return {"memories": memories_out(rows), "next_cursor": next_cursor}
 
 
 def create_session(caller, **args) -> dict:

@@ -22,7 +22,8 @@ from __future__ import annotations
 from typing import Any
 
 MEMORY_EVENTS = ("memory.created", "memory.updated", "memory.forgotten", "memory.restored",
-                 "memory.rolled_back", "memory.purged")
+                 "memory.rolled_back", "memory.purged", "memory.superseded",
+                 "memory.invalidated", "memory.revalidated")
 EVENT_TYPES = (*MEMORY_EVENTS, "session.folded", "job.finished")
 TEST_EVENT = "webhook.test"
 
@@ -44,6 +45,8 @@ def memory_data(memory: Any, *, actor: Any = None, reason: str = "") -> dict:
             "importance": memory.importance, "metadata": memory.metadata or {},
             "version": memory.version, "created_at": _iso(memory.created_at),
             "updated_at": _iso(memory.updated_at), "deleted_at": _iso(memory.deleted_at),
+            "valid_from": _iso(memory.valid_from), "valid_until": _iso(memory.valid_until),
+            "superseded_by": memory.superseded_by,
         },
         "reason": reason or "",
         "actor": getattr(actor, "username", None) or (str(actor) if actor else None),

@@ -97,7 +97,8 @@ KIND_EVENTS = {"create": "memory.created", "promote": "memory.created",
                "consolidate": "memory.created", "edit": "memory.updated",
                "importance": "memory.updated", "forget": "memory.forgotten",
                "archive": "memory.forgotten", "restore": "memory.restored",
-               "rollback": "memory.rolled_back"}
+               "rollback": "memory.rolled_back", "supersede": "memory.superseded",
+               "invalidate": "memory.invalidated", "revalidate": "memory.revalidated"}
 
 
 def outbox_memory_event(memory, *, kind: str, actor=None, reason: str = ""):

@@ -24,6 +24,7 @@ from memories.services.change import (
     memory_rollback,
     memory_update,
 )
+from memories.services.conflicts import conflict_accept, conflict_reject, conflicts_decide
 from memories.services.create import (
     MAX_METADATA_BYTES,
     MAX_TTL_SECONDS,
@@ -32,9 +33,11 @@ from memories.services.create import (
     memory_create_many,
 )
 from memories.services.purge import memories_erase
+from memories.services.validity import memory_invalidate, memory_revalidate
 
 __all__ = [
-    "BULK_ACTIONS", "MAX_METADATA_BYTES", "MAX_TTL_SECONDS",
+    "BULK_ACTIONS", "MAX_METADATA_BYTES", "MAX_TTL_SECONDS", "conflict_accept",
+    "conflict_reject", "conflicts_decide", "memory_invalidate", "memory_revalidate",
     "access_folds_prune", "audit_record", "consolidation_undo", "content_hash",
     "memories_erase", "memory_access_apply", "memory_bulk", "memory_create", "memory_create_many",
     "memory_forget", "memory_promote", "memory_purge", "memory_restore", "memory_rollback",

@@ -15,8 +15,9 @@ from django.utils import timezone
 from integrations.webhooks import outbox
 from memories.errors import Conflict, InvalidInput, NotFound
 from memories.history import MARKER_KINDS, actor_name
-from memories.mirror import sync_after_commit, sync_memory
+from memories.mirror import sync_memory
 from memories.models import ChangeKind, Memory, MemoryType
+from memories.services import conflicts, validity
 from memories.services import context as context_service
 from memories.services.audit import audit_record
 from memories.services.create import (
@@ -26,27 +27,16 @@ from memories.services.create import (
     clean_type,
     content_hash,
     memory_create,
-    stamp_change,
 )
 from memories.services.purge import memories_erase
+from memories.services.versions import get_for_update, save_version
 from memories.text_fold import fold
 from memories.validation import (
-    MEMORY_ID_RE,
     clean_string_list,
     clean_unit_float,
 )
 
 log = logging.getLogger(__name__)
-
-
-def _get_for_update(memory_id) -> Memory:
-    if not isinstance(memory_id, str) or not MEMORY_ID_RE.match(memory_id):
-        raise NotFound(f"memory {memory_id!r} not found", field="memory_id")
-    try:
-        return Memory.objects.select_for_update().get(memory_id=memory_id)
-    except Memory.DoesNotExist:
-        raise NotFound(f"memory {memory_id} not found", field="memory_id") from None
-
 
 
 def _refuse_duplicate(memory: Memory) -> None:
@@ -68,29 +58,26 @@ def _refuse_duplicate(memory: Memory) -> None:
                        duplicate_of=other)
 
 
-def _save_version(memory: Memory, *, kind: str, actor, reason: str) -> Memory:
-    memory.version += 1
-    memory.updated_at = timezone.now()
-    stamp_change(memory, kind, actor, reason)
-    memory.save()
-    outbox.outbox_memory_event(memory, kind=kind, actor=actor, reason=reason)
-    sync_after_commit(memory)
-    return memory
-
-
 @transaction.atomic
 def memory_update(
     *, memory_id: str, actor=None, reason: str = "", expected_version: int | None = None,
     content=None, importance=None, tags=None, type=None, metadata=None, context=None,
+    valid_from=None, supersedes=None, supersession=None,
 ) -> Memory:
     """Write a new version with the given fields changed.
 
     ``expected_version`` (optimistic locking) raises Conflict (409, ``current_version`` in
     the body) when the memory has moved on, and for a forgotten memory (restore first). A call
     that changes nothing writes no version. The kind is ``importance`` when only importance
-    changed, else ``edit``.
+    changed, else ``edit``. ``valid_from`` (aware datetime) moves the start of the fact
+    (InvalidInput when not before its ``valid_until``); ``supersedes`` and ``supersession``
+    as ``memory_create`` takes them (the memory supersedes those named, with its
+    ``valid_from``; a changed text is checked for proposals).
     """
-    memory = _get_for_update(memory_id)
+    mode = conflicts.clean_mode(supersession)
+    if supersedes is not None:
+        supersedes = validity.clean_supersedes(supersedes)
+    memory = get_for_update(memory_id)
     if memory.deleted_at is not None:
         raise Conflict(f"memory {memory_id} is forgotten; restore it first",
                        field="memory_id", current_version=memory.version)
@@ -132,12 +119,22 @@ def memory_update(
         memory.context = context
         memory.context_from = context_service.CLIENT if context else ""
         changed.add("context")
-    if not changed:
-        return memory
+    if valid_from is not None and valid_from != memory.valid_from:
+        if memory.valid_until is not None and valid_from >= memory.valid_until:
+            raise InvalidInput(f"valid_from must be before valid_until "
+                               f"({memory.valid_until.isoformat()})", field="valid_from")
+        memory.valid_from = valid_from
+        changed.add("valid_from")
     if changed & {"content", "type"}:
         _refuse_duplicate(memory)
-    kind = ChangeKind.IMPORTANCE if changed == {"importance"} else ChangeKind.EDIT
-    return _save_version(memory, kind=kind, actor=actor, reason=reason)
+    if changed:
+        kind = ChangeKind.IMPORTANCE if changed == {"importance"} else ChangeKind.EDIT
+        memory = save_version(memory, kind=kind, actor=actor, reason=reason)
+    if supersedes:
+        validity.supersede(newer=memory, older_ids=supersedes, actor=actor, reason=reason)
+    if "content" in changed:
+        conflicts.propose([memory], mode=mode, actor=actor, edited=True)
+    return memory
 
 
 @transaction.atomic
@@ -148,25 +145,25 @@ def memory_forget(*, memory_id: str, actor=None, reason: str = "",
     ``kind`` may say why (``archive`` by the policy, ``rollback`` of a consolidation).
     Forgetting a forgotten memory changes nothing. Raises NotFound.
     """
-    memory = _get_for_update(memory_id)
+    memory = get_for_update(memory_id)
     if memory.deleted_at is not None:
         return memory
     memory.deleted_at = timezone.now()
     memory.deleted_by = actor_name(actor)
-    return _save_version(memory, kind=kind, actor=actor, reason=reason)
+    return save_version(memory, kind=kind, actor=actor, reason=reason)
 
 
 @transaction.atomic
 def memory_restore(*, memory_id: str, actor=None, reason: str = "") -> Memory:
     """Bring a forgotten memory back into search (a new version). Raises NotFound, and
     Conflict (``duplicate_of``) when another live memory holds its text meanwhile."""
-    memory = _get_for_update(memory_id)
+    memory = get_for_update(memory_id)
     if memory.deleted_at is None:
         return memory
     memory.deleted_at = None
     memory.deleted_by = ""
     _refuse_duplicate(memory)
-    return _save_version(memory, kind=ChangeKind.RESTORE, actor=actor, reason=reason)
+    return save_version(memory, kind=ChangeKind.RESTORE, actor=actor, reason=reason)
 
 
 @transaction.atomic
@@ -184,7 +181,7 @@ def memory_rollback(*, memory_id: str, version: int, actor=None, reason: str) ->
     """
     if not isinstance(reason, str) or not reason.strip():
         raise InvalidInput("a reason is required for a rollback", field="reason")
-    memory = _get_for_update(memory_id)
+    memory = get_for_update(memory_id)
     if version == 0 and (memory.metadata or {}).get("consolidated_from"):
         # Version 0 of a consolidated memory is "before the consolidation".
         consolidation_undo(memory_id=memory_id, actor=actor, reason=reason)
@@ -212,7 +209,7 @@ def memory_rollback(*, memory_id: str, version: int, actor=None, reason: str) ->
         memory.context = context_service.conversation_context(memory)
     if memory.deleted_at is None:
         _refuse_duplicate(memory)
-    memory = _save_version(memory, kind=ChangeKind.ROLLBACK, actor=actor, reason=reason)
+    memory = save_version(memory, kind=ChangeKind.ROLLBACK, actor=actor, reason=reason)
     audit_record(actor=actor, action="rollback", target=memory_id, reason=reason,
                  data={"to_version": version, "new_version": memory.version})
     return memory
@@ -264,7 +261,7 @@ def memory_purge(*, memory_id: str, actor=None, reason: str = "") -> Purged:
     purged what and why. Returns a ``Purged`` whose ``index_pending`` says, once the
     transaction committed, that Redis could not drop it (reads drop it meanwhile; the
     reconcile removes it). Raises NotFound."""
-    memory = _get_for_update(memory_id)
+    memory = get_for_update(memory_id)
     user_id = memory.user_id
     outcome = Purged(memory_id=memory_id, user_id=user_id)
 
@@ -297,7 +294,7 @@ def consolidation_undo(*, memory_id: str, actor=None, reason: str) -> list[str]:
     """
     if not isinstance(reason, str) or not reason.strip():
         raise InvalidInput("a reason is required to undo a consolidation", field="reason")
-    merged = _get_for_update(memory_id)
+    merged = get_for_update(memory_id)
     sources = (merged.metadata or {}).get("consolidated_from")
     if not sources:
         raise InvalidInput("not a consolidated memory", field="memory_id")
@@ -325,7 +322,7 @@ def memory_promote(*, memory_id: str, actor=None, reason: str = "") -> tuple[Mem
     memory, that one is returned with ``deduplicated`` True. Raises InvalidInput for a
     long-term memory, NotFound.
     """
-    source = _get_for_update(memory_id)
+    source = get_for_update(memory_id)
     if source.type == MemoryType.LONG_TERM and source.conversation_id is None:
         raise InvalidInput("memory is already a user-wide long-term memory", field="memory_id")
     return memory_create(

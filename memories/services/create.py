@@ -20,7 +20,9 @@ from memories.errors import InvalidInput, TooLarge
 from memories.history import actor_name
 from memories.mirror import sync_instances_after_commit, sync_memories
 from memories.models import ChangeKind, Memory, MemoryType
+from memories.services import conflicts, validity
 from memories.services import context as context_service
+from memories.services.versions import stamp_change
 from memories.text_check import LINE
 from memories.text_fold import fold
 from memories.validation import (
@@ -42,15 +44,6 @@ MAX_TTL_SECONDS = 365 * 24 * 3600
 def content_hash(content: str) -> str:
     """SHA-256 hex of the NFKC-normalised, stripped content (the dedup key)."""
     return hashlib.sha256(unicodedata.normalize("NFKC", content).strip().encode()).hexdigest()
-
-
-def stamp_change(memory: Memory, kind: str, actor, reason: str) -> None:
-    """Tell the history receiver what this save is (see memories.history)."""
-    memory._history_kind = kind
-    memory._history_actor = actor_name(actor)
-    memory._change_reason = reason or ""
-    if actor is not None and not isinstance(actor, str):
-        memory._history_user = actor
 
 
 def clean_content(content) -> str:
@@ -169,7 +162,7 @@ def _duplicate_and_window(memory: Memory) -> tuple[Memory | None, context_servic
 def build_memory(
     *, user_id, content, conversation_id=None, type=MemoryType.LONG_TERM, importance=None,
     tags=None, metadata=None, source="", author="", keywords=None, ttl_seconds=None,
-    created_at=None, context=None, now=None, context_from=None,
+    created_at=None, context=None, now=None, context_from=None, valid_from=None,
 ) -> Memory:
     """Validate one memory's fields and return an unsaved Memory (raises InvalidInput etc.).
 
@@ -185,6 +178,7 @@ def build_memory(
         importance = importance_estimate.estimate(content, author=author).score
     importance = clean_unit_float(importance, "importance")
     created = _aware(created_at) if created_at else now
+    valid_from = _aware(valid_from) if valid_from else created
     expire_at = None
     if type == MemoryType.SHORT_TERM:
         ttl = settings.MEMORY_SHORT_TERM_TTL_SECONDS if ttl_seconds is None else ttl_seconds
@@ -210,7 +204,8 @@ def build_memory(
         context=context, context_from=context_from,
         keywords=clean_string_list(keywords or [], "keywords"),
         tags=clean_string_list(tags or [], "tags"), importance=importance,
-        created_at=created, updated_at=now, expire_at=expire_at, source=source or "",
+        created_at=created, updated_at=now, expire_at=expire_at, valid_from=valid_from,
+        source=source or "",
         author=author or "", metadata=clean_metadata(metadata),
         content_hash=content_hash(content), content_folded=fold(content), version=1,
     )
@@ -236,31 +231,45 @@ def _insert_with_history(memory: Memory, *, kind: str, actor, reason: str) -> No
 
 
 def memory_create(*, actor=None, kind: str = ChangeKind.CREATE, reason: str = "",
-                  **fields) -> tuple[Memory, bool]:
+                  supersedes=None, supersession=None, **fields) -> tuple[Memory, bool]:
     """Create one memory; fields as ``build_memory`` takes them.
 
     Returns ``(memory, deduplicated)``: a live memory with the same content hash, user,
-    conversation and type is returned instead of writing a new one. Raises InvalidInput
-    (400), TooLarge (413). Searchable when this returns (sync on commit).
+    conversation and type is returned instead of writing a new one. ``supersedes``: ids of
+    memories of the namespace this one makes no longer true (``validity.supersede``; applied
+    to the live copy on a duplicate, so a retried write is idempotent). ``supersession``:
+    off | propose | apply for this write's proposals (``conflicts.propose``; None: the
+    setting). Raises InvalidInput (400), NotFound (404: a superseded id), Conflict (409: a
+    cycle), TooLarge (413). Searchable when this returns (sync on commit).
     """
     # Validation, hashing and the importance estimate touch no table: done before the
     # transaction, they do not lengthen the write lock SQLite holds for all of it.
     memory = build_memory(**fields)
+    mode = conflicts.clean_mode(supersession)
+    if supersedes is not None:
+        supersedes = validity.clean_supersedes(supersedes)
     with transaction.atomic():
         existing, window = _duplicate_and_window(memory)
         if existing is not None:
+            if supersedes:
+                validity.supersede(newer=existing, older_ids=supersedes, actor=actor,
+                                   reason=reason)
             return existing, True
         if memory.context_from == context_service.CONVERSATION:
             memory.context = window.context()
         _insert_with_history(memory, kind=kind, actor=actor, reason=reason)
         outbox.outbox_memory_event(memory, kind=kind, actor=actor, reason=reason)
+        if supersedes:
+            validity.supersede(newer=memory, older_ids=supersedes, actor=actor, reason=reason)
+        conflicts.propose([memory], mode=mode, actor=actor)
         # The new memory and the neighbours whose context it changed: one Redis round trip.
         sync_instances_after_commit([memory, *window.arrived()])
     return memory, False
 
 
 @transaction.atomic
-def memory_create_many(*, items: list[dict], actor=None, reason: str = "") -> list[tuple[Memory, bool]]:
+def memory_create_many(*, items: list[dict], actor=None, reason: str = "",
+                       supersession=None) -> list[tuple[Memory, bool]]:
     """Bulk create (imports, benchmarks): validation and dedup as :func:`memory_create`.
 
     All or nothing: the first invalid item raises (with ``index`` in the error) and nothing
@@ -307,6 +316,7 @@ def memory_create_many(*, items: list[dict], actor=None, reason: str = "") -> li
         default_user=None if actor is None or isinstance(actor, str) else actor,
     )
     outbox.outbox_memories_created(new, actor=actor, reason=reason)
+    conflicts.propose(new, mode=conflicts.clean_mode(supersession), actor=actor)
     ids = [m.memory_id for m in new]
     # The instances are what committed (bulk_create): mirrored without reading them again.
     transaction.on_commit(lambda: sync_memories(ids, memories=new))

@@ -39,7 +39,7 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
            b: float, mode: str, now: float, conversation_id: str | None = None,
            types: list[str] | None = None, with_hashes: bool = False, own_field: str = "",
            hit_time: float | None = None, hash_fields: tuple[str, ...] = (),
-           prefetch=None):
+           prefetch=None, valid: tuple[float, float] | None = None):
     """``engine.Found`` of the caught-up serving index (see ``FieldIndex.search``); with
     ``with_hashes``, ``found.hashes`` maps each hit's memory id to its hot-store hash (absent
     when Redis no longer holds it), or with ``hash_fields`` to those fields of it as a
@@ -62,12 +62,15 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
     the search runs on the caught-up index under its lock and the hashes come in one
     pipeline (hits uncounted: the caller counts them).
 
+    ``valid``: the validity range the index keeps (``FieldIndex.search``).
+
     ``prefetch(ids)``: the caller's own read of a search's hit ids (its database check),
     run while Redis answers the check of that search (``feed.feed_reply``'s ``meanwhile``),
     so the two waits overlap; ``found.prefetched`` is ``(ids, its result)`` (None when the
     answer came another way). The caller reads again when the ids do not cover the hits.
     """
     kwargs = {"k": k, "k1": k1, "b": b, "mode": mode, "now": now, "types": types,
+              "valid": valid,
               "conversation_id": conversation_id}
     served = entry(user_id, field_name)
     extra = ({"own_field": own_field, "terms": terms, "hit_time": hit_time,

@@ -13,7 +13,8 @@ Layout (doc ids are dense ``int32`` numbers of this process, never shown outside
 - a *delta* segment of postings added since the last merge (per term, ascending doc ids: a
   new or changed document always gets a new, higher id);
 - per-doc arrays: ``dl`` (length), ``type_code``, ``conv_code``, ``exp`` (epoch seconds, 0 =
-  never), ``live``; ``ids`` (memory ids, bytes) for ties by memory id.
+  never), ``vf`` and ``vu`` (the fact's validity, epoch seconds: it holds for vf <= t < vu;
+  -inf and +inf when unbounded), ``live``; ``ids`` (memory ids, bytes) for ties by memory id.
 
 A changed document is removed (its id marked dead) and added again under a new id; dead
 postings stay in place until :meth:`FieldIndex.merge` drops them, which happens when the
@@ -49,7 +50,8 @@ MERGE_DEAD_SHARE = 1 / 4
 @dataclass
 class Doc:
     """One document of a field: ``tf`` maps term -> raw frequency, ``dl`` its length in
-    tokens, ``exp`` its expiry in epoch seconds (0 = none)."""
+    tokens, ``exp`` its expiry in epoch seconds (0 = none), ``vf`` / ``vu`` the validity of
+    its fact (epoch seconds; -inf / +inf: unbounded)."""
 
     memory_id: str
     dl: int
@@ -57,6 +59,8 @@ class Doc:
     type: str = LONG_TERM
     conv: str = ""
     exp: float = 0.0
+    vf: float = -math.inf
+    vu: float = math.inf
 
 
 @dataclass
@@ -112,13 +116,13 @@ class Builder:
                                               self.index.vocab)
 
     def add(self, memory_id: str, dl: int, type_: str, conv: str, exp: float, terms,
-            tfs) -> None:
+            tfs, vf: float = -math.inf, vu: float = math.inf) -> None:
         """One document: ``terms`` and ``tfs`` are iterables of equal length (tf may be str).
         A memory already added is left as it was (a second copy would stay behind when the
         memory is removed)."""
         if memory_id in self.index.doc_of:
             return
-        d = self.index._new_doc(Doc(memory_id, dl, {}, type_, conv, exp))
+        d = self.index._new_doc(Doc(memory_id, dl, {}, type_, conv, exp, vf, vu))
         start = len(self.tids)
         self.tids.extend(map(self._vocab.__getitem__, terms))
         self.dids.extend(itertools.repeat(d, len(self.tids) - start))
@@ -149,6 +153,8 @@ class FieldIndex:
         self.type_code = np.zeros(cap, np.int8)
         self.conv_code = np.zeros(cap, np.int32)
         self.exp = np.zeros(cap, np.float64)
+        self.vf = np.zeros(cap, np.float64)
+        self.vu = np.zeros(cap, np.float64)
         self.live = np.zeros(cap, bool)
         self.ids = np.zeros(cap, "S32")
         self.types: dict[str, int] = {}
@@ -160,6 +166,10 @@ class FieldIndex:
         # No document of ``expiring`` expires before this (epoch seconds): a search before
         # it skips the walk over them.
         self.exp_floor = math.inf
+        # Live doc ids whose fact ended (vu finite), and no vu of them is below ``vu_floor``:
+        # a recall "valid now" before it needs no validity mask at all.
+        self.ending: set[int] = set()
+        self.vu_floor = math.inf
         self.tmax = self.dlmin = np.zeros(0, np.int32)
         self._scratch = prune.Scratch()
         if docs:
@@ -172,7 +182,7 @@ class FieldIndex:
         if need <= cap:
             return
         cap = max(need, cap * 2)
-        for name in ("dl", "type_code", "conv_code", "exp", "live", "ids"):
+        for name in ("dl", "type_code", "conv_code", "exp", "vf", "vu", "live", "ids"):
             old = getattr(self, name)
             new = np.zeros(cap, old.dtype)
             new[:len(old)] = old
@@ -186,6 +196,7 @@ class FieldIndex:
         self.type_code[d] = self.types.setdefault(doc.type, len(self.types))
         self.conv_code[d] = self.convs.setdefault(doc.conv, len(self.convs))
         self.exp[d] = doc.exp
+        self.vf[d], self.vu[d] = doc.vf, doc.vu
         self.live[d] = True
         self.ids[d] = doc.memory_id.encode()
         self.doc_of[doc.memory_id] = d
@@ -194,19 +205,22 @@ class FieldIndex:
         if doc.exp:
             self.expiring.add(d)
             self.exp_floor = min(self.exp_floor, doc.exp)
+        if doc.vu != math.inf:
+            self.ending.add(d)
+            self.vu_floor = min(self.vu_floor, doc.vu)
         return d
 
     def _load(self, docs: list[Doc]) -> None:
         builder = Builder(self)
         for doc in {doc.memory_id: doc for doc in docs}.values():
             builder.add(doc.memory_id, doc.dl, doc.type, doc.conv, doc.exp, doc.tf.keys(),
-                        doc.tf.values())
+                        doc.tf.values(), doc.vf, doc.vu)
         builder.finish()
 
     # The arrays :meth:`arrays` gives and :meth:`from_arrays` takes (one per document from
     # ``dl`` on, one per term for ``tmax`` and ``dlmin``).
     ARRAYS = ("indptr", "p_docs", "p_tfs", "tmax", "dlmin", "dl", "type_code", "conv_code",
-              "exp", "ids")
+              "exp", "vf", "vu", "ids")
 
     def arrays(self) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
         """``(arrays, names)``: the index as the named arrays of ``ARRAYS`` (merged first, so
@@ -229,6 +243,8 @@ class FieldIndex:
         """The index :meth:`arrays` described. Raises ValueError when the arrays do not fit
         together (a damaged snapshot)."""
         index = cls()
+        if any(name not in arrays for name in cls.ARRAYS):
+            raise ValueError("a serving index's snapshot lacks arrays (an older format)")
         n, n_terms = len(arrays["dl"]), len(names["vocab"])
         indptr, p_docs = arrays["indptr"], arrays["p_docs"]
         if (len(indptr) != n_terms + 1 or indptr[0] != 0 or indptr[-1] != len(p_docs)
@@ -253,6 +269,10 @@ class FieldIndex:
         index.expiring = set(expiring.tolist())
         if len(expiring):
             index.exp_floor = float(arrays["exp"][expiring].min())
+        ending = np.flatnonzero(arrays["vu"] != math.inf)
+        index.ending = set(ending.tolist())
+        if len(ending):
+            index.vu_floor = float(arrays["vu"][ending].min())
         return index
 
     def _set_base(self, tids: np.ndarray, dids: np.ndarray, tfs: np.ndarray) -> None:
@@ -298,6 +318,7 @@ class FieldIndex:
         self.total_len -= int(self.dl[d])
         self.dead += 1
         self.expiring.discard(d)
+        self.ending.discard(d)
         self._maybe_merge()
         return True
 
@@ -323,7 +344,7 @@ class FieldIndex:
         alive = np.flatnonzero(self.live[:self.n])
         renumber = np.full(self.n, -1, np.int32)
         renumber[alive] = np.arange(len(alive), dtype=np.int32)
-        for name in ("dl", "type_code", "conv_code", "exp", "live", "ids"):
+        for name in ("dl", "type_code", "conv_code", "exp", "vf", "vu", "live", "ids"):
             arr = getattr(self, name)
             new = np.zeros(max(16, len(alive)), arr.dtype)
             new[:len(alive)] = arr[alive]
@@ -331,6 +352,7 @@ class FieldIndex:
         self.n, self.dead = len(alive), 0
         self.doc_of = {m: int(renumber[d]) for m, d in self.doc_of.items()}
         self.expiring = {int(renumber[d]) for d in self.expiring}
+        self.ending = {int(renumber[d]) for d in self.ending}
         # Within a term, base postings precede delta ones and both ascend, and renumbering
         # keeps the order: the stable sort by term keeps doc ids ascending.
         self._set_base(tids, renumber[dids], tfs)
@@ -343,7 +365,8 @@ class FieldIndex:
     def nbytes(self) -> int:
         """Approximate memory held, in bytes (arrays plus the Python dictionaries)."""
         arrays = sum(a.nbytes for a in (self.indptr, self.p_docs, self.p_tfs, self.dl,
-                                        self.type_code, self.conv_code, self.exp, self.live,
+                                        self.type_code, self.conv_code, self.exp, self.vf,
+                                        self.vu, self.live,
                                         self.ids, self.tmax, self.dlmin))
         arrays += self._scratch.nbytes()
         # dict entry + str object: ~100 bytes for a memory id, ~90 for a term.
@@ -375,8 +398,14 @@ class FieldIndex:
 
     def search(self, terms: list[str], *, k: int, k1: float = 1.2, b: float = 0.75,
                mode: str = "any", now: float = 0.0, types: list[str] | None = None,
-               conversation_id: str | None = None) -> Found:
+               conversation_id: str | None = None,
+               valid: tuple[float, float] | None = None) -> Found:
         """Exact top ``k`` for distinct ``terms``; ``mode`` any | all | collect.
+
+        ``valid`` = ``(lo, hi)`` (epoch seconds) keeps the documents whose fact holds at some
+        moment of ``[lo, hi]``: ``vf <= hi`` and ``vu > lo`` (now: ``(now, inf)``; as of t:
+        ``(t, t)``; None: every document, superseded or not). Like ``types``, a filter: it
+        never changes the statistics.
 
         ``now`` is epoch seconds: documents with ``0 < exp <= now`` count neither in the
         statistics nor as matches, and are listed in ``expired``. ``types`` keeps documents
@@ -417,7 +446,7 @@ class FieldIndex:
             # The same operations as prune.tf_part, on Python floats: a bound, not a score.
             ub = idf * (tmax / (tmax + k1 * ((1.0 - b) + (b * dmin) / avgdl)))
             lists[j] = prune.Term(docs, tfs, idf, ub, live_only=True)
-        accept = self._accept(types, conversation_id)
+        accept = self._accept(types, conversation_id, self._valid_range(valid))
         args = {"live": live, "dl": self.dl, "avgdl": avgdl, "k1": k1, "b": b, "accept": accept}
         if mode == "all":
             cand, matrix, tfm = prune.intersect(lists, **args)
@@ -441,9 +470,19 @@ class FieldIndex:
                 found.rows, matrix[:, cols].T.tolist(), strict=True)}
         return found
 
-    def _accept(self, types, conversation_id):
+    def _valid_range(self, valid):
+        """``valid`` as the mask needs it, or None when no live document can fail it (no
+        fact ended by ``lo``, and ``hi`` open): the common recall pays nothing."""
+        if valid is None:
+            return None
+        lo, hi = valid
+        if hi == math.inf and (not self.ending or lo < self.vu_floor):
+            return None
+        return lo, hi
+
+    def _accept(self, types, conversation_id, valid=None):
         """The filters as a mask over doc ids (None: no filter)."""
-        if not types and not conversation_id:
+        if not types and not conversation_id and valid is None:
             return None
         codes = [self.types[t] for t in types if t in self.types] if types else None
         conv = self.convs.get(conversation_id, -1) if conversation_id else None
@@ -456,6 +495,8 @@ class FieldIndex:
             if conv is not None:
                 code = self.conv_code[docs]
                 ok &= (code == 0) | (code == conv) | (self.type_code[docs] == long_term)
+            if valid is not None:
+                ok &= (self.vf[docs] <= valid[1]) & (self.vu[docs] > valid[0])
             return ok
 
         return accept

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import threading
 import time
 from collections import OrderedDict
@@ -51,7 +52,7 @@ BUILD_CHUNK = 1000
 SYNC_BUILD_DOCS = 5000
 # Index formats this code serves (search.index.postings.INDEX_FORMAT); the stamp is
 # ``<base>format`` (absent = "1"). An older one is served and upgraded by a reindex.
-FORMATS = {"1", "2", "3", "4"}
+FORMATS = {"1", "2", "3", "4", "5"}
 UPGRADE_CLAIM_SECONDS = 3600
 
 
@@ -144,7 +145,14 @@ def doc_of(memory_id: str, raw) -> Doc | None:
     if "#dl" not in meta:
         return None
     return Doc(memory_id, int(meta["#dl"]), tf, type=meta.get("#type", ""),
-               conv=meta.get("#conv", ""), exp=float(meta.get("#exp") or 0.0))
+               conv=meta.get("#conv", ""), exp=float(meta.get("#exp") or 0.0),
+               vf=_bound(meta.get("#vf"), -math.inf), vu=_bound(meta.get("#vu"), math.inf))
+
+
+def _bound(value: str | None, unbounded: float) -> float:
+    """A validity bound of a document vector (epoch seconds); absent: ``unbounded`` (a
+    document written before validity, or a fact that has not ended)."""
+    return float(value) if value else unbounded
 
 
 def feed_reply(client, user_id: str, field_name: str, last_id: str, count: int,
@@ -222,7 +230,8 @@ def _build(client, user_id: str, field_name: str, served: Served) -> None:
             if dl is None:
                 continue
             meta = (raw.pop("#type", ""), raw.pop("#conv", ""), float(raw.pop("#exp", "") or 0))
-            builder.add(memory_id, int(dl), *meta, raw.keys(), raw.values())
+            vf, vu = _bound(raw.pop("#vf", ""), -math.inf), _bound(raw.pop("#vu", ""), math.inf)
+            builder.add(memory_id, int(dl), *meta, raw.keys(), raw.values(), vf, vu)
         if int(cursor) == 0:
             break
     served.index, served.offset = builder.finish(), (0, 0)

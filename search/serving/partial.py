@@ -9,11 +9,12 @@ time and reply (bench/README.md).
 """
 
 # What ranks a window row: recency (created_at, accessed_at), importance, the filters
-# (created_at, author, tags: search.recall_filters), the time range (created_at), and the
-# hit count a pending row keeps (search.pending), and the version ranked: a result whose
-# whole hash holds another was written between the two reads (search.lean_window).
+# (created_at, author, tags: search.recall_filters), the time range (created_at), the
+# validity (search.recall_filters.Validity), and the hit count a pending row keeps
+# (search.pending), and the version ranked: a result whose whole hash holds another was
+# written between the two reads (search.lean_window).
 RANK_FIELDS = ("created_at", "accessed_at", "importance", "author", "tags", "access_count",
-               "version")
+               "version", "valid_from", "valid_until")
 
 
 class Partial(dict):

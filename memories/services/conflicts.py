@@ -1,0 +1,192 @@
+"""The review queue's writer: supersessions proposed on every write, accepted or rejected.
+
+On each write of a memory's text (create, import, promote, edit), in the write's own
+transaction, the text's slots (``memories.supersession.claims``: a subject and attribute,
+or a statement frame) are recorded, and the current memories of the namespace holding one
+of them are handed to the detector (``memories.supersession.detector``), which proposes the
+most recent holder of each slot whose value differs. A proposal is a ``Conflict`` row,
+listed as soon as the write answers. ``MEMORY_SUPERSESSION`` (or a write's
+``supersession``) says what happens: ``off`` proposes nothing, ``propose`` lists them,
+``apply`` also accepts those at or above ``MEMORY_SUPERSESSION_APPLY_AT`` (still listed).
+
+Accepting a proposal supersedes ``older`` by ``newer`` (``memories.services.validity``);
+rejecting records that both hold, and the pair (one row) is never proposed again.
+"""
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from memories.errors import Conflict as ConflictError
+from memories.errors import InvalidInput, NotFound
+from memories.history import actor_name
+from memories.models import Conflict, ConflictStatus, Memory, MemorySlot
+from memories.services import validity
+from memories.services.audit import audit_record
+from memories.supersession.claims import slot_keys
+from memories.supersession.detector import propose as detect
+
+MODES = ("off", "propose", "apply")
+# The current holders of a write's slots read per write, most recent first: enough for the
+# detector, which weighs only the most recent holder of each slot.
+CANDIDATES = 50
+
+
+def clean_mode(value) -> str:
+    """A write's ``supersession`` (None: the ``MEMORY_SUPERSESSION`` setting). Raises
+    InvalidInput naming ``supersession``."""
+    if value is None:
+        return settings.MEMORY_SUPERSESSION
+    if value not in MODES:
+        raise InvalidInput(f"supersession must be one of {', '.join(MODES)}",
+                           field="supersession")
+    return value
+
+
+def propose(memories: list[Memory], *, mode: str, actor=None,
+            edited: bool = False) -> list[Conflict]:
+    """Record the slots of ``memories`` (just written, in this transaction, in the order
+    written) and propose what they supersede. ``edited``: their text changed, so their
+    earlier slots go first. Returns the proposals made (applied ones accepted)."""
+    if edited:
+        MemorySlot.objects.filter(memory__in=memories).delete()
+    slots = {m.memory_id: slot_keys(m.content) for m in memories}
+    MemorySlot.objects.bulk_create(
+        [MemorySlot(memory=m, user_id=m.user_id, slot=s[:200])
+         for m in memories for s in slots[m.memory_id]], batch_size=500)
+    if mode == "off":
+        return []
+    made = []
+    by_user: dict[str, list[Memory]] = {}
+    for m in memories:
+        if slots[m.memory_id] and m.deleted_at is None:
+            by_user.setdefault(m.user_id, []).append(m)
+    for user_id, group in by_user.items():
+        made += _propose_in(user_id, group, slots, mode=mode, actor=actor)
+    return made
+
+
+def _propose_in(user_id: str, group: list[Memory], slots: dict, *, mode: str, actor) -> list[Conflict]:
+    """Proposals for the memories of ``group``, all of namespace ``user_id``."""
+    wanted = {s for m in group for s in slots[m.memory_id]}
+    ids = {m.memory_id for m in group}
+    rows = (MemorySlot.objects.filter(user_id=user_id, slot__in=list(wanted),
+                                      memory__deleted_at__isnull=True,
+                                      memory__valid_until__isnull=True)
+            .exclude(memory_id__in=ids)
+            .order_by("-memory__created_at", "-memory_id")
+            .values_list("memory_id", "slot", "memory__content", "memory__created_at")
+            [:CANDIDATES * len(group)])
+    # (created_at, id, text, slots) of every holder, the batch's own memories included: an
+    # import's later line may supersede an earlier one.
+    holders: dict[str, list] = {}
+    for memory_id, slot, content, created in rows:
+        holders.setdefault(memory_id, [created, memory_id, content, set()])[3].add(slot)
+    for m in group:
+        holders[m.memory_id] = [m.created_at, m.memory_id, m.content, set(slots[m.memory_id])]
+    ranked = sorted(holders.values(), key=lambda h: (h[0], h[1]), reverse=True)
+    made = []
+    for m in group:
+        mine = set(slots[m.memory_id])
+        # A promoted memory is a copy of its source: the source is no older fact of it.
+        skip = {m.memory_id, (m.metadata or {}).get("promoted_from")}
+        held = [(h[1], h[2]) for h in ranked
+                if h[1] not in skip and (h[0], h[1]) < (m.created_at, m.memory_id)
+                and h[3] & mine][:CANDIDATES]
+        if not held:
+            continue
+        found = detect(m.content, held)
+        if found:
+            made += _record(m, found, mode=mode, actor=actor)
+    return made
+
+
+def _record(newer: Memory, found, *, mode: str, actor) -> list[Conflict]:
+    """Write the detector's proposals for ``newer``: pairs decided or proposed before are
+    skipped (one row per pair, whatever its status)."""
+    known = set(Conflict.objects.filter(newer=newer, older_id__in=[p.older for p in found])
+                .values_list("older_id", flat=True))
+    now = timezone.now()
+    out = []
+    for p in found:
+        if p.older in known:
+            continue
+        conflict = Conflict.objects.create(
+            user_id=newer.user_id, newer=newer, older_id=p.older,
+            confidence=min(1.0, max(0.0, float(p.confidence))), reason=p.reason[:500],
+            evidence=p.evidence, created_at=now)
+        if mode == "apply" and conflict.confidence >= settings.MEMORY_SUPERSESSION_APPLY_AT:
+            try:
+                with transaction.atomic():
+                    _accept(conflict, actor=actor, reason="applied on write: " + p.reason)
+            except (ConflictError, InvalidInput, NotFound):
+                pass  # a cycle or an older start: left open for a reviewer
+        out.append(conflict)
+    return out
+
+
+def _locked(conflict_id) -> Conflict:
+    if isinstance(conflict_id, bool) or not isinstance(conflict_id, int):
+        raise NotFound(f"conflict {conflict_id!r} not found", field="conflict_id")
+    try:
+        return (Conflict.objects.select_for_update().select_related("newer", "older")
+                .get(pk=conflict_id))
+    except Conflict.DoesNotExist:
+        raise NotFound(f"conflict {conflict_id} not found", field="conflict_id") from None
+
+
+def _accept(conflict: Conflict, *, actor, reason: str) -> None:
+    newer = Memory.objects.select_for_update().get(pk=conflict.newer_id)
+    validity.supersede(newer=newer, older_ids=[conflict.older_id], actor=actor,
+                       reason=reason)
+    _decide(conflict, ConflictStatus.ACCEPTED, actor=actor, reason=reason)
+
+
+def _decide(conflict: Conflict, status: str, *, actor, reason: str) -> None:
+    conflict.status, conflict.decided_at = status, timezone.now()
+    conflict.decided_by, conflict.decision_reason = actor_name(actor), reason or ""
+    conflict.save(update_fields=["status", "decided_at", "decided_by", "decision_reason"])
+    audit_record(actor=actor, action=f"conflict_{status}", target=str(conflict.pk),
+                 reason=reason, data={"user_id": conflict.user_id, "newer": conflict.newer_id,
+                                      "older": conflict.older_id})
+
+
+@transaction.atomic
+def conflict_accept(*, conflict_id: int, actor=None, reason: str = "") -> Conflict:
+    """Supersede the proposal's ``older`` by its ``newer``. Accepting an accepted proposal
+    changes nothing. Raises NotFound, Conflict (a cycle), InvalidInput (newer holds from
+    before older)."""
+    conflict = _locked(conflict_id)
+    if conflict.status != ConflictStatus.ACCEPTED:
+        _accept(conflict, actor=actor, reason=reason)
+    return conflict
+
+
+@transaction.atomic
+def conflict_reject(*, conflict_id: int, actor=None, reason: str = "") -> Conflict:
+    """Record that both memories hold; the pair is not proposed again. Rejecting an
+    accepted proposal undoes it: ``older`` holds again (``validity.memory_revalidate``).
+    Raises NotFound."""
+    conflict = _locked(conflict_id)
+    if conflict.status == ConflictStatus.REJECTED:
+        return conflict
+    if conflict.status == ConflictStatus.ACCEPTED:
+        validity.memory_revalidate(memory_id=conflict.older_id, actor=actor,
+                                   reason=reason or f"conflict {conflict.pk} rejected")
+    _decide(conflict, ConflictStatus.REJECTED, actor=actor, reason=reason)
+    return conflict
+
+
+def conflicts_decide(*, conflict_ids: list[int], accept: bool, actor=None,
+                     reason: str = "") -> tuple[list[Conflict], dict[int, str]]:
+    """Accept (or reject) several proposals, each in its own transaction: one that cannot
+    be accepted (a cycle, gone) is reported in the second value (``{id: message}``) and the
+    others still are. Returns ``(done, failed)``."""
+    done, failed = [], {}
+    decide = conflict_accept if accept else conflict_reject
+    for conflict_id in dict.fromkeys(conflict_ids):
+        try:
+            done.append(decide(conflict_id=conflict_id, actor=actor, reason=reason))
+        except (ConflictError, InvalidInput, NotFound) as exc:
+            failed[conflict_id] = exc.message
+    return done, failed
