@@ -17,12 +17,16 @@ _STATIVE_ZH = re.compile(r"是|为")
 _NOISE_EN = re.compile(r"\b(?:now|currently|still|again|also|the|a|an)\b", re.I)
 _NOISE_ZH = re.compile(r"现在|目前|已经|仍然|还是|也|又|的")
 MAX_SLOT = 200
+# Every value QUANTITY masks has a digit, a month or weekday name, "every" or a Chinese date word.
+_HINT = re.compile(r"\d|every|noon|midnight|每|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|day\b")
 
 
 def frame(clause: str) -> Fact | None:
     """Fact(slot 'frame:<masked text>', value 'v1 / v2') or None when no value or not stative."""
     chinese = cues.is_chinese(clause)
     if not (_STATIVE_ZH if chinese else _STATIVE_EN).search(clause):
+        return None
+    if not _HINT.search(clause.lower()):
         return None
     found = [m.group(0).strip() for m in values.QUANTITY.finditer(clause) if m.group(0).strip()]
     found = [v for v in found if any(ch.isdigit() for ch in v) or len(v) > 3]
