@@ -47,8 +47,8 @@ RELATIONSHIP = re.compile(
 DIET = re.compile(
     rf"^{_SUBJECT}\s+is\s+(?:now\s+|strictly\s+|still\s+|fully\s+)?"
     r"(?P<val>vegetarian|vegan|pescatarian|keto|gluten-free|halal|kosher|teetotal)\b")
-DIET_AGAIN = re.compile(
-    rf"^{_SUBJECT}\s+(?:eats|started eating|is eating|eats some)\s+(?P<val>fish|meat|chicken|dairy|eggs)\s+again")
+DIET_EATS = re.compile(
+    rf"^{_SUBJECT}\s+(?:eats|started eating|is eating|eats some)\s+(?P<val>fish|meat|chicken|dairy|eggs)\b")
 HABIT = re.compile(
     rf"^{_SUBJECT}\s+(?P<act>[a-z]+s)\b(?P<object>[^,;]*?)\b(?P<val>every\s+(?:day|morning|evening|night|week"
     r"|weekend|weekday)|daily|weekly)")
@@ -71,6 +71,9 @@ TICKET_TO = re.compile(
     rf"{_TICKET}\b.*?\b(?:is\s+|was\s+|has been\s+)?(?:assigned|reassigned|handed(?:\s+over)?|"
     rf"transferred|moved|given)\s+(?:back\s+)?to\s+(?P<val>{_NAME})")
 TICKET_BY = re.compile(rf"{_TICKET}\b.*?\b(?:owned|handled|taken)\s+by\s+(?P<val>{_NAME})")
+TICKET_VERB_FIRST = re.compile(
+    rf"^(?:re)?(?:assigned|handed(?:\s+over)?|transferred|moved|gave)\s+{_TICKET}\s+(?:back\s+)?to\s+(?P<val>{_NAME})",
+    re.I)
 TICKET_TAKEN = re.compile(
     rf"^(?P<val>{_NAME})\s+(?:now\s+)?(?:owns|took over|picked up|takes over)\s+{_TICKET}")
 # The rota's holder; the team it names, when it names one, qualifies the slot "on-call".
@@ -156,7 +159,7 @@ _GATES = {
     "RELATIONSHIP": ("single", "dating", "engaged", "married", "divorced", "separated", "widowed",
                      "relationship"),
     "DIET": ("vegetarian", "vegan", "pescatarian", "keto", "gluten", "halal", "kosher", "teetotal"),
-    "DIET_AGAIN": ("again",), "HABIT_STOPPED": ("no longer", "stopped", "quit", "gave up", "n't",
+    "DIET_EATS": ("eat",), "HABIT_STOPPED": ("no longer", "stopped", "quit", "gave up", "n't",
                                                 "does not"),
     "HABIT": ("every", "daily", "weekly"), "POSSESSIVE_CHANGED": ("'s", "’s"),
     "POSSESSIVE_IS": ("'s", "’s"), "SAYS_HER": ("says", "said", "mentioned"),
@@ -210,7 +213,7 @@ def _person_facts(clause: str, lower: str) -> list[Fact]:
         add(m, "relationship", m.group("val").lower())
     if _gate("DIET", lower) and (m := DIET.search(clause)):
         add(m, "diet", m.group("val").lower())
-    elif _gate("DIET_AGAIN", lower) and (m := DIET_AGAIN.search(clause)):
+    elif _gate("DIET_EATS", lower) and (m := DIET_EATS.search(clause)):
         add(m, "diet", "eats " + m.group("val").lower())
     if _gate("HABIT_STOPPED", lower) and (m := HABIT_STOPPED.search(clause)):
         add(m, _habit(m.group("act"), m.group("object")), "stopped")
@@ -228,7 +231,7 @@ def _thing_facts(clause: str, lower: str) -> list[Fact]:
     found = []
     _gate = _Gates(lower)
     if _TICKET_HINT.search(clause):
-        for pattern in (TICKET_TO, TICKET_BY, TICKET_TAKEN):
+        for pattern in (TICKET_TO, TICKET_BY, TICKET_VERB_FIRST, TICKET_TAKEN):
             if m := pattern.search(clause):
                 found.append(Fact(f"{m.group('ticket').lower()}|assignee", m.group("val").lower()))
                 break

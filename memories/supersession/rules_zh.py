@@ -31,6 +31,8 @@ DESK = re.compile(rf"^{_SUBJECT_OF}(?:换到了?|搬到了?|调到了?)(?P<val>[
 EMPLOYER = re.compile(
     rf"^{_SUBJECT_OF}(?:在|入职了?|加入了?|跳槽到了?)(?P<val>[^，。做当任工在]{{1,12}}?)"
     r"(?:做|当|任|担任|工作|上班)(?P<role>[^，。；]*)")
+# "方圆跳槽到了美团": a change of employer stated without a verb of working after it.
+EMPLOYER_JOINED = re.compile(rf"^{_SUBJECT_OF}(?:跳槽到了?|跳槽去了?|入职了?|加入了?)(?P<val>[^，。；]{{1,12}})$")
 RELATIONSHIP = re.compile(rf"^{_SUBJECT_OF}(?P<val>单身|恋爱中|在谈恋爱|谈恋爱了|订婚|结婚|离婚|分手)")
 _RELATIONSHIP_VALUES = {"单身": "single", "恋爱中": "dating", "在谈恋爱": "dating", "谈恋爱了": "dating",
                         "订婚": "engaged", "结婚": "married", "离婚": "divorced", "分手": "single"}
@@ -141,6 +143,8 @@ def facts(clause: str, carried: str = "") -> list[Fact]:
         add(m, "employer", values.clean_zh(m.group("val")))
         if m.group("role"):
             add(m, "role", values.clean_zh(m.group("role")))
+    elif m := EMPLOYER_JOINED.search(clause):
+        add(m, "employer", values.clean_zh(m.group("val")))
     if m := RELATIONSHIP.search(clause):
         add(m, "relationship", _RELATIONSHIP_VALUES[m.group("val")])
     if m := DIET.search(clause):

@@ -78,10 +78,13 @@ def clean_zh(value: str) -> str:
 
 
 def same_value(a: str, b: str) -> bool:
-    """Same or refining values ('porto' vs 'porto riverside', '6月12日' vs '6月12日上午')
+    """Same, refining or cumulative values ('porto' vs 'porto riverside', '6月12日' vs '6月12日上午')
     are not a change: one containing the other reads as a paraphrase or a detail."""
     a, b = sorted((a.strip(), b.strip()), key=len)
     if a.replace(" ", "") == b.replace(" ", ""):
+        return True
+    if a.startswith("eats ") and b.startswith("eats "):
+        # "eats fish" and "eats chicken" add up; only a label (vegan, vegetarian) excludes them.
         return True
     if len(a) < 2:
         return False
