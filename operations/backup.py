@@ -1,10 +1,13 @@
 """Backup and restore of memories as versioned JSON.
 
-Schema 2 (current): ``{"schema_version": 2, "exported_at", "user_id" | null, "memories":
-[{memory fields…}]}``, every memory with every field (its id, version, access counts and
-soft-delete state included), so an export → replace import round trip keeps every field.
-Schema 1 (before context and keywords were exported) is migrated on import
-(``operations.import_document``). A ``replace`` import swaps a namespace's memories for the
+Schema 3 (current): ``{"schema_version": 3, "exported_at", "user_id" | null, "memories":
+[{memory fields…}], "conflicts": [{proposal fields…}]}``, every memory with every field (its
+id, version, access counts, soft-delete state and validity included) and the review queue's
+proposals and decisions, so an export → replace import round trip keeps every field.
+Schemas 1 and 2 are migrated on import (``operations.import_document``): their memories hold
+from their creation, none superseded. A merge creates new memories (new ids): it keeps each
+one's ``valid_from`` and ``valid_until`` but not ``superseded_by`` nor the proposals, whose
+ids name the document's memories. A ``replace`` import swaps a namespace's memories for the
 document's in one transaction and reindexes it after commit, so recall never sees old and
 new mixed; ``merge`` adds what is new. Both deduplicate as every write does (same content
 hash, user, conversation and type: one live memory).
@@ -19,15 +22,18 @@ from simple_history.utils import bulk_create_with_history
 from memories import access, services, store
 from memories.errors import InvalidInput, ServiceError
 from memories.history import actor_name
-from memories.models import ChangeKind, Memory
+from memories.models import ChangeKind, Conflict, Memory
+from memories.services import conflicts as conflict_service
 from memories.services.context import CLIENT, CONVERSATION, COPY, SESSION, batch_contexts
 from memories.services.create import build_memory
 from memories.text_check import LINE
 from memories.validation import MEMORY_ID_RE, clean_text
 from operations.import_document import (
+    CONFLICT_FIELDS,
     DATES,
     FIELDS,
     SCHEMA_VERSION,
+    document_conflicts,
     document_items,
     document_namespaces,
     item_date,
@@ -54,8 +60,18 @@ def export_memories(*, user_id: str | None = None) -> dict:
         for f in DATES:
             item[f] = item[f].isoformat() if item[f] else None
         memories.append(item)
+    proposals = Conflict.objects.order_by("created_at", "id")
+    if user_id is not None:
+        proposals = proposals.filter(user_id=user_id)
+    conflicts = []
+    for c in proposals.iterator(chunk_size=2000):
+        row = {f: getattr(c, f) for f in CONFLICT_FIELDS if f not in ("newer", "older")}
+        row.update(newer=c.newer_id, older=c.older_id)
+        for f in ("created_at", "decided_at"):
+            row[f] = row[f].isoformat() if row[f] else None
+        conflicts.append(row)
     return {"schema_version": SCHEMA_VERSION, "exported_at": timezone.now().isoformat(),
-            "user_id": user_id, "memories": memories}
+            "user_id": user_id, "memories": memories, "conflicts": conflicts}
 
 
 def _naming_item(exc: ServiceError, n: int) -> ServiceError:
@@ -72,7 +88,9 @@ def _build_fields(m: dict, n: int, *, importance_default=None) -> dict:
             "importance": m.get("importance", importance_default), "tags": m.get("tags") or [],
             "metadata": m.get("metadata") or {}, "source": m.get("source") or "",
             "author": m.get("author") or "", "keywords": m.get("keywords") or [],
-            "created_at": item_date(m, n, "created_at"), **_context_fields(m, n)}
+            "created_at": item_date(m, n, "created_at"),
+            "valid_from": item_date(m, n, "valid_from"),
+            "valid_until": item_date(m, n, "valid_until"), **_context_fields(m, n)}
 
 
 def _context_fields(m: dict, n: int) -> dict:
@@ -105,7 +123,8 @@ def import_memories(*, doc, mode: str = "merge", actor=None) -> dict:
     if mode not in ("merge", "replace"):
         raise InvalidInput("mode must be merge or replace", field="mode")
     items = document_items(doc)
-    result = _merge(items, actor) if mode == "merge" else _replace(doc, items, actor)
+    proposals = document_conflicts(doc)
+    result = _merge(items, actor) if mode == "merge" else _replace(doc, items, proposals, actor)
     services.audit_record(actor=actor, action="import", target=doc.get("user_id") or "*",
                           reason=mode, data=result)
     return result
@@ -160,6 +179,11 @@ def _restored(m: dict, n: int) -> Memory:
         built.expire_at = item_date(m, n, "expire_at")
     built.deleted_at = item_date(m, n, "deleted_at")
     built.deleted_by = _deleted_by(m, n)
+    superseded_by = m.get("superseded_by")
+    if superseded_by is not None and not (isinstance(superseded_by, str)
+                                          and MEMORY_ID_RE.match(superseded_by)):
+        raise item_error(n, "superseded_by", "must be a memory id or null")
+    built.superseded_by = superseded_by
     return built
 
 
@@ -173,7 +197,7 @@ def _deleted_by(m: dict, n: int) -> str:
         raise _naming_item(exc, n) from None
 
 
-def _replace(doc: dict, items: list[dict], actor) -> dict:
+def _replace(doc: dict, items: list[dict], proposals: list[dict], actor) -> dict:
     namespaces = document_namespaces(doc, items)
     restored, first_at, live_keys, deduplicated = [], {}, set(), 0
     for n, m in enumerate(items):
@@ -210,6 +234,9 @@ def _replace(doc: dict, items: list[dict], actor) -> dict:
     bulk_create_with_history(restored, Memory, batch_size=500, default_change_reason="restore",
                              custom_historical_attrs={"kind": ChangeKind.RESTORE,
                                                       "changed_by": actor_name(actor)})
+    # Their slots, so later writes find them (no proposals: the document's are restored).
+    conflict_service.propose(restored, mode="off")
+    conflicts = conflict_service.conflicts_restore(proposals)
     from operations import reindex
 
     def rebuild():
@@ -227,4 +254,4 @@ def _replace(doc: dict, items: list[dict], actor) -> dict:
 
     transaction.on_commit(rebuild)
     return {"replaced_namespaces": len(namespaces), "removed": removed,
-            "restored": len(restored), "deduplicated": deduplicated}
+            "restored": len(restored), "deduplicated": deduplicated, "conflicts": conflicts}

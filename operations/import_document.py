@@ -1,8 +1,11 @@
 """The shape of an export document, checked before an import writes anything.
 
-Schema 2 (current): ``{"schema_version": 2, "exported_at", "user_id" | null, "memories":
-[{memory fields…}]}``; schema 1 (before ``context`` and ``keywords`` were exported) is
-brought to schema 2 first. Every item error is an InvalidInput naming the item
+Schema 3 (current): ``{"schema_version": 3, "exported_at", "user_id" | null, "memories":
+[{memory fields…}], "conflicts": [{conflict fields…}]}``: schema 2 with each memory's
+validity (``valid_from``, ``valid_until``, ``superseded_by``) and the review queue's
+proposals and decisions. Schema 2 (before validity: its memories hold from their creation,
+none superseded) and schema 1 (before ``context`` and ``keywords`` were exported) are
+brought to schema 3 first. Every item error is an InvalidInput naming the item
 (``memories[3].created_at``, ``index`` 3) so the caller can answer a 400 that says which one
 to fix; the values themselves are checked by the memory writers' own validation.
 """
@@ -10,7 +13,8 @@ to fix; the values themselves are checked by the memory writers' own validation.
 from memories.errors import InvalidInput
 from memories.validation import parse_iso_datetime
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+SCHEMA_VERSIONS = (1, 2, 3)
 # Every field of a memory an export holds; ``content_hash`` is accepted and recomputed.
 # ``context_from`` (who built ``context``: client, conversation, session, copy) came later
 # within schema 2: an item without it keeps its context as the client's. An item without
@@ -18,8 +22,13 @@ SCHEMA_VERSION = 2
 FIELDS = ("memory_id", "user_id", "conversation_id", "type", "content", "context",
           "context_from", "keywords",
           "tags", "importance", "access_count", "accessed_at", "created_at", "updated_at",
-          "expire_at", "source", "author", "metadata", "version", "deleted_at", "deleted_by")
-DATES = ("accessed_at", "created_at", "updated_at", "expire_at", "deleted_at")
+          "expire_at", "source", "author", "metadata", "version", "deleted_at", "deleted_by",
+          "valid_from", "valid_until", "superseded_by")
+DATES = ("accessed_at", "created_at", "updated_at", "expire_at", "deleted_at", "valid_from",
+         "valid_until")
+# Every field of a proposal an export holds (``newer`` and ``older`` are memory ids).
+CONFLICT_FIELDS = ("newer", "older", "confidence", "reason", "evidence", "status",
+                   "created_at", "decided_at", "decided_by", "decision_reason")
 _ACCEPTED = frozenset(FIELDS) | {"content_hash"}
 
 
@@ -39,8 +48,8 @@ def document_items(doc) -> list[dict]:
         raise InvalidInput("an export document is an object with a memories list",
                            field="memories")
     version = doc.get("schema_version")
-    if isinstance(version, bool) or version not in (1, SCHEMA_VERSION):
-        raise InvalidInput(f"schema_version must be 1 or {SCHEMA_VERSION}",
+    if isinstance(version, bool) or version not in SCHEMA_VERSIONS:
+        raise InvalidInput(f"schema_version must be one of {', '.join(map(str, SCHEMA_VERSIONS))}",
                            field="schema_version")
     items = []
     for n, item in enumerate(doc["memories"]):
@@ -88,3 +97,41 @@ def document_namespaces(doc: dict, items: list[dict]) -> list[str]:
         raise InvalidInput("a replace import needs the namespace it replaces: the document "
                            "has no user_id and no memories", field="user_id")
     return sorted(namespaces)
+
+
+def document_conflicts(doc: dict) -> list[dict]:
+    """The proposals of a schema-3 document (none before it), each checked for shape only:
+    an object with known fields, ``newer`` and ``older`` strings, a status the queue knows.
+    Raises InvalidInput naming ``conflicts[n]``."""
+    rows = doc.get("conflicts") if doc.get("schema_version") == SCHEMA_VERSION else None
+    if rows is None:
+        return []
+    if not isinstance(rows, list):
+        raise InvalidInput("conflicts must be a list", field="conflicts")
+    out = []
+    for n, row in enumerate(rows):
+        where = f"conflicts[{n}]"
+        if not isinstance(row, dict) or set(row) - set(CONFLICT_FIELDS):
+            raise InvalidInput(f"{where} must be an object with conflict fields only",
+                               field="conflicts", index=n)
+        if not all(isinstance(row.get(k), str) for k in ("newer", "older")):
+            raise InvalidInput(f"{where} needs newer and older memory ids", field="conflicts",
+                               index=n)
+        if row.get("status", "open") not in ("open", "accepted", "rejected"):
+            raise InvalidInput(f"{where}.status must be open, accepted or rejected",
+                               field="conflicts", index=n)
+        confidence = row.get("confidence", 0.5)
+        if isinstance(confidence, bool) or not isinstance(confidence, int | float) \
+                or not 0 <= confidence <= 1:
+            raise InvalidInput(f"{where}.confidence must be 0..1", field="conflicts", index=n)
+        dates = {}
+        for field in ("created_at", "decided_at"):
+            value = row.get(field)
+            if value not in (None, ""):
+                try:
+                    dates[field] = parse_iso_datetime(value, field)
+                except InvalidInput:
+                    raise InvalidInput(f"{where}.{field} must be an ISO 8601 date and time",
+                                       field="conflicts", index=n) from None
+        out.append({**row, **dates, "confidence": float(confidence)})
+    return out

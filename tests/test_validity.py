@@ -178,3 +178,49 @@ def test_a_memory_list_and_export_carry_validity(api):
     by_id = {m["memory_id"]: m for m in rows}
     assert by_id[porto["memory_id"]]["superseded_by"] == madrid["memory_id"]
     assert by_id[madrid["memory_id"]]["supersedes"] == [porto["memory_id"]]
+
+
+def test_export_and_replace_import_keep_validity_and_the_queue(api, admin_api):
+    porto, madrid = porto_then_madrid(api)
+    remember(api, "Alice works at Initech.")
+    remember(api, "Alice works at Globex now.")  # proposes: open
+    doc = admin_api.get("/export?user_id=u-a").json()
+    assert doc["schema_version"] == 3 and len(doc["conflicts"]) == 1
+    item = {m["memory_id"]: m for m in doc["memories"]}[porto["memory_id"]]
+    assert item["superseded_by"] == madrid["memory_id"] and item["valid_until"]
+    api.post(f"/memories/{madrid['memory_id']}/invalidate", {"reason": "changed later"})
+    restored = admin_api.post("/import?mode=replace", doc)
+    assert restored.status_code == 200 and restored.json()["conflicts"] == 1
+    assert api.get(f"/memories/{madrid['memory_id']}").json()["valid_until"] is None
+    assert api.get(f"/memories/{porto['memory_id']}").json()["superseded_by"] == madrid["memory_id"]
+    assert [h["memory_id"] for h in recall(api, "lives Porto Madrid")] == [madrid["memory_id"]]
+    assert [h["memory_id"] for h in recall(api, "lives Porto Madrid",
+                                           as_of="2026-07-01T00:00:00Z")] == [porto["memory_id"]]
+    [c] = api.get("/conflicts?user_id=u-a").json()["conflicts"]
+    assert c["status"] == "open" and "globex" in c["reason"]
+    # Slots came back with the memories: a later write still finds the restored fact.
+    remember(api, "Alice works at Hooli now.")
+    assert len(api.get("/conflicts?user_id=u-a").json()["conflicts"]) == 2
+
+
+def test_an_older_export_imports_facts_holding_from_their_creation(admin_api, api):
+    doc = {"schema_version": 2, "user_id": "u-a", "memories": [
+        {"user_id": "u-a", "content": "Eve lives in Oslo.", "created_at": "2025-03-01T00:00:00Z"}]}
+    assert admin_api.post("/import?mode=replace", doc).status_code == 200
+    [m] = api.get("/memories?user_id=u-a").json()["memories"]
+    assert m["valid_from"] == m["created_at"] and m["valid_until"] is None
+    assert m["superseded_by"] is None
+
+
+def test_a_merge_import_keeps_when_a_fact_ended(admin_api, api):
+    doc = {"schema_version": 3, "memories": [
+        {"user_id": "u-a", "content": "Finn's team uses Jira.", "valid_from": "2025-01-01T00:00:00Z",
+         "valid_until": "2025-06-01T00:00:00Z"}]}
+    assert admin_api.post("/import", doc).status_code == 200
+    assert recall(api, "Finn team Jira") == []
+    assert len(recall(api, "Finn team Jira", as_of="2025-03-01T00:00:00Z")) == 1
+    bad = {"schema_version": 3, "memories": [
+        {"user_id": "u-a", "content": "x", "valid_from": "2025-06-01T00:00:00Z",
+         "valid_until": "2025-01-01T00:00:00Z"}]}
+    resp = admin_api.post("/import", bad)
+    assert resp.status_code == 400 and resp.json()["error"]["field"] == "valid_until"

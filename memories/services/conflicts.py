@@ -125,6 +125,32 @@ def _record(newer: Memory, found, *, mode: str, actor) -> list[Conflict]:
     return out
 
 
+def conflicts_restore(rows: list[dict]) -> int:
+    """Write an export's proposals back (a replace import, in its transaction): ``rows`` as
+    ``operations.import_document.document_conflicts`` gives them. A row whose memories are
+    not both present, or whose pair is held already, is skipped. Returns how many."""
+    ids = {r[k] for r in rows for k in ("newer", "older")}
+    present = dict(Memory.objects.filter(memory_id__in=ids).values_list("memory_id", "user_id"))
+    held = set(Conflict.objects.filter(newer_id__in=ids).values_list("newer_id", "older_id"))
+    made = []
+    for r in rows:
+        pair = (r["newer"], r["older"])
+        if pair in held or r["newer"] not in present or r["older"] not in present \
+                or present[r["newer"]] != present[r["older"]] or r["newer"] == r["older"]:
+            continue
+        held.add(pair)
+        made.append(Conflict(
+            user_id=present[r["newer"]], newer_id=r["newer"], older_id=r["older"],
+            confidence=r["confidence"], reason=str(r.get("reason") or "")[:500],
+            evidence=r.get("evidence") if isinstance(r.get("evidence"), dict) else {},
+            status=r.get("status") or ConflictStatus.OPEN,
+            created_at=r.get("created_at") or timezone.now(), decided_at=r.get("decided_at"),
+            decided_by=str(r.get("decided_by") or "")[:150],
+            decision_reason=str(r.get("decision_reason") or "")))
+    Conflict.objects.bulk_create(made, batch_size=500)
+    return len(made)
+
+
 def _locked(conflict_id) -> Conflict:
     if isinstance(conflict_id, bool) or not isinstance(conflict_id, int):
         raise NotFound(f"conflict {conflict_id!r} not found", field="conflict_id")

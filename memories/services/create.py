@@ -163,6 +163,7 @@ def build_memory(
     *, user_id, content, conversation_id=None, type=MemoryType.LONG_TERM, importance=None,
     tags=None, metadata=None, source="", author="", keywords=None, ttl_seconds=None,
     created_at=None, context=None, now=None, context_from=None, valid_from=None,
+    valid_until=None,
 ) -> Memory:
     """Validate one memory's fields and return an unsaved Memory (raises InvalidInput etc.).
 
@@ -179,6 +180,9 @@ def build_memory(
     importance = clean_unit_float(importance, "importance")
     created = _aware(created_at) if created_at else now
     valid_from = _aware(valid_from) if valid_from else created
+    valid_until = _aware(valid_until) if valid_until else None
+    if valid_until is not None and valid_until < valid_from:
+        raise InvalidInput("valid_until must not be before valid_from", field="valid_until")
     expire_at = None
     if type == MemoryType.SHORT_TERM:
         ttl = settings.MEMORY_SHORT_TERM_TTL_SECONDS if ttl_seconds is None else ttl_seconds
@@ -205,6 +209,7 @@ def build_memory(
         keywords=clean_string_list(keywords or [], "keywords"),
         tags=clean_string_list(tags or [], "tags"), importance=importance,
         created_at=created, updated_at=now, expire_at=expire_at, valid_from=valid_from,
+        valid_until=valid_until,
         source=source or "",
         author=author or "", metadata=clean_metadata(metadata),
         content_hash=content_hash(content), content_folded=fold(content), version=1,
