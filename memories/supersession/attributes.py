@@ -16,7 +16,7 @@ _FOLD = (
     ("name", r"(?:first\s+|preferred\s+)?name|nickname|名字|昵称|称呼"),
     ("desk", r"desk|seat|workstation|工位|座位"),
     ("price", r"price|cost|fee|monthly\s+price|价格|售价|定价|费用"),
-    ("manager", r"(?:line\s+|direct\s+)?manager|boss|直属领导|领导|上级|经理"),
+    ("manager", r"(?:line\s+|direct\s+)?manager|boss|直属领导|领导|上级|经理|老板|主管"),
     ("on-call", r"on-?call(?:\s+engineer)?|值班人|值班|值班人员"),
     ("employer", r"employer|company|公司|单位"),
     ("role", r"role|job|title|position|job\s+title|职位|岗位|职务"),
@@ -35,3 +35,19 @@ def fold(attribute: str) -> str:
         if pattern.match(attribute):
             return key
     return attribute
+
+
+# Attributes that name a place: their value keeps its preposition ("desk is on floor 3").
+LOCATIONAL = frozenset({"desk", "office", "seat", "room", "工位", "座位", "办公室"})
+_FOLDED = frozenset(key for key, _ in _FOLD)
+# Words that make an attribute single-valued by themselves ("favourite film", "home address").
+_SINGLE_VALUED = re.compile(
+    r"^(?:favou?rite|preferred|current|main|primary|usual)\b|\b(?:name|number|address|email|manager"
+    r"|owner|lead|status|role|title|plan|version|size|limit|birthday|date|deadline|price|salary|team"
+    r"|department|diet|pronouns|timezone|id|handle|account|contact|level|tier|rank)$")
+
+
+def single_valued(attribute: str) -> bool:
+    """True for attributes that hold one value at a time ('phone', 'favourite film',
+    'account manager'); 'dog' or 'car' may be described many ways at once."""
+    return attribute in _FOLDED or attribute in LOCATIONAL or bool(_SINGLE_VALUED.search(attribute))

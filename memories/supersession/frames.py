@@ -24,16 +24,18 @@ _HINT = re.compile(r"\d|every|noon|midnight|每|jan|feb|mar|apr|may|jun|jul|aug|
 def frame(clause: str) -> Fact | None:
     """Fact(slot 'frame:<masked text>', value 'v1 / v2') or None when no value or not stative."""
     chinese = cues.is_chinese(clause)
-    if not (_STATIVE_ZH if chinese else _STATIVE_EN).search(clause):
+    verb = (_STATIVE_ZH if chinese else _STATIVE_EN).search(clause)
+    if not verb or not _HINT.search(clause.lower()):
         return None
-    if not _HINT.search(clause.lower()):
-        return None
-    found = [m.group(0).strip() for m in values.QUANTITY.finditer(clause) if m.group(0).strip()]
+    # Only the predicate's values are masked: numbers before the verb name the thing
+    # ("Day 1 of the summit is on May 3" is not the frame of "Day 2 … is on May 4").
+    head, tail = clause[: verb.end()], clause[verb.end():]
+    found = [m.group(0).strip() for m in values.QUANTITY.finditer(tail) if m.group(0).strip()]
     found = [v for v in found if any(ch.isdigit() for ch in v) or len(v) > 3]
     if not found:
         return None
-    masked = values.QUANTITY.sub(lambda m: " # " if m.group(0).strip() in found else m.group(0),
-                                 clause)
+    masked = head + values.QUANTITY.sub(lambda m: " # " if m.group(0).strip() in found else m.group(0),
+                                        tail)
     masked = (_NOISE_ZH if chinese else _NOISE_EN).sub(" ", masked.lower())
     masked = " ".join(re.sub(r"[^\w#\s-]", " ", masked).split())
     residue = re.sub(r"[#\s]|\b(?:is|are|costs|equals)\b|是|为", "", masked)

@@ -28,11 +28,15 @@ _VERSION_CUE = re.compile(
     r"\b(?:running|runs|run|rolled out|deployed|upgraded|downgraded|version|release|released|on)\b",
     re.I)
 _VERSION_STOP = frozenset({"to", "is", "on", "running", "runs", "at", "the", "upgraded", "version",
-                           "now", "was", "v", "deployed", "release", "of", "from"})
+                           "now", "was", "v", "deployed", "release", "of", "from", "back", "we",
+                           "rolled", "out", "in", "and", "it", "then", "reverted", "downgraded",
+                           "moved", "has", "have", "been"})
 
 RESIDENCE = re.compile(
     rf"^{_SUBJECT}{_FILLER}\s+(?:lives|is living|is based|moved|has moved|relocated|moved back)"
-    rf"\s+(?:in|to)\s+(?P<val>{_NAME}(?:\s+{_NAME})*)")
+    rf"(?:\s+from\s+{_NAME}(?:\s+{_NAME})*)?\s+(?:in|to)\s+(?:the\s+)?(?P<val>{_NAME}(?:\s+{_NAME})*)")
+REPORTS_TO = re.compile(
+    rf"^{_SUBJECT}(?:\s+now)?\s+reports\s+(?:directly\s+)?to\s+(?P<val>{_NAME}(?:\s+{_NAME})?)")
 DESK_MOVE = re.compile(
     rf"^{_SUBJECT}{_FILLER}\s+moved\s+(?:desks?|seats?|offices?)\s+to\s+(?P<val>.+)")
 EMPLOYER = re.compile(
@@ -88,7 +92,8 @@ _QUANTITY = rf"(?P<val>{values.QUANTITY.pattern})"
 _SET_VERBS = (r"raised|increased|lowered|reduced|decreased|changed|set|bumped|updated|rolled back"
               r"|moved|pushed|rescheduled|postponed|reverted|restored|brought forward|cut|dropped")
 TOPIC_IS = re.compile(
-    rf"^{_TOPIC}\s+(?:is|are|costs|=)\s+(?:now\s+|currently\s+|still\s+)?"
+    rf"^{_TOPIC}\s+(?:is|are|costs|=|starts|begins|ends|closes|opens|is due|expires)\s+"
+    rf"(?:now\s+|currently\s+|still\s+)?"
     rf"(?:set\s+to\s+|at\s+|on\s+|scheduled\s+for\s+)?{_QUANTITY}", re.I)
 VERB_TOPIC_TO = re.compile(rf"^(?:{_SET_VERBS})\s+(?:back\s+)?{_TOPIC}\s+to\s+{_QUANTITY}", re.I)
 TOPIC_VERB_TO = re.compile(
@@ -155,7 +160,7 @@ def _habit(verb: str, rest: str) -> str:
 # keeps `claims` in the tens of microseconds on chat text where almost nothing matches.
 _GATES = {
     "DESK_MOVE": ("moved",), "RESIDENCE": ("live", "based", "moved", "relocated"),
-    "EMPLOYER": ("works", "joined", "working"), "ROLE": (" the ", " our "),
+    "EMPLOYER": ("works", "joined", "working"), "REPORTS_TO": ("reports",), "ROLE": (" the ", " our "),
     "RELATIONSHIP": ("single", "dating", "engaged", "married", "divorced", "separated", "widowed",
                      "relationship"),
     "DIET": ("vegetarian", "vegan", "pescatarian", "keto", "gluten", "halal", "kosher", "teetotal"),
@@ -188,6 +193,30 @@ class _Gates:
         return not self.hits.isdisjoint(_GATE_WORDS[name])
 
 
+_PLACE_PREPOSITION = re.compile(r"^(in|at|on|near|by|with|under|inside|outside)\s+")
+_NAME_LIKE = re.compile(r"^(?:(?:a|an|the)\s+)?(?:[A-Z\d+$€£¥]|\S+@\S+)")
+
+
+def _attribute_value(attribute: str, raw: str) -> tuple[str, str] | None:
+    """(attribute, value) of "X's <attribute> is <raw>", or None when it is a description.
+
+    "Tom's car is red" and "… is old" describe, both true; a single-valued attribute
+    (`attributes.single_valued`: status, desk, favourite film) or a name-like value ("a Tesla",
+    "555-0101") states one. Where something is ("in the garage") is its own slot ("car in").
+    """
+    raw = raw.strip()
+    place = _PLACE_PREPOSITION.match(raw)
+    if attributes.single_valued(attribute):
+        pass
+    elif place:
+        attribute = f"{attribute} {place.group(1)}"
+        raw = raw[place.end():]
+    elif not _NAME_LIKE.match(raw):
+        return None
+    value = values.clean_en(raw)
+    return (attribute, value) if value else None
+
+
 def _person_facts(clause: str, lower: str) -> list[Fact]:
     found = []
     _gate = _Gates(lower)
@@ -207,6 +236,8 @@ def _person_facts(clause: str, lower: str) -> list[Fact]:
         add(m, "employer", values.clean_en(m.group("val")))
         if m.group("role"):
             add(m, "role", values.clean_en(m.group("role")))
+    if _gate("REPORTS_TO", lower) and (m := REPORTS_TO.search(clause)):
+        add(m, "manager", values.clean_en(m.group("val")))
     if _gate("ROLE", lower) and (m := ROLE.search(clause)):
         add(m, "role", m.group("val").lower())
     if _gate("RELATIONSHIP", lower) and (m := RELATIONSHIP.search(clause)):
@@ -222,7 +253,8 @@ def _person_facts(clause: str, lower: str) -> list[Fact]:
     for name, pattern in (("POSSESSIVE_CHANGED", POSSESSIVE_CHANGED), ("POSSESSIVE_IS", POSSESSIVE_IS),
                           ("SAYS_HER", SAYS_HER), ("CHANGED_HER", CHANGED_HER)):
         if _gate(name, lower) and (m := pattern.search(clause)):
-            add(m, attributes.fold(m.group("attr")), values.clean_en(m.group("val")))
+            if stated := _attribute_value(attributes.fold(m.group("attr")), m.group("val")):
+                add(m, *stated)
             break
     return found
 
@@ -254,7 +286,7 @@ def _thing_facts(clause: str, lower: str) -> list[Fact]:
                 attribute = "schedule"
             elif re.search(r"\bcosts\b", m.group(0)):
                 attribute = "price"
-            if key and key not in _NOT_SUBJECTS:
+            if key and key not in _NOT_SUBJECTS and not key[-1].isdigit():
                 found.append(Fact(f"{key}|{attribute}", " ".join(m.group("val").lower().split()),
                                   qualifier))
             break

@@ -42,7 +42,7 @@ HABIT = re.compile(rf"^{_SUBJECT_OF}(?P<val>每天|每周[一二三四五六日�
 HABIT_STOPPED = re.compile(rf"^{_SUBJECT_OF}(?:已经不再?|不再|没再|已经没有?再?)去(?P<act>[^，。了]{{1,6}})")
 POSSESSIVE = re.compile(
     rf"^{_SUBJECT}的(?P<attr>[^，。的是为在]{{1,8}}?)(?:现在|目前|已经|也|还)?"
-    rf"(?:是|为|改为|改成|换成了?|变成了?|变为|调整为|更新为|在){_VALUE}")
+    rf"(?P<verb>是|为|改为|改成|换成了?|变成了?|变为|调整为|更新为|在){_VALUE}")
 CHANGED_NEW = re.compile(
     rf"^{_SUBJECT}(?:换了|更换了|改了)(?:新的?)?(?P<attr>[^，。,]{{1,5}}?)[，,]\s*新(?:的)?[^，。是]{{0,4}}是{_VALUE}")
 NICKNAME = re.compile(
@@ -158,7 +158,12 @@ def facts(clause: str, carried: str = "") -> list[Fact]:
     if m := NICKNAME.search(clause):
         add(m, "name", m.group("val"))
     if not found and (m := POSSESSIVE.search(clause)) and not _VERSION_TOKEN.search(m.group("val")):
-        add(m, attributes.fold(m.group("attr")), values.clean_zh(m.group("val")))
+        attribute, value = attributes.fold(m.group("attr")), values.clean_zh(m.group("val"))
+        # "车是白色的" describes (是…的); "车在修理厂" is where, its own slot unless a place (工位).
+        if m.group("verb") == "在" and attribute not in attributes.LOCATIONAL:
+            attribute += "@在"
+        if not value.endswith("的"):
+            add(m, attribute, value)
     person = bool(found)
     if m := TICKET.search(clause):
         found.append(Fact(f"{m.group('ticket').lower()}|assignee", m.group("val")))
