@@ -224,3 +224,16 @@ def test_a_merge_import_keeps_when_a_fact_ended(admin_api, api):
          "valid_until": "2025-01-01T00:00:00Z"}]}
     resp = admin_api.post("/import", bad)
     assert resp.status_code == 400 and resp.json()["error"]["field"] == "valid_until"
+
+
+def test_time_words_in_the_query_ask_for_the_facts_of_that_time(api):
+    porto = remember(api, PORTO, created_at="2026-06-05T10:00:00Z", supersession="off")
+    madrid = remember(api, MADRID, created_at="2026-08-02T10:00:00Z",
+                      supersedes=[porto["memory_id"]], supersession="off")
+    now = "2026-09-01T12:00:00Z"
+    june = recall(api, "where did Alice live in June?", now=now)
+    assert june[0]["memory_id"] == porto["memory_id"]
+    assert recall(api, "where does Alice live?", now=now)[0]["memory_id"] == madrid["memory_id"]
+    # A range that begins after Porto ended leaves it out.
+    assert porto["memory_id"] not in [h["memory_id"] for h in
+                                      recall(api, "where did Alice live last week?", now=now)]
