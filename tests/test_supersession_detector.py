@@ -138,6 +138,12 @@ HELD_OUT = {
     "zh-two-environments": (["测试环境数据库密码每月更换一次。", "生产环境数据库密码每周更换一次。"], []),
     "zh-birthday-detail": (["庞博的生日是 5 月 2 日。", "庞博的生日是 5 月 2 日，别忘了买蛋糕。"], []),
     "zh-colleague-email": (["江河的邮箱是 jh@a.com。", "江河的同事的邮箱是 lx@a.com。"], []),
+    # Dialogue turns stored as "<speaker>: <utterance>": "I" is the speaker.
+    "en-dialogue-moved": (["Caroline: I live in Boston, near the harbour.",
+                           "Caroline: Big news, I moved to Denver last month!"], [("b", "a")]),
+    "en-dialogue-two-speakers": (["Caroline: I live in Boston.", "Mel: I live in Rome."], []),
+    "en-dialogue-new-job": (["John: I work at Google as an engineer.",
+                             "John: I work at Stripe now, same role."], [("b", "a")]),
 }
 
 

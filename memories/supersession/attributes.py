@@ -43,7 +43,7 @@ _FOLDED = frozenset(key for key, _ in _FOLD)
 # Words that make an attribute single-valued by themselves ("favourite film", "home address").
 _SINGLE_VALUED = re.compile(
     r"^(?:favou?rite|preferred|current|main|primary|usual)\b|\b(?:name|number|address|email|manager"
-    r"|owner|lead|status|role|title|plan|version|size|limit|birthday|date|deadline|price|salary|team"
+    r"|owner|lead|status|role|title|version|size|limit|birthday|date|deadline|price|salary"
     r"|department|diet|pronouns|timezone|id|handle|account|contact|level|tier|rank)$")
 
 

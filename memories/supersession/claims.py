@@ -9,7 +9,7 @@ statement frame "frame:<text with values masked>". Questions, hedges and plans s
 
 from dataclasses import dataclass
 
-from memories.supersession import cues, frames, rules_en, rules_zh
+from memories.supersession import cues, frames, rules_en, rules_zh, speaker
 from memories.supersession.fact import Fact
 
 MAX_SLOT = 200
@@ -42,6 +42,9 @@ def read(text: str) -> list[tuple[Claim, frozenset[str]]]:
         if len(parts) > 1:
             found += rules_zh.sentence_facts("，".join(parts))
     else:
+        name, said = speaker.split(text)
+        if name:
+            parts = [speaker.third_person(clause, name) for clause in cues.clauses(said)]
         for clause in parts:
             found += rules_en.facts(clause)
     found += [fact for fact in map(frames.frame, parts) if fact]

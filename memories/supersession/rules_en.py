@@ -33,14 +33,14 @@ _VERSION_STOP = frozenset({"to", "is", "on", "running", "runs", "at", "the", "up
                            "moved", "has", "have", "been"})
 
 RESIDENCE = re.compile(
-    rf"^{_SUBJECT}{_FILLER}\s+(?:lives|is living|is based|moved|has moved|relocated|moved back)"
+    rf"^{_SUBJECT}{_FILLER}\s+(?:lives?|is living|is based|moved|has moved|relocated|moved back)"
     rf"(?:\s+from\s+{_NAME}(?:\s+{_NAME})*)?\s+(?:in|to)\s+(?:the\s+)?(?P<val>{_NAME}(?:\s+{_NAME})*)")
 REPORTS_TO = re.compile(
     rf"^{_SUBJECT}(?:\s+now)?\s+reports\s+(?:directly\s+)?to\s+(?P<val>{_NAME}(?:\s+{_NAME})?)")
 DESK_MOVE = re.compile(
     rf"^{_SUBJECT}{_FILLER}\s+moved\s+(?:desks?|seats?|offices?)\s+to\s+(?P<val>.+)")
 EMPLOYER = re.compile(
-    rf"^{_SUBJECT}{_FILLER}\s+(?:works\s+(?:at|for)|joined|is\s+working\s+(?:at|for))\s+"
+    rf"^{_SUBJECT}{_FILLER}\s+(?:works?\s+(?:at|for)|joined|is\s+working\s+(?:at|for))\s+"
     rf"(?P<val>{_NAME}(?:\s+{_NAME})*)(?:\s+as\s+(?:an?\s+)?(?P<role>[a-z][\w -]*))?")
 ROLE = re.compile(
     rf"^{_SUBJECT}\s+is\s+(?:now\s+)?(?:the|our)\s+(?P<val>(?:[\w-]+\s+){{0,2}}"
@@ -142,6 +142,8 @@ def _lemma(verb: str) -> str:
     return verb
 
 
+# Auxiliaries end in -s too; "is really … every day" is no habit of "is".
+_NOT_HABITS = frozenset({"is", "was", "has", "does", "says", "thinks", "feels", "seems", "looks"})
 _OBJECT_SKIP = re.compile(r"^(?:a|an|the|some|my|his|her|their|in|at|on|to|for|before|after|every|\d.*)$")
 
 
@@ -160,7 +162,7 @@ def _habit(verb: str, rest: str) -> str:
 # keeps `claims` in the tens of microseconds on chat text where almost nothing matches.
 _GATES = {
     "DESK_MOVE": ("moved",), "RESIDENCE": ("live", "based", "moved", "relocated"),
-    "EMPLOYER": ("works", "joined", "working"), "REPORTS_TO": ("reports",), "ROLE": (" the ", " our "),
+    "EMPLOYER": ("work", "joined"), "REPORTS_TO": ("reports",), "ROLE": (" the ", " our "),
     "RELATIONSHIP": ("single", "dating", "engaged", "married", "divorced", "separated", "widowed",
                      "relationship"),
     "DIET": ("vegetarian", "vegan", "pescatarian", "keto", "gluten", "halal", "kosher", "teetotal"),
@@ -248,7 +250,8 @@ def _person_facts(clause: str, lower: str) -> list[Fact]:
         add(m, "diet", "eats " + m.group("val").lower())
     if _gate("HABIT_STOPPED", lower) and (m := HABIT_STOPPED.search(clause)):
         add(m, _habit(m.group("act"), m.group("object")), "stopped")
-    elif _gate("HABIT", lower) and (m := HABIT.search(clause)):
+    elif (_gate("HABIT", lower) and (m := HABIT.search(clause))
+          and m.group("act").lower() not in _NOT_HABITS):
         add(m, _habit(m.group("act"), m.group("object")), m.group("val").lower())
     for name, pattern in (("POSSESSIVE_CHANGED", POSSESSIVE_CHANGED), ("POSSESSIVE_IS", POSSESSIVE_IS),
                           ("SAYS_HER", SAYS_HER), ("CHANGED_HER", CHANGED_HER)):
