@@ -41,6 +41,13 @@ def list_conflicts(request, user_id: str | None = None, status: str = "open",
     """Proposed supersessions, newest first: ``{"conflicts": [...], "next_cursor"}``.
     ``status``: open (default), accepted or rejected; without ``user_id``, every namespace
     the token reaches."""
+    return conflict_page(request, user_id=user_id, status=status, cursor=cursor, limit=limit)
+
+
+def conflict_page(request, *, user_id: str | None = None, status: str = "open",
+                  cursor: str | None = None, limit: int | None = None) -> dict:
+    """The list's answer for ``request`` (a request or an MCP caller: ``user`` and
+    ``token_namespaces``), role and namespace checked."""
     require_role(request.user, "viewer")
     if status not in ConflictStatus.values:
         raise InvalidInput("status must be open, accepted or rejected", field="status")

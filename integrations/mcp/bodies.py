@@ -7,13 +7,21 @@ validation, then one service (writes) or selector (reads), and the API's output 
 Errors are the services' own (``memories.errors``); ``runner`` maps them to MCP.
 """
 
-import datetime as dt
 import logging
 
 from accounts.roles import require_role
+from api.conflicts import _conflict_or_404, conflict_out, conflict_page
 from api.core import ReasonIn, iso_or_none, require_namespace
-from api.memories import MemoryIn, MemoryPatch, _memory_or_404, memories_out, memory_out
-from api.search import RecallIn
+from api.memories import (
+    InvalidateIn,
+    MemoryIn,
+    MemoryPatch,
+    RevalidateIn,
+    _memory_or_404,
+    memories_out,
+    memory_out,
+)
+from api.search import RecallIn, hit_out
 from api.sessions import MessagesIn, SessionIn, _session_or_404, session_out
 from integrations.metrics.registry import count_redis_error, observe_recall
 from memories import access, listing, services, store
@@ -40,17 +48,28 @@ def add_memory(caller, **args) -> dict:
     require_role(caller.user, "editor")
     require_namespace(caller, args.get("user_id"))
     fields = MemoryIn.model_validate(args).model_dump()
-    created_at = fields.pop("created_at")
-    if created_at is not None:
-        fields["created_at"] = parse_iso_datetime(created_at, "created_at")
+    for name in ("created_at", "valid_from"):
+        value = fields.pop(name)
+        if value is not None:
+            fields[name] = parse_iso_datetime(value, name)
     memory, dup = services.memory_create(actor=caller.user, **fields)
     return _written(memory, deduplicated=dup)
 
 
-def _explain_summary(explain) -> dict:
-    top = sorted(explain.terms.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
-    return {"bm25": explain.bm25, "relevance": explain.relevance, "recency": explain.recency,
-            "importance": explain.importance, "top_terms": dict(top)}
+def _explain_summary(explain: dict) -> dict:
+    """REST's explain (``api.search.hit_out``) cut to the score's parts, the (at most 5)
+    strongest terms and the validity note."""
+    top = sorted(explain["terms"].items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+    return {"bm25": explain["bm25"], "relevance": explain["relevance"],
+            "recency": explain["recency"], "importance": explain["importance"],
+            "top_terms": dict(top), "validity": explain["validity"]}
+
+
+def _hit_summary(hit) -> dict:
+    """A recall result as REST answers it (``api.search.hit_out``), explain summarised."""
+    out = hit_out(hit)
+    out["explain"] = _explain_summary(out["explain"])
+    return out
 
 
 def search_memories(caller, **args) -> dict:
@@ -60,9 +79,12 @@ def search_memories(caller, **args) -> dict:
     require_namespace(caller, user_id)
     conversation_id = clean_identifier(payload.conversation_id, "conversation_id",
                                        required=False)
+    as_of = (parse_iso_datetime(payload.as_of, "as_of").timestamp()
+             if payload.as_of is not None else None)
     found = memory_search(user_id=user_id, query=payload.query, limit=payload.limit,
                           conversation_id=conversation_id, types=payload.types,
                           profile=payload.profile, match_mode=payload.match_mode,
+                          as_of=as_of, include_superseded=payload.include_superseded,
                           count_hits=True)
     observe_recall(profile=found.profile, took_ms=found.took_ms, results=len(found.results))
     try:
@@ -73,14 +95,7 @@ def search_memories(caller, **args) -> dict:
         count_redis_error("recall_hits")
         log.warning("recall hits not counted: %s", type(exc).__name__)
     return {
-        "results": [
-            {"memory_id": h.memory_id, "content": h.content, "type": h.type,
-             "version": h.version, "score": h.score, "metadata": h.metadata,
-             "created_at": dt.datetime.fromtimestamp(h.created_at, dt.UTC).isoformat(),
-             "importance": h.importance, "conversation_id": h.conversation_id,
-             "explain": _explain_summary(h.explain)}
-            for h in found.results
-        ],
+        "results": [_hit_summary(h) for h in found.results],
         "match_mode_used": found.match_mode_used, "profile": found.profile,
         "took_ms": found.took_ms,
     }
@@ -95,6 +110,8 @@ def update_memory(caller, *, memory_id: str, **args) -> dict:
     require_role(caller.user, "editor")
     _memory_or_404(caller, memory_id)
     data = MemoryPatch.model_validate(args).model_dump(exclude_unset=True)
+    if data.get("valid_from") is not None:
+        data["valid_from"] = parse_iso_datetime(data["valid_from"], "valid_from")
     memory = services.memory_update(
         memory_id=memory_id, actor=caller.user, reason=data.pop("reason", ""),
         expected_version=data.pop("version", None), **data)
@@ -109,6 +126,41 @@ def delete_memory(caller, *, memory_id: str, reason: str = "") -> dict:
     memory = Memory.objects.get(memory_id=memory_id)
     return {"memory_id": memory_id, "forgotten": memory.deleted_at is not None,
             "deleted_at": iso_or_none(memory.deleted_at)}
+
+
+def invalidate_memory(caller, *, memory_id: str, **args) -> dict:
+    """As ``POST /memories/{id}/invalidate``."""
+    require_role(caller.user, "editor")
+    _memory_or_404(caller, memory_id)
+    payload = InvalidateIn.model_validate(args)
+    until = (parse_iso_datetime(payload.valid_until, "valid_until")
+             if payload.valid_until is not None else None)
+    return _written(services.memory_invalidate(memory_id=memory_id, actor=caller.user,
+                                               reason=payload.reason, valid_until=until))
+
+
+def revalidate_memory(caller, *, memory_id: str, **args) -> dict:
+    """As ``POST /memories/{id}/revalidate``."""
+    require_role(caller.user, "editor")
+    _memory_or_404(caller, memory_id)
+    payload = RevalidateIn.model_validate(args)
+    return _written(services.memory_revalidate(memory_id=memory_id, actor=caller.user,
+                                               reason=payload.reason))
+
+
+def list_conflicts(caller, *, user_id=None, status: str = "open", cursor=None,
+                   limit=None) -> dict:
+    """As ``GET /conflicts`` (the same reader: ``api.conflicts.conflict_page``)."""
+    return conflict_page(caller, user_id=user_id, status=status, cursor=cursor, limit=limit)
+
+
+def resolve_conflict(caller, *, conflict_id: int, accept: bool, reason: str = "") -> dict:
+    """As ``POST /conflicts/{id}/accept`` (accept true) or ``/reject``."""
+    require_role(caller.user, "editor")
+    ReasonIn.model_validate({"reason": reason})
+    _conflict_or_404(caller, conflict_id)
+    decide = services.conflict_accept if accept else services.conflict_reject
+    return conflict_out(decide(conflict_id=conflict_id, actor=caller.user, reason=reason))
 
 
 def promote(caller, *, memory_id=None, session_id=None, seq=None, reason: str = "") -> dict:

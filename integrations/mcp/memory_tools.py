@@ -1,4 +1,5 @@
-"""Memory tools: remember, recall, read, change, forget, list, promote.
+"""Memory tools: remember, recall, read, change, forget, list, promote; facts over time
+(supersede, invalidate, revalidate) and the review queue of proposed supersessions.
 
 Each tool is a thin async wrapper (its signature is the tool's input schema; arguments are
 named as the REST fields) over a sync body that does what the REST view does: the same
@@ -13,7 +14,14 @@ from pydantic import Field
 
 from integrations.mcp import bodies
 from integrations.mcp.runner import call_tool_body
-from integrations.mcp.shapes import Forgotten, MemoryOut, MemoryPage, SearchOut
+from integrations.mcp.shapes import (
+    ConflictOut,
+    ConflictPage,
+    Forgotten,
+    MemoryOut,
+    MemoryPage,
+    SearchOut,
+)
 
 MemoryType = Literal["long_term", "short_term", "working"]
 UserId = Annotated[str, Field(description="the namespace (1-128 characters)")]
@@ -21,6 +29,15 @@ MemoryId = Annotated[str, Field(description="mem_ + 16 hex digits")]
 ConversationId = Annotated[str | None, Field(
     description="the conversation it belongs to; null = user-wide")]
 Reason = Annotated[str, Field(description="why, kept in the memory's history")]
+Supersedes = Annotated[list[str] | None, Field(description=(
+    "ids of memories this one makes no longer true, e.g. an old address when the user "
+    "moved: they stay readable, marked superseded, and leave recall (same user_id)"))]
+ValidFrom = Annotated[str | None, Field(description=(
+    "ISO 8601: when this fact began to hold in the world (default: now); give it when the "
+    "user says when, e.g. 'since August'"))]
+Supersession = Annotated[Literal["off", "propose", "apply"] | None, Field(description=(
+    "what the server does with older memories it finds this one contradicts: propose "
+    "(list them for review), apply (supersede them), off; default: the server's setting"))]
 
 
 async def add_memory(
@@ -37,9 +54,13 @@ async def add_memory(
     ttl_seconds: Annotated[int | None, Field(description="short_term only; default 24 h")] = None,
     created_at: Annotated[str | None, Field(description="ISO 8601, for imports")] = None,
     context: Annotated[str, Field(description="text indexed beside the content")] = "",
+    supersedes: Supersedes = None,
+    valid_from: ValidFrom = None,
+    supersession: Supersession = None,
 ) -> MemoryOut:
     """Remember one memory. The same content in the same scope (user_id, conversation_id,
-    type) returns the existing memory with deduplicated true."""
+    type) returns the existing memory with deduplicated true. When it replaces an older
+    fact (a new address, employer, deadline), name the old memory in supersedes."""
     return await call_tool_body(bodies.add_memory, **locals())
 
 
@@ -52,9 +73,16 @@ async def search_memories(
     profile: Annotated[str | None, Field(description="ranking profile name; default profile "
                                                      "when absent")] = None,
     match_mode: Literal["any", "all", "all_then_any"] | None = None,
+    as_of: Annotated[str | None, Field(description=(
+        "ISO 8601: answer with the facts that held then (e.g. where the user lived last "
+        "July) instead of the facts valid now"))] = None,
+    include_superseded: Annotated[bool, Field(description=(
+        "also answer facts that no longer hold (superseded or ended), each with "
+        "valid_until and superseded_by: to see how a fact changed"))] = False,
 ) -> SearchOut:
     """Recall: the memories of one namespace that match the query, best first, each with
-    the parts of its score (BM25, recency, importance) and its strongest terms."""
+    the parts of its score (BM25, recency, importance), its strongest terms and its
+    validity. Only facts valid now, unless as_of or include_superseded says otherwise."""
     return await call_tool_body(bodies.search_memories, **locals())
 
 
@@ -73,8 +101,12 @@ async def update_memory(
     reason: Reason = "",
     version: Annotated[int | None, Field(description="the version you read; a newer one "
                                                      "refuses the change (conflict)")] = None,
+    supersedes: Supersedes = None,
+    valid_from: ValidFrom = None,
+    supersession: Supersession = None,
 ) -> MemoryOut:
-    """Change a memory: a new version; the old one stays in its history."""
+    """Change a memory: a new version; the old one stays in its history. To record that a
+    fact changed in the world, prefer add_memory with supersedes (both facts stay)."""
     args = {k: v for k, v in locals().items() if v is not None}
     return await call_tool_body(bodies.update_memory, **args)
 
@@ -110,6 +142,49 @@ async def promote(
     return await call_tool_body(bodies.promote, **locals())
 
 
+async def invalidate_memory(
+    memory_id: MemoryId,
+    reason: Annotated[str, Field(description="why the fact ended (required)")],
+    valid_until: Annotated[str | None, Field(description=(
+        "ISO 8601: when it stopped holding; default now"))] = None,
+) -> MemoryOut:
+    """End a fact with no replacement ("no longer lives in Porto"): it stays readable and
+    leaves recall from valid_until. revalidate_memory undoes it."""
+    return await call_tool_body(bodies.invalidate_memory, **locals())
+
+
+async def revalidate_memory(
+    memory_id: MemoryId,
+    reason: Annotated[str, Field(description="why the fact holds again (required)")],
+) -> MemoryOut:
+    """Undo an end or a supersession: the fact holds again (valid_until and superseded_by
+    cleared, a new version)."""
+    return await call_tool_body(bodies.revalidate_memory, **locals())
+
+
+async def list_conflicts(
+    user_id: Annotated[str | None, Field(description=(
+        "one namespace; null = every namespace the token reaches"))] = None,
+    status: Literal["open", "accepted", "rejected"] = "open",
+    cursor: Annotated[str | None, Field(description="next_cursor of the previous page")] = None,
+    limit: Annotated[int | None, Field(description="1..1000; default 100")] = None,
+) -> ConflictPage:
+    """The review queue: supersessions the server proposed (newer memory makes older no
+    longer true), newest first, each with its confidence and evidence."""
+    return await call_tool_body(bodies.list_conflicts, **locals())
+
+
+async def resolve_conflict(
+    conflict_id: Annotated[int, Field(description="the conflict's id (list_conflicts)")],
+    accept: Annotated[bool, Field(description=(
+        "true: older is superseded by newer; false: both hold, not proposed again"))],
+    reason: Reason = "",
+) -> ConflictOut:
+    """Settle a proposed supersession (accept or reject); rejecting an accepted one undoes
+    it."""
+    return await call_tool_body(bodies.resolve_conflict, **locals())
+
+
 def _hints(*, read_only: bool, destructive: bool = False, idempotent: bool = False,
            title: str) -> ToolAnnotations:
     return ToolAnnotations(title=title, read_only_hint=read_only, destructive_hint=destructive,
@@ -125,4 +200,10 @@ TOOLS = [
                            title="Forget a memory")),
     (list_memories, _hints(read_only=True, idempotent=True, title="List memories")),
     (promote, _hints(read_only=False, idempotent=True, title="Promote to long-term")),
+    (invalidate_memory, _hints(read_only=False, destructive=True, title="End a fact")),
+    (revalidate_memory, _hints(read_only=False, idempotent=True,
+                               title="Make a fact hold again")),
+    (list_conflicts, _hints(read_only=True, idempotent=True, title="Proposed supersessions")),
+    (resolve_conflict, _hints(read_only=False, destructive=True,
+                              title="Accept or reject a proposed supersession")),
 ]

@@ -19,7 +19,9 @@ from memories.validation import check_storable_text
 INSTRUCTIONS = (
     "Long-term memory for agents. Memories live in namespaces (user_id). Remember with "
     "add_memory, recall with search_memories (BM25 ranking, every result explained), "
-    "forget with delete_memory. Conversations: create_session, append_messages, get_context; "
+    "forget with delete_memory. When a fact replaces an older one (a new address), add it "
+    "with supersedes: [the old memory's id]; search_memories answers facts valid now, or "
+    "as_of a date; invalidate_memory ends a fact. Conversations: create_session, append_messages, get_context; "
     "promote turns a message or working memory into a long-term memory."
 )
 

@@ -28,6 +28,13 @@ class MemoryOut(_Open):
     updated_at: str | None = None
     expire_at: str | None = None
     deleted_at: str | None = None
+    valid_from: str | None = Field(default=None, description="when the fact began to hold")
+    valid_until: str | None = Field(
+        default=None, description="when it stopped holding; null while it holds")
+    superseded_by: str | None = Field(
+        default=None, description="the memory that made it no longer true, or null")
+    supersedes: list[str] = Field(
+        default_factory=list, description="the memories this one made no longer true")
     deduplicated: bool | None = Field(
         default=None, description="true when an identical live memory was returned instead")
     warning: str | None = Field(
@@ -43,6 +50,9 @@ class ExplainSummary(_Open):
     importance: float = Field(description="0..1")
     top_terms: dict[str, float] = Field(
         description="the (at most 5) query terms contributing most BM25, term -> contribution")
+    validity: str | None = Field(
+        default=None, description="'superseded by X since T' or 'ended T'; null while the "
+                                  "fact holds")
 
 
 class RecallHit(_Open):
@@ -55,6 +65,9 @@ class RecallHit(_Open):
     conversation_id: str | None = None
     created_at: str
     metadata: dict = Field(default_factory=dict)
+    valid_from: str | None = None
+    valid_until: str | None = Field(default=None, description="null while the fact holds")
+    superseded_by: str | None = None
     explain: ExplainSummary
 
 
@@ -69,6 +82,30 @@ class SearchOut(_Open):
 
 class MemoryPage(_Open):
     memories: list[MemoryOut]
+    next_cursor: str | None = Field(description="pass it as cursor for the next page; null "
+                                                "on the last page")
+
+
+class ConflictOut(_Open):
+    """A proposed supersession, as ``GET /api/v1/conflicts/{id}`` answers it: ``newer``
+    would make ``older`` no longer true."""
+
+    id: int
+    user_id: str
+    newer: str = Field(description="memory id")
+    older: str = Field(description="memory id")
+    confidence: float = Field(description="0..1")
+    reason: str = ""
+    evidence: dict = Field(default_factory=dict, description="the slot and the words")
+    status: str = Field(description="open, accepted or rejected")
+    created_at: str | None = None
+    decided_at: str | None = None
+    decided_by: str | None = None
+    decision_reason: str = ""
+
+
+class ConflictPage(_Open):
+    conflicts: list[ConflictOut]
     next_cursor: str | None = Field(description="pass it as cursor for the next page; null "
                                                 "on the last page")
 
