@@ -6,6 +6,7 @@ import asyncio
 import io
 import json
 import threading
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -275,3 +276,80 @@ def test_paginate_walks_every_memory_of_a_namespace(client):
     with pytest.raises(BadRequest) as bad:
         client.list_memories("pia", cursor="not-a-cursor")
     assert bad.value.field == "cursor"
+
+
+def test_facts_over_time_madrid_now_porto_as_of_july(client):
+    porto = client.remember("alice", "Alice lives in Porto, near the river.",
+                            valid_from="2026-06-01T00:00:00Z", supersession="off")
+    madrid = client.remember("alice", "Alice moved to Madrid; she no longer lives in Porto.",
+                             valid_from=datetime(2026, 8, 1, tzinfo=UTC),
+                             supersedes=[porto.memory_id], supersession="off")
+    assert madrid.supersedes == [porto.memory_id] and madrid.holds
+    assert madrid.valid_from == datetime(2026, 8, 1, tzinfo=UTC)
+    old = client.get_memory(porto.memory_id)
+    assert old.superseded_by == madrid.memory_id and old.valid_until == madrid.valid_from
+    assert not old.holds and old.content.startswith("Alice lives in Porto")
+
+    now = client.recall("alice", "where does Alice live")
+    assert [h.memory_id for h in now.results] == [madrid.memory_id]
+    july = client.recall("alice", "where does Alice live", as_of=datetime(2026, 7, 15, tzinfo=UTC))
+    assert [h.memory_id for h in july.results] == [porto.memory_id]
+    assert july.results[0].superseded_by == madrid.memory_id
+    assert client.recall("alice", "where does Alice live",
+                         as_of="2026-07-15T00:00:00Z").results[0].memory_id == porto.memory_id
+    both = client.recall("alice", "where does Alice live", include_superseded=True)
+    by_id = {h.memory_id: h for h in both.results}
+    assert set(by_id) == {porto.memory_id, madrid.memory_id}
+    assert by_id[porto.memory_id].explain.validity.startswith(
+        f"superseded by {madrid.memory_id} since ")
+
+    with pytest.raises(NotFound) as unknown:
+        client.update(madrid.memory_id, supersedes=["mem_0000000000000000"])
+    assert unknown.value.field == "supersedes"
+    with pytest.raises(BadRequest) as bad:
+        client.recall("alice", "where", as_of="last July")
+    assert bad.value.field == "as_of"
+
+
+def test_invalidate_revalidate_and_the_review_queue(client):
+    fact = client.remember("bob", "Bob is the on-call engineer for billing.",
+                           supersession="off")
+    ended = client.invalidate(fact.memory_id, "rotation ended")
+    assert ended.valid_until is not None and not ended.holds
+    assert client.recall("bob", "on-call billing").results == []
+    with pytest.raises(Conflict) as twice:
+        client.invalidate(fact.memory_id, "again")
+    assert twice.value.field == "memory_id"
+    back = client.revalidate(fact.memory_id, "rotation extended")
+    assert back.valid_until is None and back.holds
+    assert [h.memory_id for h in client.recall("bob", "on-call billing").results] == [
+        fact.memory_id]
+
+    porto = client.remember("carol", "Carol lives in Porto.")
+    madrid = client.remember("carol", "Carol moved to Madrid.", supersession="propose")
+    [proposal] = client.conflicts("carol").items
+    assert (proposal.newer, proposal.older, proposal.status) == (
+        madrid.memory_id, porto.memory_id, "open")
+    accepted = client.accept_conflict(proposal.id, reason="checked with Carol")
+    assert accepted.status == "accepted" and accepted.decision_reason == "checked with Carol"
+    assert client.get_memory(porto.memory_id).superseded_by == madrid.memory_id
+    assert client.conflicts("carol").items == []
+    assert [c.id for c in client.conflicts(status="accepted").items] == [proposal.id]
+    rejected = client.reject_conflict(proposal.id)
+    assert rejected.status == "rejected" and client.get_memory(porto.memory_id).holds
+
+
+def test_the_async_client_reads_facts_as_of(live_server, builtins):
+    token = make_token("cli-async-facts", "editor")
+
+    async def go():
+        async with AsyncMemoryConsole(live_server.url, token, retry=FAST) as c:
+            porto = await c.remember("dora", "Dora lives in Porto.",
+                                     valid_from="2026-06-01T00:00:00Z", supersession="off")
+            await c.remember("dora", "Dora lives in Madrid.", valid_from="2026-08-01T00:00:00Z",
+                             supersedes=[porto.memory_id], supersession="off")
+            july = await c.recall("dora", "where does Dora live", as_of="2026-07-15T00:00:00Z")
+            return porto.memory_id, [h.memory_id for h in july.results]
+
+    porto_id, july = asyncio.run(go())
+    assert july == [porto_id]

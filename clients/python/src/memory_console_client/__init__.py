@@ -18,12 +18,13 @@ from .errors import (
 from .models import (
     Memory,
     Page,
+    Proposal,
     RecallHit,
     RecallResult,
 )
 
 __all__ = [
     "ApiError", "AsyncMemoryConsole", "BadRequest", "Conflict", "Forbidden", "Memory",
-    "MemoryConsole", "MemoryConsoleError", "NotFound", "Page", "PayloadTooLarge", "RecallHit",
-    "RecallResult", "RetryPolicy", "TransportError", "Unauthorized", "Unavailable",
+    "MemoryConsole", "MemoryConsoleError", "NotFound", "Page", "PayloadTooLarge", "Proposal",
+    "RecallHit", "RecallResult", "RetryPolicy", "TransportError", "Unauthorized", "Unavailable",
 ]

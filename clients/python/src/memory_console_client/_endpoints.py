@@ -8,12 +8,13 @@ Paths are relative to ``/api/v1``. Raises: the :mod:`~memory_console_client.erro
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from . import models as m
-from ._http import Call, compact, seg
+from ._http import Call, compact, iso, seg
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -57,14 +58,23 @@ class Endpoints:
                  tags: list[str] | None = None, metadata: Mapping[str, Any] | None = None,
                  source: str | None = None, author: str | None = None,
                  keywords: list[str] | None = None, ttl_seconds: int | None = None,
-                 created_at: str | None = None, context: str | None = None) -> m.Memory:
+                 created_at: datetime | str | None = None, context: str | None = None,
+                 supersedes: list[str] | None = None, valid_from: datetime | str | None = None,
+                 supersession: m.Supersession | None = None) -> m.Memory:
         """``POST /memories``: 201 a new memory, or 200 the live duplicate
-        (``deduplicated`` true). ``ttl_seconds`` only for ``short_term``. Never retried."""
+        (``deduplicated`` true). ``ttl_seconds`` only for ``short_term``. Never retried.
+
+        Facts over time: ``supersedes`` names the memories this one makes no longer true
+        (they stay readable, ``superseded_by`` this one, and leave recall); ``valid_from``
+        (datetime or ISO 8601) when the fact began to hold (default: now); ``supersession``
+        ``off`` / ``propose`` / ``apply`` for the supersessions the server finds itself."""
         body = compact(dict(user_id=user_id, content=content, conversation_id=conversation_id,
                             type=type, importance=importance, tags=tags,
                             metadata=dict(metadata) if metadata is not None else None,
                             source=source, author=author, keywords=keywords,
-                            ttl_seconds=ttl_seconds, created_at=created_at, context=context))
+                            ttl_seconds=ttl_seconds, created_at=iso(created_at),
+                            context=context, supersedes=supersedes,
+                            valid_from=iso(valid_from), supersession=supersession))
         return self._run(Call("POST", "/memories", _one(m.Memory), json=body))
 
     def get_memory(self, memory_id: str) -> m.Memory:
@@ -99,14 +109,39 @@ class Endpoints:
                       importance: float | None = None, tags: list[str] | None = None,
                       type: m.MemoryType | None = None,
                       metadata: Mapping[str, Any] | None = None, context: str | None = None,
-                      reason: str | None = None, version: int | None = None) -> m.Memory:
+                      reason: str | None = None, version: int | None = None,
+                      supersedes: list[str] | None = None,
+                      valid_from: datetime | str | None = None,
+                      supersession: m.Supersession | None = None) -> m.Memory:
         """``PATCH /memories/{id}``: a new version. With ``version`` (the version you read),
-        a stale one raises :class:`~memory_console_client.errors.Conflict`."""
+        a stale one raises :class:`~memory_console_client.errors.Conflict`. ``supersedes``,
+        ``valid_from`` and ``supersession`` as :meth:`remember` takes them."""
         body = compact(dict(content=content, importance=importance, tags=tags, type=type,
                             metadata=dict(metadata) if metadata is not None else None,
-                            context=context, reason=reason, version=version))
+                            context=context, reason=reason, version=version,
+                            supersedes=supersedes, valid_from=iso(valid_from),
+                            supersession=supersession))
         return self._run(Call("PATCH", f"/memories/{seg(memory_id)}", _one(m.Memory),
                               json=body))
+
+    def update(self, memory_id: str, **fields: Any) -> m.Memory:
+        """:meth:`update_memory` by a shorter name."""
+        return self.update_memory(memory_id, **fields)
+
+    def invalidate(self, memory_id: str, reason: str,
+                   valid_until: datetime | str | None = None) -> m.Memory:
+        """``POST /memories/{id}/invalidate``: end the fact with no replacement ("no longer
+        lives in Porto") at ``valid_until`` (default now); it stays readable. A fact that
+        ended already raises Conflict."""
+        return self._run(Call("POST", f"/memories/{seg(memory_id)}/invalidate",
+                              _one(m.Memory),
+                              json=compact({"reason": reason,
+                                            "valid_until": iso(valid_until)})))
+
+    def revalidate(self, memory_id: str, reason: str) -> m.Memory:
+        """``POST /memories/{id}/revalidate``: undo an end or a supersession."""
+        return self._run(Call("POST", f"/memories/{seg(memory_id)}/revalidate",
+                              _one(m.Memory), json={"reason": reason}))
 
     def forget(self, memory_id: str, *, reason: str | None = None) -> None:
         """``DELETE /memories/{id}``: soft forget (restorable)."""
@@ -154,13 +189,39 @@ class Endpoints:
     # search -----------------------------------------------------------------------------
     def recall(self, user_id: str, query: str, *, conversation_id: str | None = None,
                limit: int | None = None, types: list[m.MemoryType] | None = None,
-               profile: str | None = None, match_mode: m.MatchMode | None = None
+               profile: str | None = None, match_mode: m.MatchMode | None = None,
+               as_of: datetime | str | None = None, include_superseded: bool | None = None
                ) -> m.RecallResult:
-        """``POST /recall`` (read-only, so retried like a GET). ``limit`` 1..100."""
+        """``POST /recall`` (read-only, so retried like a GET). ``limit`` 1..100. Answers the
+        facts valid now; ``as_of`` (datetime or ISO 8601) the facts that held then;
+        ``include_superseded`` every match, each with ``valid_until`` / ``superseded_by``."""
         body = compact(dict(user_id=user_id, query=query, conversation_id=conversation_id,
-                            limit=limit, types=types, profile=profile, match_mode=match_mode))
+                            limit=limit, types=types, profile=profile, match_mode=match_mode,
+                            as_of=iso(as_of), include_superseded=include_superseded))
         return self._run(Call("POST", "/recall", _one(m.RecallResult), json=body,
                               idempotent=True))
+
+    # the review queue of proposed supersessions ----------------------------------------
+    def conflicts(self, user_id: str | None = None, status: m.ConflictStatus = "open", *,
+                  cursor: str | None = None, limit: int | None = None
+                  ) -> m.Page[m.Proposal]:
+        """``GET /conflicts``: supersessions the server proposed (``newer`` would make
+        ``older`` no longer true), newest first; without ``user_id`` every namespace the
+        token reaches."""
+        return self._run(Call("GET", "/conflicts", _page("conflicts", m.Proposal),
+                              params={"user_id": user_id, "status": status, "cursor": cursor,
+                                      "limit": limit}, idempotent=True))
+
+    def accept_conflict(self, conflict_id: int, reason: str = "") -> m.Proposal:
+        """``POST /conflicts/{id}/accept``: ``older`` is superseded by ``newer``."""
+        return self._run(Call("POST", f"/conflicts/{int(conflict_id)}/accept",
+                              _one(m.Proposal), json={"reason": reason}))
+
+    def reject_conflict(self, conflict_id: int, reason: str = "") -> m.Proposal:
+        """``POST /conflicts/{id}/reject``: both hold (an accepted one is undone); the pair
+        is not proposed again."""
+        return self._run(Call("POST", f"/conflicts/{int(conflict_id)}/reject",
+                              _one(m.Proposal), json={"reason": reason}))
 
     def analyze(self, text: str, *, profile: str | None = None) -> m.Analysis:
         return self._run(Call("POST", "/analyze", _one(m.Analysis),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
@@ -24,6 +25,12 @@ RETRY_STATUSES = frozenset({503})
 def seg(value: str) -> str:
     """One path segment: ids may hold any character (``foo:bar``, ``a/b``, Chinese)."""
     return quote(str(value), safe="")
+
+
+def iso(value: datetime | str | None) -> str | None:
+    """A moment as the API takes it: ISO 8601 text (a datetime is formatted; a naive one is
+    read as UTC by the server), None left as None."""
+    return value.isoformat() if isinstance(value, datetime) else value
 
 
 def compact(values: dict[str, Any]) -> dict[str, Any]:

@@ -7,13 +7,15 @@ keeps working against a newer server.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 MemoryType = Literal["long_term", "short_term", "working"]
 MatchMode = Literal["any", "all", "all_then_any"]
+Supersession = Literal["off", "propose", "apply"]
+ConflictStatus = Literal["open", "accepted", "rejected"]
 
 
 class Model(BaseModel):
@@ -47,8 +49,19 @@ class Memory(Model):
     version: int = 1
     deleted_at: datetime | None = None
     deleted_by: str | None = None
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    superseded_by: str | None = None
+    supersedes: list[str] = Field(default_factory=list)
     deduplicated: bool = False
     warning: str | None = None
+
+    @property
+    def holds(self) -> bool:
+        """Whether the fact holds now: not superseded, not ended (``valid_until`` unset or
+        still ahead)."""
+        return self.superseded_by is None and (
+            self.valid_until is None or self.valid_until > datetime.now(UTC))
 
 
 class Explain(Model):
@@ -60,6 +73,7 @@ class Explain(Model):
     recency: float = 0.0
     importance: float = 0.0
     terms: dict[str, float] = Field(default_factory=dict)
+    validity: str | None = None  # "superseded by X since T" / "ended T"; None while it holds
 
 
 class RecallHit(Model):
@@ -72,6 +86,9 @@ class RecallHit(Model):
     created_at: datetime
     importance: float
     conversation_id: str | None = None
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    superseded_by: str | None = None
     explain: Explain
 
 
@@ -83,6 +100,24 @@ class RecallResult(Model):
     match_mode_used: str
     profile: str
     took_ms: float
+
+
+class Proposal(Model):
+    """A proposed supersession of the review queue: ``newer`` would make ``older`` (memory
+    ids) no longer true; ``confidence`` 0..1, ``evidence`` the slot and the words."""
+
+    id: int
+    user_id: str
+    newer: str
+    older: str
+    confidence: float
+    reason: str = ""
+    evidence: dict[str, Any] = Field(default_factory=dict)
+    status: ConflictStatus
+    created_at: datetime | None = None
+    decided_at: datetime | None = None
+    decided_by: str | None = None
+    decision_reason: str = ""
 
 
 class Version(Model):
