@@ -31,22 +31,22 @@ def read(text: str) -> list[tuple[Claim, frozenset[str]]]:
     clause stating a slot wins. The detector needs the qualifiers; callers need only `claims`."""
     if not text or not text.strip():
         return []
-    parts = cues.clauses(text)
     found: list[Fact] = []
     if cues.is_chinese(text):
-        carried = ""
+        parts = cues.clauses(text)
+        carried, present = "", rules_zh.gates(text)
         for clause in parts:
-            found += rules_zh.facts(clause, carried)
+            found += rules_zh.facts(clause, carried, present)
             # A later clause without a subject ("现在住在昆明") is about the first one's.
             carried = carried or rules_zh.subject(clause[:8])
         if len(parts) > 1:
             found += rules_zh.sentence_facts("，".join(parts))
     else:
         name, said = speaker.split(text)
-        if name:
-            parts = [speaker.third_person(clause, name) for clause in cues.clauses(said)]
+        parts = [speaker.third_person(clause, name) for clause in cues.clauses(said)]
+        gates = rules_en.Gates(said.lower())
         for clause in parts:
-            found += rules_en.facts(clause)
+            found += rules_en.facts(clause, gates)
     found += [fact for fact in map(frames.frame, parts) if fact]
     changed = cues.change_words(text)
     out, seen = [], set()

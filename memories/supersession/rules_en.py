@@ -185,8 +185,9 @@ _GATE_FINDER = re.compile("|".join(re.escape(w) for w in sorted({w for ws in _GA
                                                                  key=len, reverse=True)))
 
 
-class _Gates:
-    """The gate words present in one lowercased clause, found in one regex pass."""
+class Gates:
+    """The gate words present in a lowercased text, found in one regex pass. Computed once per
+    memory text and shared by its clauses: a word absent from the text is absent from each."""
 
     def __init__(self, lower: str):
         self.hits = frozenset(_GATE_FINDER.findall(lower))
@@ -219,9 +220,8 @@ def _attribute_value(attribute: str, raw: str) -> tuple[str, str] | None:
     return (attribute, value) if value else None
 
 
-def _person_facts(clause: str, lower: str) -> list[Fact]:
+def _person_facts(clause: str, lower: str, _gate: Gates) -> list[Fact]:
     found = []
-    _gate = _Gates(lower)
 
     def add(match, attribute, value):
         who = subject(match.group("subj"))
@@ -262,9 +262,8 @@ def _person_facts(clause: str, lower: str) -> list[Fact]:
     return found
 
 
-def _thing_facts(clause: str, lower: str) -> list[Fact]:
+def _thing_facts(clause: str, lower: str, _gate: Gates) -> list[Fact]:
     found = []
-    _gate = _Gates(lower)
     if _TICKET_HINT.search(clause):
         for pattern in (TICKET_TO, TICKET_BY, TICKET_VERB_FIRST, TICKET_TAKEN):
             if m := pattern.search(clause):
@@ -315,12 +314,13 @@ def _version_facts(clause: str) -> list[Fact]:
     return [Fact(f"{before[-1].lower()}@{where}|version", match.group("val").lower().lstrip("v"))]
 
 
-def facts(clause: str) -> list[Fact]:
+def facts(clause: str, gates: Gates | None = None) -> list[Fact]:
     """The facts an English clause states, slots deduplicated (first wins)."""
     seen, out = set(), []
     # A clause about a person is not also read as a configuration topic ("Nina runs 5 km").
     lower = clause.lower()
-    for fact in _person_facts(clause, lower) or _thing_facts(clause, lower):
+    gates = gates or Gates(lower)
+    for fact in _person_facts(clause, lower, gates) or _thing_facts(clause, lower, gates):
         if fact.slot not in seen and fact.value:
             seen.add(fact.slot)
             out.append(fact)

@@ -19,10 +19,31 @@ _SUBJECT_OF = r"(?P<subj>[^，。；,;没不]{0,14}?)"
 _VALUE = r"(?P<val>[^，。；,;]+)"
 # Time words, adverbs and linking words that follow a name ("张伟上个月", "李娜说她现在").
 _AFTER_NAME = re.compile(
-    r"上个?月|上周|下周|本周|这周|今年|去年|年初|年底|最近|现在|目前|已经|又|也|还|都|再|说|和|跟|与"
+    r"随后|后来|曾经|当时|可以|毕业|上个?月|上周|下周|本周|这周|今年|去年|年初|年底|最近|现在|目前|已经|又|也|还|都|再|说|和|跟|与"
     r"|每天|每周|最|希望|以后|这个|今天|昨天|刚")
 _ROLE_PREFIX = re.compile(r"^(?:客户|本周|这周|今天|目前|现在)")
 _RELATION = re.compile(r"^(?:同事|朋友|妈妈|爸爸|母亲|父亲|女儿|儿子|丈夫|妻子|老公|老婆|男朋友|女朋友|哥哥|姐姐|弟弟|妹妹|室友|邻居)")
+_NOT_A_NAME_START = frozenset("他她它我你您咱这那就但而于因所并又在从对被把将是有其该此各每另当若")
+# Attributes holding one value at a time by their last characters (名字, 微信号, 客户经理, 负责人).
+_SINGLE_VALUED_END = re.compile(r"(?:名|名字|号|号码|地址|邮箱|经理|负责人|领导|状态|职位|价格|版本|生日|日期|工位|座位|人)$")
+_FAVOURITE = re.compile(r"最(?:喜欢|爱|喜爱)")
+# Rules are tried only when one of their words is in the memory text (checked once per text).
+_GATES = {
+    "DESK": ("工位", "座位"), "RESIDENCE": ("住", "搬", "迁", "定居"),
+    "EMPLOYER": ("做", "当", "任", "工作", "上班"), "EMPLOYER_JOINED": ("跳槽", "入职", "加入"),
+    "RELATIONSHIP": ("单身", "恋爱", "订婚", "结婚", "离婚", "分手"), "DIET": ("素",),
+    "DIET_AGAIN": ("开始吃",), "HABIT": ("每",), "HABIT_STOPPED": ("不", "没"),
+    "NICKNAME": ("称呼", "叫", "改名"), "POSSESSIVE": ("的",), "TICKET": ("-",), "ON_CALL": ("值班",),
+    "TOPIC_SET": ("是", "为", "定在", "改", "推迟", "提前", "调", "恢复", "升级", "降", "涨", "从"),
+    "TOPIC_EVERY": ("每",),
+}
+
+
+def gates(text: str) -> frozenset[str]:
+    """The names of the rules worth trying on this text's clauses."""
+    return frozenset(name for name, words in _GATES.items() if any(w in text for w in words))
+
+
 _TICKET = r"(?P<ticket>[A-Z][A-Z0-9]+-\d+)"
 _PERSON = rf"(?P<val>[{_HAN}A-Za-z]{{1,4}}?)"
 
@@ -88,7 +109,11 @@ def subject(raw: str) -> str:
         raw = raw[: cut.start()]
     elif cut:
         raw = ""
-    return raw if len(raw) <= 6 else ""
+    # A name or an organisation is short and does not open with a pronoun or a conjunction
+    # ("他在校时…", "但张世昌…", "就那一刻…" are not subjects).
+    if not raw or len(raw) > 5 or raw[0] in _NOT_A_NAME_START:
+        return ""
+    return raw
 
 
 def topic(raw: str) -> tuple[str, frozenset[str]]:
@@ -96,6 +121,8 @@ def topic(raw: str) -> tuple[str, frozenset[str]]:
     (or the last three characters) as key, every character and name as qualifier:
     'Kafka 消息保留时间' -> ('kafka 保留时间', {kafka, 消, 息, 保, 留, 时, 间})."""
     raw = _TOPIC_LEAD.sub("", _TOPIC_TAIL.sub("", raw.strip()))
+    if not raw or raw[0] in _NOT_A_NAME_START:
+        return "", frozenset()
     systems = [w.lower() for w in re.findall(r"[A-Z][\w.-]*", raw)]
     systems += [env for word, env in _ENVIRONMENTS if word in raw]
     han = re.sub(rf"[^{_HAN}]|的|环境", "", raw)
@@ -123,9 +150,40 @@ def _version_facts(clause: str) -> list[Fact]:
     return [Fact(f"{names[-1].lower()}@{where}|version", match.group("val").lower().lstrip("v"))]
 
 
-def facts(clause: str, carried: str = "") -> list[Fact]:
-    """The (slot, value) pairs a Chinese clause states, slots deduplicated (first wins)."""
+# "在…做" also reads "在校时有个绰号叫…", "在那一刻他决定要做…": an organisation's name holds no
+# pronoun, particle or digit.
+_NOT_IN_ORGANISATION = re.compile(r"[他她我你了的那这个是有在被把将就都也时后\d、，]")
+
+
+def _organisation(name: str) -> bool:
+    return 1 < len(name.strip()) <= 10 and not _NOT_IN_ORGANISATION.search(name)
+
+
+def _attribute_value(match) -> tuple[str, str] | None:
+    """(attribute, value) of "X的<attribute>是<value>", or None when it describes.
+
+    "车是白色的" describes (是…的) and "车在修理厂" says where: neither is a single-valued
+    attribute. Single-valued: a folded attribute (phone, manager), a place (工位), a favourite
+    ("最喜欢的颜色"), one ending in 名/号/经理/负责人…, or a value with Latin letters or digits.
+    """
+    attribute, value = attributes.fold(match.group("attr")), values.clean_zh(match.group("val"))
+    if not value or value.endswith("的"):
+        return None
+    if match.group("verb") == "在":
+        return (attribute, value) if attribute in attributes.LOCATIONAL else None
+    if _FAVOURITE.search(match.group("subj")):
+        return f"favourite:{attribute}", value
+    if (attributes.single_valued(attribute) or _SINGLE_VALUED_END.search(attribute)
+            or re.search(r"[A-Za-z0-9]", value)):
+        return attribute, value
+    return None
+
+
+def facts(clause: str, carried: str = "", present: frozenset[str] | None = None) -> list[Fact]:
+    """The facts a Chinese clause states, slots deduplicated (first wins). `present`: the rules
+    worth trying (`gates` of the whole text), all when None."""
     found = []
+    present = gates(clause) if present is None else present
 
     def add(match, attribute, value):
         who = subject(match.group("subj")) or carried
@@ -135,46 +193,45 @@ def facts(clause: str, carried: str = "") -> list[Fact]:
         elif who and value:
             found.append(Fact(f"{who}|{attribute}", value))
 
-    if m := DESK.search(clause):
+    if "DESK" in present and (m := DESK.search(clause)):
         add(m, "desk", values.clean_zh(m.group("val")))
-    elif m := RESIDENCE.search(clause):
+    elif "RESIDENCE" in present and (m := RESIDENCE.search(clause)):
         add(m, "residence", values.clean_zh(m.group("val")))
-    if m := EMPLOYER.search(clause):
+    if "EMPLOYER" in present and (m := EMPLOYER.search(clause)) and _organisation(m.group("val")):
         add(m, "employer", values.clean_zh(m.group("val")))
-        if m.group("role"):
+        if 2 <= len(m.group("role")) <= 8 and not re.search(r"\d", m.group("role")):
             add(m, "role", values.clean_zh(m.group("role")))
-    elif m := EMPLOYER_JOINED.search(clause):
+    elif ("EMPLOYER_JOINED" in present and (m := EMPLOYER_JOINED.search(clause))
+          and _organisation(m.group("val"))):
         add(m, "employer", values.clean_zh(m.group("val")))
-    if m := RELATIONSHIP.search(clause):
+    if "RELATIONSHIP" in present and (m := RELATIONSHIP.search(clause)):
         add(m, "relationship", _RELATIONSHIP_VALUES[m.group("val")])
-    if m := DIET.search(clause):
+    if "DIET" in present and (m := DIET.search(clause)):
         add(m, "diet", "vegetarian")
-    elif m := DIET_AGAIN.search(clause):
+    elif "DIET_AGAIN" in present and (m := DIET_AGAIN.search(clause)):
         add(m, "diet", "eats " + m.group("val"))
-    if m := HABIT_STOPPED.search(clause):
+    if "HABIT_STOPPED" in present and (m := HABIT_STOPPED.search(clause)):
         add(m, "habit:" + m.group("act"), "stopped")
-    elif m := HABIT.search(clause):
+    elif "HABIT" in present and (m := HABIT.search(clause)):
         add(m, "habit:" + m.group("act"), m.group("val"))
-    if m := NICKNAME.search(clause):
+    if "NICKNAME" in present and (m := NICKNAME.search(clause)):
         add(m, "name", m.group("val"))
-    if not found and (m := POSSESSIVE.search(clause)) and not _VERSION_TOKEN.search(m.group("val")):
-        attribute, value = attributes.fold(m.group("attr")), values.clean_zh(m.group("val"))
-        # "车是白色的" describes (是…的); "车在修理厂" is where, its own slot unless a place (工位).
-        if m.group("verb") == "在" and attribute not in attributes.LOCATIONAL:
-            attribute += "@在"
-        if not value.endswith("的"):
-            add(m, attribute, value)
+    if (not found and "POSSESSIVE" in present and (m := POSSESSIVE.search(clause))
+            and not _VERSION_TOKEN.search(m.group("val")) and (stated := _attribute_value(m))):
+        add(m, *stated)
     person = bool(found)
-    if m := TICKET.search(clause):
+    if "TICKET" in present and (m := TICKET.search(clause)):
         found.append(Fact(f"{m.group('ticket').lower()}|assignee", m.group("val")))
-    for pattern in ON_CALL:
+    for pattern in ON_CALL if "ON_CALL" in present else ():
         if m := pattern.search(clause):
             found.append(Fact("on-call", m.group("val")))
             break
     versions = _version_facts(clause) if _VERSION_CUE.search(clause) or _V_PREFIXED.search(clause) else []
     found += versions
-    for pattern, attribute in () if (person or versions) else ((TOPIC_SET, "value"), (TOPIC_EVERY, "schedule")):
-        if m := pattern.search(clause):
+    topics = () if (person or versions) else (("TOPIC_SET", TOPIC_SET, "value"),
+                                              ("TOPIC_EVERY", TOPIC_EVERY, "schedule"))
+    for name, pattern, attribute in topics:
+        if name in present and (m := pattern.search(clause)):
             key, qualifier = topic(m.group("topic"))
             if key.endswith("价格"):
                 (key, qualifier), attribute = topic(m.group("topic")[:-2]), "price"
