@@ -2,6 +2,7 @@
 adds up what every process counted, a previous run's files are gone at start, and the MCP
 endpoint answers the SDK's client from any process."""
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -44,7 +45,7 @@ def gunicorn(tmp_path):
            "DATABASE_URL": _database_url(), "REDIS_URL": settings.REDIS_URL,
            "MEMORY_KEY_PREFIX": settings.MEMORY_KEY_PREFIX, "WEB_CONCURRENCY": "2",
            "WEB_THREADS": "1", "PROMETHEUS_MULTIPROC_DIR": str(web_dir),
-           "METRICS_EXTRA_DIRS": str(worker_dir)}
+           "METRICS_EXTRA_DIRS": str(worker_dir), "WEB_REQUEST_READ_SECONDS": "3"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", "python:memory_console.gunicorn_conf",
          "--bind", f"127.0.0.1:{port}", "memory_console.wsgi:application"],
@@ -133,6 +134,55 @@ def test_gunicorn_takes_long_query_strings_and_refuses_longer_ones_in_json(gunic
                            headers={**auth, "X-Big": "x" * 9000})
     assert big_header.status_code == 431
     assert big_header.json()["error"]["code"] == "headers_too_large"
+
+
+def _slow_client(url: str, body: bool) -> socket.socket:
+    """A connection that sends the start of a request and then one byte every 0.5 s."""
+    host, port = url.removeprefix("http://").split(":")
+    sock = socket.create_connection((host, int(port)))
+    if body:
+        sock.sendall(b"POST /api/v1/recall HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                     b"application/json\r\nContent-Length: 1000\r\n\r\n{")
+    else:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+    return sock
+
+
+def test_slow_clients_hold_no_thread_past_the_read_deadline(gunicorn):
+    """Two processes of one thread each: four clients trickling their headers or body (a
+    slowloris) took every thread for as long as they kept sending. Each request now has 3 s
+    (WEB_REQUEST_READ_SECONDS) to arrive: the slow ones are answered 408 / 400 and closed,
+    and the server answers others meanwhile."""
+    url, _ = gunicorn
+    slow = [_slow_client(url, body=n % 2 == 1) for n in range(4)]
+    started = time.monotonic()
+    answers = {}
+    try:
+        while time.monotonic() - started < 12 and len(answers) < len(slow):
+            for n, sock in enumerate(slow):
+                if n in answers:
+                    continue
+                try:
+                    sock.settimeout(0.05)
+                    got = sock.recv(4096)
+                    answers[n] = got
+                    continue
+                except TimeoutError:
+                    pass
+                with contextlib.suppress(OSError):
+                    sock.sendall(b"X-Slow: 1\r\n" if n % 2 == 0 else b" ")
+            time.sleep(0.5)
+        healthy = httpx.get(f"{url}/healthz", timeout=10)
+    finally:
+        for sock in slow:
+            sock.close()
+    assert len(answers) == len(slow), f"still held after 12 s: {len(slow) - len(answers)}"
+    heads = [answers[n].split(b"\r\n", 1)[0] for n in range(len(slow))]
+    assert all(h.startswith(b"HTTP/1.1 408") for h in heads[0::2]), heads
+    assert all(h.split()[1] in (b"400", b"408") for h in heads[1::2]), heads
+    assert b"request_timeout" in answers[0]
+    assert time.monotonic() - started < 12
+    assert healthy.status_code == 200
 
 
 def test_a_command_run_with_a_metrics_dir_not_made_yet_works(tmp_path):
