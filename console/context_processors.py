@@ -2,6 +2,7 @@
 
 from accounts.roles import role_of
 from console.namespaces import namespace_hints
+from memories.models import Conflict, ConflictStatus
 
 
 def namespaces(request):
@@ -16,3 +17,11 @@ def role(request):
     pages no view of ours renders (the 404 handler, the CSRF failure, Django's own error
     views) keep them too. A callable: the template calls it only where it uses ``role``."""
     return {"role": lambda: role_of(request.user)}
+
+
+def open_conflicts(request):
+    """``open_conflicts``: how many supersession proposals wait for review, shown beside
+    Conflicts in the navigation. One COUNT (on the ``user_id, status, created_at`` index's
+    table), run only when base.html renders the navigation: a callable, so an htmx fragment
+    and a logged-out page run none."""
+    return {"open_conflicts": lambda: Conflict.objects.filter(status=ConflictStatus.OPEN).count()}

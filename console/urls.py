@@ -7,6 +7,7 @@ from django.urls import path
 from accounts.views import tokens as token_views
 from accounts.views import users as user_views
 from console.views import activity, overview
+from memories.views import conflicts as conflict_views
 from memories.views import consolidation_undo as memory_undo_views
 from memories.views import create as memory_create_views
 from memories.views import detail as memory_views
@@ -42,6 +43,11 @@ urlpatterns = [
     path("memories/<str:memory_id>/undo-consolidation/", memory_undo_views.memory_consolidation_undo, name="memories-consolidation-undo"),
     path("memories/<str:memory_id>/promote/", memory_views.memory_promote, name="memories-promote"),
     path("memories/<str:memory_id>/purge/", memory_purge_views.memory_purge, name="memories-purge"),
+    path("conflicts/", conflict_views.conflict_list, name="conflicts"),
+    path("conflicts/bulk/", conflict_views.conflict_bulk, name="conflicts-bulk"),
+    path("conflicts/<int:conflict_id>/decide/", conflict_views.conflict_decide,
+         name="conflict-decide"),
+    path("conflicts/<int:conflict_id>/edit/", conflict_views.conflict_edit, name="conflict-edit"),
     path("sessions/", session_views.session_list, name="memories-sessions"),
     # Session ids may contain "/" (any 1-128 characters), so the actions come before the
     # catch-all detail route; an id ending in "/warm" or "/messages/<n>/promote" would have

@@ -101,6 +101,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "console.context_processors.namespaces",
                 "console.context_processors.role",
+                "console.context_processors.open_conflicts",
             ],
         },
     },

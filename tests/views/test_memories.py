@@ -141,7 +141,8 @@ def test_list_query_count_is_pinned(viewer_client, make_memory, django_assert_nu
         make_memory(f"fact {n}", user_id=f"u-{n % 3}")
     # session, user, role groups; COUNT, one page of rows (no per-row query); the namespace
     # suggestions of the filter (the htmx fragment has none).
-    with django_assert_num_queries(6):
+    # + the open conflicts' COUNT in the navigation (base.html).
+    with django_assert_num_queries(7):
         resp = viewer_client.get("/memories/", {"q": "fact"})
     assert len(row_ids(resp.content)) == 25  # the default page size
     with django_assert_num_queries(5):
@@ -249,7 +250,8 @@ def test_the_forgotten_state_says_when_by_whom_and_why_newest_forgotten_first(
     services.memory_restore(memory_id=second.memory_id, actor=editor, reason="oops")
     services.memory_forget(memory_id=second.memory_id, actor=editor, reason="duplicate of another")
     # session, user, role groups; COUNT, the page, the reasons; the namespace suggestions.
-    with django_assert_num_queries(7):
+    # + the open conflicts' COUNT in the navigation (base.html).
+    with django_assert_num_queries(8):
         resp = viewer_client.get("/memories/", {"state": "forgotten"})
     assert row_ids(resp.content) == [second.memory_id, first.memory_id]
     body = text(resp)

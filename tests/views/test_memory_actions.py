@@ -355,6 +355,7 @@ def test_editor_list_query_count_is_pinned(editor_client, make_memory, django_as
         make_memory(f"fact {n}")
     # session, user, role groups; COUNT, one page: the checkboxes cost no query; the
     # namespace suggestions of the filter.
-    with django_assert_num_queries(6):
+    # + the open conflicts' COUNT in the navigation (base.html).
+    with django_assert_num_queries(7):
         resp = editor_client.get("/memories/", {"q": "fact"})
     assert len(row_ids(resp.content)) == 25 and "bulk-form" in ids(resp.content)

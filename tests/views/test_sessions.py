@@ -120,7 +120,8 @@ def test_session_list_query_count_is_pinned(viewer_client, conversation, django_
         session_create(user_id="u-a", session_id=f"s-x{n}")
     # session, user, role groups; COUNT, one page with message counts; the namespace
     # suggestions of the filter.
-    with django_assert_num_queries(6):
+    # + the open conflicts' COUNT in the navigation (base.html).
+    with django_assert_num_queries(7):
         viewer_client.get("/sessions/")
 
 
@@ -294,7 +295,8 @@ def test_session_detail_query_count_is_pinned(
     viewer_client, conversation, django_assert_num_queries
 ):
     # session, user, role groups; the session, its memories, its messages.
-    with django_assert_num_queries(6):
+    # + the open conflicts' COUNT in the navigation (base.html).
+    with django_assert_num_queries(7):
         assert viewer_client.get("/sessions/s-1/").status_code == 200
 
 
