@@ -35,6 +35,8 @@ class State(TypedDict, total=False):
     question: str
     found: list[str]
     after_forget: list[str]
+    city: str
+    answer: list[str]
 
 
 def remember(state: State, runtime: Runtime) -> State:
@@ -105,7 +107,7 @@ def test_an_async_graph_does_the_same_through_abatch(store):
     assert out["after_forget"] == []
 
 
-def test_get_returns_the_value_put_and_a_second_put_is_a_new_version(store, live_server, token):
+def test_get_returns_the_value_put_and_a_second_put_supersedes_it(store, live_server, token):
     value = {"content": "Carol's desk is 4B", "floor": 4, "tags": ["office"]}
     store.put(("carol", "onboarding"), "desk", value)
     item = store.get(("carol", "onboarding"), "desk")
@@ -117,8 +119,16 @@ def test_get_returns_the_value_put_and_a_second_put_is_a_new_version(store, live
     again = store.get(("carol", "onboarding"), "desk")
     assert again.value["floor"] == 5
     client = MemoryConsole(live_server.url, token)
-    [memory] = client.list_memories("carol", conversation_id="onboarding").items
-    assert memory.version == 2 and memory.content == "Carol's desk is 5A"
+    new, old = client.list_memories("carol", conversation_id="onboarding").items
+    assert new.content == "Carol's desk is 5A" and new.holds
+    assert old.content == "Carol's desk is 4B" and old.superseded_by == new.memory_id
+    assert new.supersedes == [old.memory_id] and old.valid_until == new.valid_from
+
+    # The same text with other fields changed is a new version of the same memory.
+    store.put(("carol", "onboarding"), "desk", {"content": "Carol's desk is 5A", "floor": 6})
+    assert store.get(("carol", "onboarding"), "desk").value["floor"] == 6
+    assert client.get_memory(new.memory_id).version == 2
+    assert len(client.list_memories("carol", conversation_id="onboarding").items) == 2
 
 
 def test_search_without_query_filters_values_with_langgraph_operators(store):
@@ -186,3 +196,59 @@ def test_bad_namespaces_and_foreign_namespaces_are_refused(store, live_server):
     restricted.put(("kim",), "k", {"content": "kim's own"})
     with pytest.raises(Forbidden):
         restricted.put(("lee",), "k", {"content": "not kim's"})
+
+
+def move(state: State, runtime: Runtime) -> State:
+    runtime.store.put((state["user_id"],), "home",
+                      {"content": f"{state['user_id'].title()} lives in {state['city']}"})
+    return {}
+
+
+def where(state: State, runtime: Runtime) -> State:
+    items = runtime.store.search((state["user_id"],), query="where does she live")
+    current = runtime.store.get((state["user_id"],), "home")
+    return {"answer": [i.value["content"] for i in items] + [current.value["content"]]}
+
+
+def test_a_graph_that_moves_keeps_the_old_home_as_superseded(store, live_server, token):
+    app = graph(store, move, where)
+    first = app.invoke({"user_id": "alice", "city": "Porto"})
+    assert first["answer"] == ["Alice lives in Porto", "Alice lives in Porto"]
+    then = app.invoke({"user_id": "alice", "city": "Madrid"})
+    # search and get answer the current fact only
+    assert then["answer"] == ["Alice lives in Madrid", "Alice lives in Madrid"]
+    assert [i.value["content"] for i in store.search(("alice",))] == ["Alice lives in Madrid"]
+
+    # the old fact is kept, superseded, and readable as history
+    client = MemoryConsole(live_server.url, token)
+    history = client.list_memories("alice", metadata={"langgraph.key": "home"}).items
+    assert [(m.content, m.holds) for m in history] == [("Alice lives in Madrid", True),
+                                                       ("Alice lives in Porto", False)]
+    madrid, porto = history
+    assert porto.superseded_by == madrid.memory_id and porto.deleted_at is None
+    both = client.recall("alice", "where does she live", include_superseded=True)
+    assert {h.memory_id for h in both.results} == {madrid.memory_id, porto.memory_id}
+    as_of = client.recall("alice", "where does she live", as_of=porto.valid_from)
+    assert [h.memory_id for h in as_of.results] == [porto.memory_id]
+
+    # putting the earlier value back makes that memory hold again
+    back = app.invoke({"user_id": "alice", "city": "Porto"})
+    assert back["answer"] == ["Alice lives in Porto", "Alice lives in Porto"]
+    porto_now = client.get_memory(porto.memory_id)
+    assert porto_now.holds and client.get_memory(madrid.memory_id).superseded_by == \
+        porto.memory_id
+    assert len(client.list_memories("alice").items) == 2
+    again = app.invoke({"user_id": "alice", "city": "Madrid"})
+    assert again["answer"] == ["Alice lives in Madrid", "Alice lives in Madrid"]
+
+
+def test_an_ended_fact_leaves_get_and_search(store, live_server, token):
+    store.put(("max",), "team", {"content": "Max is on the payments team"})
+    client = MemoryConsole(live_server.url, token)
+    [memory] = client.list_memories("max").items
+    client.invalidate(memory.memory_id, "moved teams")
+    assert store.get(("max",), "team") is None
+    assert store.search(("max",), query="payments team") == []
+    assert store.search(("max",)) == []
+    store.put(("max",), "team", {"content": "Max is on the search team"})
+    assert store.get(("max",), "team").value["content"] == "Max is on the search team"

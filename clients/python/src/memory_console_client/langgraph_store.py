@@ -10,13 +10,23 @@ Mapping
 - **Items and keys.** ``put(ns, key, value)`` writes one memory: its ``content`` is the
   value's text (the ``index`` fields when given, else ``value["content"]`` / ``"text"`` /
   ``"memory"``, else the value as JSON), and its ``metadata["langgraph"]`` keeps
-  ``{"key", "value"}`` so ``get`` returns exactly the value that was put. A second ``put``
-  of a key writes a new version of the same memory (``PATCH``); ``put(..., None)`` (or
-  ``delete``) forgets it (soft: restorable in the console). Memories written by other
-  means appear as items too, keyed by their ``memory_id``, with the value ``{"content",
-  "type", "tags", "metadata"}``. Two keys holding the same text in one namespace would be
-  one memory to the server's deduplication, so the second gets its key prefixed to the
-  content (``"key: text"``).
+  ``{"key", "value"}`` so ``get`` returns exactly the value that was put. ``put(...,
+  None)`` (or ``delete``) forgets it (soft: restorable in the console). Memories written by
+  other means appear as items too, keyed by their ``memory_id``, with the value
+  ``{"content", "type", "tags", "metadata"}``. Two keys holding the same text in one
+  namespace would be one memory to the server's deduplication, so the second gets its key
+  prefixed to the content (``"key: text"``).
+- **Facts over time.** A ``put`` that gives a key a new text does not overwrite: it writes
+  a new memory that supersedes the key's current one, which stays readable with
+  ``valid_until`` and ``superseded_by`` set (the server's own detector is off for these
+  writes: the store says what is replaced). A value whose text is unchanged (other fields
+  of the value changed) is a new version of the same memory. Putting back an earlier text
+  makes that earlier memory hold again and supersede the current one. ``get`` answers the
+  key's current memory and ``search`` current items only (superseded or ended facts leave
+  them, also when a reviewer or ``invalidate`` ended them). The history of a key:
+  ``store.client.list_memories(user_id, metadata={"langgraph.key": key})`` (every memory
+  of the key, newest first, each with its validity), or ``store.client.recall(user_id,
+  query, include_superseded=True)`` / ``as_of=``.
 - **Search.** ``query`` runs our recall (BM25 with the store's ranking ``profile``) in the
   user's namespace; ``score`` is the recall's final score. ``filter`` applies LangGraph's own
   operators (``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte``) to the values, on the
@@ -35,6 +45,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Generator, Iterable
+from datetime import UTC, datetime
 from typing import Any
 
 from langgraph.store.base import (
@@ -114,6 +125,10 @@ def _item(memory: Memory) -> Item:
                 created_at=memory.created_at, updated_at=memory.updated_at or memory.created_at)
 
 
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
 def _matches(value: dict[str, Any], filter_: dict[str, Any] | None) -> bool:
     return not filter_ or all(_compare_values(value.get(k), v) for k, v in filter_.items())
 
@@ -185,20 +200,28 @@ class MemoryConsoleStore(BaseStore):
         raise TypeError(f"unknown store operation {op!r}")
 
     def _find(self, namespace: tuple[str, ...], key: str) -> Step:
-        """The live memory of item (namespace, key), or None."""
+        """The current memory of item (namespace, key): the newest one of the key whose fact
+        holds (neither forgotten, superseded nor ended), or None."""
         user_id, conversation_id = _scope(namespace)
-        page = yield lambda c: c.list_memories(
-            user_id, conversation_id=conversation_id or "", metadata={f"{META}.key": key},
-            limit=1)
-        if page.items:
-            return page.items[0]
+        cursor = None
+        while True:
+            page = yield lambda c, cursor=cursor: c.list_memories(
+                user_id, conversation_id=conversation_id or "",
+                metadata={f"{META}.key": key}, cursor=cursor, limit=PAGE)
+            current = next((m for m in page.items if m.holds), None)
+            if current is not None:
+                return current
+            cursor = page.next_cursor
+            if cursor is None:
+                break
         if MEMORY_ID.match(key):  # a memory written by other means, keyed by its id
             try:
                 memory = yield lambda c: c.get_memory(key)
             except NotFound:
                 return None
             if (memory.user_id, memory.conversation_id) == (user_id, conversation_id) and (
-                    memory.deleted_at is None and _stored(memory.metadata) is None):
+                    memory.deleted_at is None and memory.holds
+                    and _stored(memory.metadata) is None):
                 return memory
         return None
 
@@ -216,21 +239,51 @@ class MemoryConsoleStore(BaseStore):
         value = dict(op.value)
         text = _text(value, op.index or None)
         meta = {META: {"key": op.key, "value": value}}
-        if existing is not None and op.ttl is None and existing.type == "long_term":
-            yield lambda c: c.update_memory(existing.memory_id, content=text, metadata=meta,
+        same_text = existing is not None and existing.content in (text, f"{op.key}: {text}")
+        if same_text and op.ttl is None and existing.type == "long_term":
+            # The same fact, other fields of the value changed: a new version of it.
+            yield lambda c: c.update_memory(existing.memory_id, metadata=meta,
                                             reason="LangGraph store put")
             return None
-        if existing is not None:  # a TTL is (re-)armed only by a new write
+        if same_text:  # a TTL is (re-)armed only by a new write of the same fact
             yield lambda c: c.forget(existing.memory_id, reason="LangGraph store put (TTL)")
+            existing = None
         ttl = {"type": "short_term", "ttl_seconds": max(1, round(op.ttl * 60))} if op.ttl else {}
+        # A replacement says itself what it supersedes: no proposals of the server's own.
+        mode = {"supersession": "off"} if existing is not None else {}
         for content in (text, f"{op.key}: {text}"):
             made = yield lambda c, content=content: c.remember(
                 user_id, content, conversation_id=conversation_id, metadata=meta,
-                source="langgraph", **ttl)
+                source="langgraph", **ttl, **mode)
             held = _stored(made.metadata)
-            if not made.deduplicated or (held and held.get("key") == op.key):
+            if not made.deduplicated:
+                break
+            if held and held.get("key") == op.key:  # an earlier fact of this key, put back
+                yield from self._reinstate(made, existing, meta)
                 return None
-        raise ValueError(f"key {op.key!r}: its text is already another item's in {op.namespace}")
+        else:
+            raise ValueError(
+                f"key {op.key!r}: its text is already another item's in {op.namespace}")
+        if existing is not None:
+            yield lambda c: c.update_memory(made.memory_id, supersedes=[existing.memory_id],
+                                            supersession="off", reason="LangGraph store put")
+        return None
+
+    def _reinstate(self, earlier: Memory, current: Memory | None,
+                   meta: dict[str, Any]) -> Step:
+        """``earlier`` (a memory of the key, its text put again) holds again, from now, and
+        supersedes ``current``."""
+        if not earlier.holds:
+            earlier = yield lambda c: c.revalidate(earlier.memory_id,
+                                                   "LangGraph store put: value put back")
+        change: dict[str, Any] = {"metadata": meta, "supersession": "off"}
+        if current is not None and current.memory_id != earlier.memory_id:
+            change["supersedes"] = [current.memory_id]
+            starts = max(earlier.updated_at or _now(), current.valid_from or _now())
+            if earlier.valid_from is None or earlier.valid_from < starts:
+                change["valid_from"] = starts
+        yield lambda c: c.update_memory(earlier.memory_id, reason="LangGraph store put",
+                                        **change)
 
     def _search(self, op: SearchOp) -> Step:
         prefix = op.namespace_prefix
@@ -258,6 +311,8 @@ class MemoryConsoleStore(BaseStore):
             page = yield lambda c, cursor=cursor: c.list_memories(
                 user_id, conversation_id=conversation_id, cursor=cursor, limit=PAGE)
             for memory in page.items:
+                if not memory.holds:
+                    continue  # superseded or ended: history, not a current item
                 item = _item(memory)
                 if _matches(item.value, op.filter):
                     found.append(SearchItem(item.namespace, item.key, item.value,
