@@ -17,7 +17,9 @@ Last line: one JSON object.
 
 import argparse
 import datetime as dt
+import importlib.util
 import json
+import re
 import statistics
 import sys
 import time
@@ -27,6 +29,30 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from memories.supersession import claims, evaluation, propose, slot_keys  # noqa: E402
+
+FRESH_SET = ROOT / "tests" / "test_supersession_generalise.py"
+# A block of the previous report kept as is on every run (the fresh set's figures before the
+# rules were generalised).
+_KEPT = re.compile(r"<!-- kept -->.*?<!-- /kept -->", re.S)
+
+
+def _fresh_cases() -> list[dict]:
+    """The fresh adversarial set (its test module's `cases()`), [] when absent."""
+    if not FRESH_SET.exists():
+        return []
+    spec = importlib.util.spec_from_file_location("supersession_fresh_set", FRESH_SET)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.cases()
+
+
+def _figures_table(figures: dict) -> list[str]:
+    lines = ["| set | precision | recall | tp | fp | fn |", "|---|---|---|---|---|---|"]
+    for lang in ("all", "en", "zh"):
+        row = figures[lang]
+        lines.append(f"| {lang} | {row['precision']:.3f} | {row['recall']:.3f} | {row['tp']} "
+                     f"| {row['fp']} | {row['fn']} |")
+    return lines + ["", "Errors: " + (", ".join(f"{c} {k} {p}" for c, k, p in figures["errors"]) or "none")]
 
 
 def _dev_namespaces(path: Path) -> list[list[tuple[str, str]]]:
@@ -117,13 +143,18 @@ def main() -> None:
     lines = [f"# Supersession detector ({dt.date.today().isoformat()})", "",
              "`bench/supersession_detector.py`: pure rules, no language model.", "",
              "## Dev set (`supersession_dev.jsonl`, pair precision / recall)", "",
-             "| set | precision | recall | tp | fp | fn |", "|---|---|---|---|---|---|"]
-    for lang in ("all", "en", "zh"):
-        row = figures[lang]
-        lines.append(f"| {lang} | {row['precision']:.3f} | {row['recall']:.3f} | {row['tp']} "
-                     f"| {row['fp']} | {row['fn']} |")
-    lines += ["", "Errors: " + (", ".join(f"{c} {k} {p}" for c, k, p in figures["errors"]) or "none"),
-              "", f"## Cost per write (`slot_keys` + `propose`, each write's median of {args.runs} runs)", "",
+             *_figures_table(figures)]
+    fresh_cases = _fresh_cases()
+    fresh = evaluation.score(fresh_cases) if fresh_cases else None
+    if fresh:
+        kept = _KEPT.search(args.out.read_text(encoding="utf-8")) if args.out.exists() else None
+        lines += ["", f"## Fresh cases (`tests/test_supersession_generalise.py`, {len(fresh_cases)} "
+                      "cases, pair precision / recall)", "",
+                  "An adversarial set written apart from the dev set (new names, wording and subjects; "
+                  "full names sharing a first name, possessors, named services, meetings with "
+                  "someone, tickets, hard negatives).", "", *_figures_table(fresh)]
+        lines += ["", kept.group(0)] if kept else []
+    lines += ["", f"## Cost per write (`slot_keys` + `propose`, each write's median of {args.runs} runs)", "",
               "| texts | writes | p50 ms | p99 ms | mean ms |", "|---|---|---|---|---|"]
     for name, row in timing.items():
         lines.append(f"| {name} | {row['writes']} | {row['p50_ms']:.3f} | {row['p99_ms']:.3f} "
@@ -143,6 +174,8 @@ def main() -> None:
     print(json.dumps({"precision": figures["all"]["precision"], "recall": figures["all"]["recall"],
                       "precision_en": figures["en"]["precision"], "recall_en": figures["en"]["recall"],
                       "precision_zh": figures["zh"]["precision"], "recall_zh": figures["zh"]["recall"],
+                      "fresh": {lang: (fresh[lang]["precision"], fresh[lang]["recall"])
+                                for lang in ("all", "en", "zh")} if fresh else None,
                       "timing": timing, "claims_200_chars": claims_only, "locomo_proposals": len(locomo_proposals)}))
 
 
