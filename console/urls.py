@@ -15,6 +15,7 @@ from memories.views import diff as memory_diff_views
 from memories.views import edit as memory_edit_views
 from memories.views import list as memory_list_views
 from memories.views import purge as memory_purge_views
+from memories.views import validity as memory_validity_views
 from operations.views import backup
 from operations.views import consolidation as consolidation_views
 from operations.views import index as index_views
@@ -43,6 +44,9 @@ urlpatterns = [
     path("memories/<str:memory_id>/undo-consolidation/", memory_undo_views.memory_consolidation_undo, name="memories-consolidation-undo"),
     path("memories/<str:memory_id>/promote/", memory_views.memory_promote, name="memories-promote"),
     path("memories/<str:memory_id>/purge/", memory_purge_views.memory_purge, name="memories-purge"),
+    path("memories/<str:memory_id>/end/", memory_validity_views.memory_end, name="memories-end"),
+    path("memories/<str:memory_id>/revalidate/", memory_validity_views.memory_revalidate,
+         name="memories-revalidate"),
     path("conflicts/", conflict_views.conflict_list, name="conflicts"),
     path("conflicts/bulk/", conflict_views.conflict_bulk, name="conflicts-bulk"),
     path("conflicts/<int:conflict_id>/decide/", conflict_views.conflict_decide,

@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.text import Truncator
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
@@ -31,6 +32,8 @@ from memories.forms import (
 from memories.history import rollback_targets
 from memories.importance import estimate as importance_estimate
 from memories.models import Memory, MemoryType
+from memories.timeline import supersedes_of, timeline
+from memories.validity_forms import EndFactForm, RevalidateForm
 
 DETAIL = "memories/memory_detail.html"
 HEADLINE_CHARS = 60
@@ -162,6 +165,13 @@ def _render_detail(request, memory: Memory, *, status: int = 200, **forms):
         "undo_form": forms.get("undo_form") or ConsolidationUndoForm(),
         "edit_form": forms.get("edit_form") or EditForm.for_memory(memory),
         "edit_conflict": forms.get("edit_conflict"),
+        # Facts over time: the chain this memory stands in (oldest first), and the forms
+        # that end it or make it hold again (memories/views/validity.py).
+        "timeline": timeline(memory),
+        "supersedes": supersedes_of([memory.memory_id])[memory.memory_id],
+        "ended": memory.valid_until is not None and memory.valid_until <= timezone.now(),
+        "end_form": forms.get("end_form") or EndFactForm(),
+        "revalidate_form": forms.get("revalidate_form") or RevalidateForm(),
     }
     return render_page(request, DETAIL, context, partial="panel", status=status)
 
