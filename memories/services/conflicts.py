@@ -89,7 +89,8 @@ def _propose_in(user_id: str, group: list[Memory], slots: dict, *, mode: str, ac
     for m in group:
         mine = set(slots[m.memory_id])
         # A promoted memory is a copy of its source: the source is no older fact of it.
-        skip = {m.memory_id, (m.metadata or {}).get("promoted_from")}
+        source = (m.metadata or {}).get("promoted_from")
+        skip = {m.memory_id, source if isinstance(source, str) else None}
         held = [(h[1], h[2]) for h in ranked
                 if h[1] not in skip and (h[0], h[1]) < (m.created_at, m.memory_id)
                 and h[3] & mine][:CANDIDATES]
