@@ -252,3 +252,16 @@ def test_an_ended_fact_leaves_get_and_search(store, live_server, token):
     assert store.search(("max",)) == []
     store.put(("max",), "team", {"content": "Max is on the search team"})
     assert store.get(("max",), "team").value["content"] == "Max is on the search team"
+
+
+def test_an_async_put_supersedes_too(store, live_server, token):
+    async def run():
+        await store.aput(("nia",), "home", {"content": "Nia lives in Porto"})
+        await store.aput(("nia",), "home", {"content": "Nia lives in Madrid"})
+        found = await store.asearch(("nia",), query="where does Nia live")
+        return (await store.aget(("nia",), "home")).value, [i.value for i in found]
+
+    current, found = asyncio.run(run())
+    assert current == {"content": "Nia lives in Madrid"} and found == [current]
+    madrid, porto = MemoryConsole(live_server.url, token).list_memories("nia").items
+    assert porto.superseded_by == madrid.memory_id

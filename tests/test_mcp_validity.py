@@ -125,8 +125,10 @@ def test_errors_are_tool_errors_naming_the_field(connect, editor, viewer):  # no
             "user_id": "alice", "query": QUESTION, "as_of": "July"})
         missing = await client.call_tool("invalidate_memory", {
             "memory_id": "mem_0000000000000000", "reason": "r"})
+        fact = await client.call_tool("add_memory", {
+            "user_id": "alice", "content": "Alice works at Acme.", "supersession": "off"})
         no_reason = await client.call_tool("revalidate_memory", {
-            "memory_id": "mem_0000000000000000", "reason": ""})
+            "memory_id": fact.structured_content["memory_id"], "reason": ""})
         no_conflict = await client.call_tool("resolve_conflict", {"conflict_id": 999999,
                                                                   "accept": True})
         return unknown, bad_date, bad_as_of, missing, no_reason, no_conflict
@@ -145,10 +147,11 @@ def test_errors_are_tool_errors_naming_the_field(connect, editor, viewer):  # no
     assert error_of(bad_as_of)["error"]["field"] == "as_of"
     assert error_of(missing)["status"] == 404
     assert error_of(missing)["error"]["field"] == "memory_id"
-    assert error_of(no_reason)["status"] in (400, 404)
+    assert error_of(no_reason)["status"] == 400
+    assert error_of(no_reason)["error"]["field"] == "reason"
     assert error_of(no_conflict)["status"] == 404
     assert error_of(no_conflict)["error"]["field"] == "conflict_id"
-    assert not Memory.objects.exists()
+    assert list(Memory.objects.values_list("content", flat=True)) == ["Alice works at Acme."]
 
     listed, refused = run(connect(viewer_token), viewer_steps)
     assert not listed.is_error and listed.structured_content["conflicts"] == []
