@@ -51,9 +51,10 @@ class MemoryFilterForm(PagedFilterForm):
         widget=forms.TextInput(attrs={"placeholder": "tag-a, tag-b"}),
     )
     type = forms.ChoiceField(required=False, choices=[("", "any type"), *MemoryType.choices])
+    # "all" is the blank choice's name in a URL (``?state=all``); the menu shows it once.
     state = forms.ChoiceField(
         required=False,
-        choices=[("", "live and forgotten"), *((s, s) for s in STATES)],
+        choices=[("", "all states"), *((s, s) for s in STATES if s != "all")],
     )
     created_from = _date_field("Created from")
     created_to = _date_field("Created to")
@@ -81,6 +82,12 @@ class MemoryFilterForm(PagedFilterForm):
         ("created_from", "created_to", "Must be on or after the first day."),
         ("updated_from", "updated_to", "Must be on or after the first day."),
     ]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.is_bound and self.data.get("state") == "all":
+            self.data = self.data.copy()
+            self.data["state"] = ""
 
     def clean_tags(self):
         return tuple(dict.fromkeys(

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 
 from django.db.models import Count, F, Lookup, Q, QuerySet
+from django.utils import timezone
 
 from memories.cursors import NOT_OURS, clean_limit, decode_cursor, encode_cursor
 from memories.errors import InvalidInput
@@ -92,16 +93,23 @@ def namespace_page(*, user_ids: list[str] | None = None, cursor: str | None = No
 
 # --- the console's memory list -----------------------------------------------------------
 
-# Each state the list can show, as the rows it selects (a later state, e.g. archived, is one
-# more entry here and in the form's choices).
+# Each state the list can show, as the rows it selects at ``now`` (a later state, e.g.
+# archived, is one more entry here). Live: neither forgotten nor ended (``valid_until``
+# null or still ahead); superseded: ended, by a newer memory or by hand, and not forgotten;
+# all: every memory (the same as no state).
 STATES = {
-    "live": Q(deleted_at__isnull=True),
-    "forgotten": Q(deleted_at__isnull=False),
+    "live": lambda now: Q(deleted_at__isnull=True)
+    & (Q(valid_until__isnull=True) | Q(valid_until__gt=now)),
+    "superseded": lambda now: Q(deleted_at__isnull=True, valid_until__lte=now),
+    "forgotten": lambda now: Q(deleted_at__isnull=False),
+    "all": lambda now: Q(),
 }
 
 # The order of each state's list; a unique tie-breaker (memory_id) keeps pages from
-# overlapping (public case B31). Forgotten memories come newest-forgotten first.
-ORDERS = {"forgotten": ("-deleted_at", "memory_id")}
+# overlapping (public case B31). Forgotten memories come newest-forgotten first, superseded
+# ones most recently ended first.
+ORDERS = {"forgotten": ("-deleted_at", "memory_id"),
+          "superseded": ("-valid_until", "memory_id")}
 DEFAULT_ORDER = ("-created_at", "memory_id")
 
 
@@ -165,7 +173,7 @@ def memory_list(filters: MemoryFilters) -> QuerySet[Memory]:
              "author": filters.author, "type": filters.type}
     rows = rows.filter(**{name: value for name, value in exact.items() if value})
     if filters.state:
-        rows = rows.filter(STATES[filters.state])
+        rows = rows.filter(STATES[filters.state](timezone.now()))
     for name in ("created", "updated"):
         rows = rows.filter(_in_range(f"{name}_at", getattr(filters, name)))
     rows = rows.filter(_in_range("importance", filters.importance, closed=True))

@@ -67,6 +67,12 @@ class SearchForm(RecallFilterFields):
         widget=forms.NumberInput(attrs={"class": "narrow", "placeholder": default_hint(10)}),
     )
     conversation_id = IdentifierField(name="conversation_id", label="Conversation")
+    # Facts over time: what held at a moment (whenever it was recorded), or every match
+    # whatever its validity. Blank and unticked: the facts that hold now.
+    as_of = forms.DateTimeField(
+        required=False, label="As of",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"))
+    include_superseded = forms.BooleanField(required=False, label="Include superseded")
 
     LIMIT_DEFAULT = 10
 
@@ -88,6 +94,12 @@ class SearchForm(RecallFilterFields):
 
     def clean_limit(self):
         return self.cleaned_data.get("limit") or self.LIMIT_DEFAULT
+
+    def validity_kwargs(self) -> dict:
+        """``memory_search``'s ``as_of`` (epoch seconds) and ``include_superseded``."""
+        data = self.cleaned_data
+        return {"as_of": data["as_of"].timestamp() if data.get("as_of") else None,
+                "include_superseded": bool(data.get("include_superseded"))}
 
 
 # --- synonyms ---------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 """Recall from the console: the same ``memory_search`` the API uses, with its explanation."""
 
+import datetime as dt
+
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
@@ -12,11 +14,16 @@ from search.forms import SearchForm
 from search.memory_search import memory_search
 
 
+def _moment(epoch: float | None) -> dt.datetime | None:
+    return dt.datetime.fromtimestamp(epoch, tz=dt.UTC) if epoch is not None else None
+
+
 @require_GET
 @vary_on_headers("HX-Request")
 @role_required("viewer")
 def search_page(request):
-    """``/search/?user_id=&q=&profile=&limit=``; htmx gets the ``#results`` fragment.
+    """``/search/?user_id=&q=&profile=&limit=&as_of=&include_superseded=``; htmx gets the
+    ``#results`` fragment.
 
     Unlike the API's recall, a reviewer's search does not bump ``access_count`` /
     ``accessed_at``: those feed the agents' recency ranking, and an audit must not change
@@ -36,6 +43,7 @@ def search_page(request):
                     profile=data["profile"],
                     conversation_id=data["conversation_id"] or None,
                     **form.filter_kwargs(),
+                    **form.validity_kwargs(),
                 )
             except store.RedisError:
                 error, status = (
@@ -52,6 +60,11 @@ def search_page(request):
         else:
             status = 400
     top = found.results[0].score if found and found.results else 0.0
+    # Each result with the end of its validity as a datetime (the hits carry epoch seconds):
+    # "superseded by X since T" or "ended T" under the ones that no longer hold (now).
+    now = dt.datetime.now(dt.UTC)
+    hits = [(hit, until, until is not None and until <= now)
+            for hit in (found.results if found else []) for until in [_moment(hit.valid_until)]]
     unknown = bool(
         found is not None and not found.results and namespaces_missing([data["user_id"]])
     )
@@ -62,6 +75,7 @@ def search_page(request):
             "form": form,
             "found": found,
             "top_score": top,
+            "hits": hits,
             "error": error,
             "unknown_namespace": unknown,
             "unknown_namespace_text": no_such_namespace([data["user_id"]]) if unknown else "",

@@ -129,3 +129,113 @@ def test_roles_methods_and_unknown_memories(viewer_client, editor_client, make_m
                                   {"reason": "r"}).status_code == 404
     m.refresh_from_db()
     assert m.valid_until is None
+
+
+# --- the memory list's state filter -------------------------------------------------------
+
+
+def row_ids(body) -> list[str]:
+    from tests.views.conftest import tags
+
+    return [a["data-memory-id"] for t, a in tags(body) if t == "tr" and "data-memory-id" in a]
+
+
+@pytest.fixture
+def states(editor, make_memory):
+    """One memory in each state: live, superseded, ended by hand, forgotten, and one whose
+    end is still ahead (live until then)."""
+    base = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    made = {name: make_memory(f"the {name} fact", user_id="team-s", valid_from=base,
+                              created_at=base + dt.timedelta(days=n))
+            for n, name in enumerate(["superseded", "ended", "forgotten", "ahead", "live",
+                                      "newer"])}
+    newer = made["newer"]
+    from django.db import transaction
+
+    from memories.services.validity import supersede
+    with transaction.atomic():
+        supersede(newer=Memory.objects.get(pk=newer.pk), older_ids=[made["superseded"].pk],
+                  actor=editor, reason="replaced")
+    services.memory_invalidate(memory_id=made["ended"].pk, actor=editor, reason="gone",
+                               valid_until=base + dt.timedelta(days=30))
+    services.memory_invalidate(memory_id=made["ahead"].pk, actor=editor, reason="later",
+                               valid_until=dt.datetime(2099, 1, 1, tzinfo=dt.UTC))
+    services.memory_forget(memory_id=made["forgotten"].pk, actor=editor, reason="x")
+    return {k: m.pk for k, m in made.items()}
+
+
+@pytest.mark.parametrize("state, want", [
+    ("live", {"live", "ahead", "newer"}),
+    ("superseded", {"superseded", "ended"}),
+    ("forgotten", {"forgotten"}),
+    ("all", {"live", "ahead", "newer", "superseded", "ended", "forgotten"}),
+    ("", {"live", "ahead", "newer", "superseded", "ended", "forgotten"}),
+])
+def test_the_list_state_filter(viewer_client, states, state, want):
+    resp = viewer_client.get("/memories/", {"user_id": "team-s", "state": state})
+    assert resp.status_code == 200
+    assert set(row_ids(resp.content)) == {states[name] for name in want}
+
+
+def test_superseded_rows_say_by_what_and_until_when_most_recently_ended_first(viewer_client,
+                                                                                states):
+    body = text(viewer_client.get("/memories/", {"user_id": "team-s", "state": "superseded"}))
+    # Ended by hand on day 30; superseded when "newer" began (day 0): most recent end first.
+    assert row_ids(body) == [states["ended"], states["superseded"]]
+    assert f'Superseded by <a class="mono" href="/memories/{states["newer"]}/">' in body
+    assert "Ended · valid until" in body
+    assert "Select a valid choice" in text(viewer_client.get("/memories/", {"state": "gone"}))
+
+
+# --- the search page: as of, include superseded ---------------------------------------------
+
+
+@pytest.fixture
+def moved(editor, make_memory):
+    """Porto from June, Madrid from September (accepted over Porto)."""
+    porto = make_memory("Alice lives in Porto.", user_id="team-m",
+                        valid_from=dt.datetime(2026, 6, 1, tzinfo=dt.UTC))
+    madrid = make_memory("Alice moved to Madrid; Alice lives in Madrid now.", user_id="team-m",
+                         valid_from=dt.datetime(2026, 9, 1, tzinfo=dt.UTC))
+    services.conflict_accept(conflict_id=Conflict.objects.get(newer=madrid).pk, actor=editor)
+    return porto, madrid
+
+
+def hit_ids(body) -> list[str]:
+    return row_ids(body)
+
+
+def test_search_answers_the_facts_that_hold_now(viewer_client, moved):
+    porto, madrid = moved
+    resp = viewer_client.get("/search/", {"user_id": "team-m", "q": "Alice lives"})
+    assert resp.status_code == 200 and hit_ids(resp.content) == [madrid.memory_id]
+
+
+def test_search_as_of_answers_what_held_then_and_says_what_superseded_it(viewer_client, moved):
+    porto, madrid = moved
+    resp = viewer_client.get("/search/", {"user_id": "team-m", "q": "Alice lives",
+                                          "as_of": "2026-07-15T12:00"}, headers=HX)
+    body = text(resp)
+    assert resp.status_code == 200 and hit_ids(body) == [porto.memory_id]
+    assert 'id="as-of"' in body
+    assert (f'superseded by <a class="mono" href="/memories/{madrid.memory_id}/">'
+            f'{madrid.memory_id}</a> since <time datetime="2026-09-01') in body
+
+
+def test_search_include_superseded_answers_every_match(viewer_client, editor, moved):
+    porto, madrid = moved
+    resp = viewer_client.get("/search/", {"user_id": "team-m", "q": "Alice lives",
+                                          "include_superseded": "on"})
+    body = text(resp)
+    assert set(hit_ids(body)) == {porto.memory_id, madrid.memory_id}
+    assert 'id="with-superseded"' in body and "superseded by" in body
+    assert 'name="include_superseded" id="id_include_superseded" checked' in body
+    services.memory_invalidate(memory_id=madrid.memory_id, actor=editor, reason="left Spain")
+    body = text(viewer_client.get("/search/", {"user_id": "team-m", "q": "Madrid",
+                                               "include_superseded": "on"}))
+    assert hit_ids(body) == [madrid.memory_id] and "ended <time" in body
+
+
+def test_a_bad_as_of_is_a_400_on_its_field(viewer_client, moved):
+    resp = viewer_client.get("/search/", {"user_id": "team-m", "q": "Alice", "as_of": "June"})
+    assert resp.status_code == 400 and "Enter a valid date/time." in text(resp)
