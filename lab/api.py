@@ -86,12 +86,14 @@ class QuerySetIn(Strict):
     name: str
     user_id: str
     queries: list[str]
+    notes: dict[str, str] | None = None  # {query: note}, each query one of ``queries``
 
 
 class QuerySetPatch(Strict):
     name: str | None = None
     user_id: str | None = None
     queries: list[str] | None = None
+    notes: dict[str, str] | None = None  # replaces every note; a removed query loses its note
 
 
 class RunIn(Strict):
@@ -239,6 +241,7 @@ def queryset_out(qs: QuerySet) -> dict:
         "name": qs.name,
         "user_id": qs.user_id,
         "queries": qs.queries,
+        "notes": {q: n for q, n in (qs.notes or {}).items() if q in qs.queries},
         "created_by": qs.created_by,
         "updated_at": qs.updated_at.isoformat(),
     }

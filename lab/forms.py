@@ -82,6 +82,9 @@ class CompareForm(RecallFilterFields):
         label="Top k",
         widget=forms.NumberInput(attrs={"class": "narrow"}),
     )
+    # The query set the query comes from (its page links here): the page shows the query's
+    # note and steps to the set's other queries.
+    query_set = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
 
     def __init__(self, data, *, profiles: list[RankingProfile]):
         names = [p.name for p in profiles]
@@ -129,7 +132,7 @@ class CompareForm(RecallFilterFields):
             "b": data["b"],
             "k": str(data["k"]),
         }
-        for name in ("since", "until", "author", "tags"):
+        for name in ("since", "until", "author", "tags", "query_set"):
             if data.get(name):
                 out[name] = str(data[name])
         for side, profile in (tuned or {}).items():

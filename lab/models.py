@@ -45,6 +45,9 @@ class QuerySet(models.Model):
     name = models.CharField(max_length=100, unique=True)
     user_id = models.CharField(max_length=128)
     queries = models.JSONField(default=list)
+    # {query: note}: what a good answer to each query is (its information need). Only
+    # queries of ``queries`` have one; a query removed from the set loses its note.
+    notes = models.JSONField(default=dict, blank=True)
     created_by = models.CharField(max_length=150, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -8,7 +8,10 @@ from lab.models import QuerySet
 from memories.errors import InvalidInput, NotFound, PermissionDenied
 from memories.history import actor_name
 from memories.services.audit import audit_record
-from memories.validation import clean_identifier
+from memories.validation import clean_identifier, clean_text
+
+# A query's note (its information need: what a good answer is), in characters.
+NOTE_MAX_CHARS = 2000
 
 
 def _clean_queries(value) -> list[str]:
@@ -19,6 +22,45 @@ def _clean_queries(value) -> list[str]:
     return list(dict.fromkeys(clean_query(q, "queries") for q in value))
 
 
+def _clean_note(value, field: str) -> str:
+    """A note's text, trimmed: free text (line breaks kept), at most ``NOTE_MAX_CHARS``;
+    blank means no note."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{field} must be a string", field=field)
+    value = clean_text(value.strip(), field)
+    if len(value) > NOTE_MAX_CHARS:
+        raise InvalidInput(
+            f"{field} must be at most {NOTE_MAX_CHARS} characters (it has {len(value)})",
+            field=field,
+        )
+    return value
+
+
+def _clean_notes(value, queries: list[str]) -> dict[str, str]:
+    """``{query: note}`` for queries of ``queries`` (a query is matched as the set keeps it:
+    white space collapsed); blank notes are dropped."""
+    if not isinstance(value, dict):
+        raise InvalidInput("notes must be an object mapping a query to its note", field="notes")
+    out = {}
+    for raw, note in value.items():
+        query = clean_query(raw, "notes")
+        if query not in queries:
+            raise InvalidInput(
+                f"notes names {query!r}, which is not one of the set's queries", field="notes"
+            )
+        note = _clean_note(note, f"notes.{query}")
+        if note:
+            out[query] = note
+    return out
+
+
+def _kept_notes(notes, queries: list[str]) -> dict[str, str]:
+    """The notes of the queries still in the set (a removed query's note is dropped)."""
+    return {q: n for q, n in (notes or {}).items() if q in queries}
+
+
 def _clean_set_name(value) -> str:
     if not isinstance(value, str) or not value.strip() or len(value.strip()) > 100:
         raise InvalidInput("name must be 1-100 characters", field="name")
@@ -26,14 +68,17 @@ def _clean_set_name(value) -> str:
 
 
 @transaction.atomic
-def queryset_create(*, actor, name, user_id, queries) -> QuerySet:
-    """A named list of queries of one namespace (editor). Duplicates are dropped."""
+def queryset_create(*, actor, name, user_id, queries, notes=None) -> QuerySet:
+    """A named list of queries of one namespace (editor). Duplicates are dropped. ``notes``
+    (optional): ``{query: note}`` for some of the queries."""
     require_role(actor, "editor")
     name = _clean_set_name(name)
+    queries = _clean_queries(queries)
     qs = QuerySet(
         name=name,
         user_id=clean_identifier(user_id, "user_id"),
-        queries=_clean_queries(queries),
+        queries=queries,
+        notes=_clean_notes(notes, queries) if notes is not None else {},
         created_by=actor_name(actor),
     )
     if QuerySet.objects.filter(name=name).exists():
@@ -44,12 +89,13 @@ def queryset_create(*, actor, name, user_id, queries) -> QuerySet:
 
 
 @transaction.atomic
-def queryset_update(*, actor, pk: int, name=None, user_id=None, queries=None) -> QuerySet:
-    """Change a query set (its creator or an admin). Runs made from it keep their copy."""
-    require_role(actor, "editor")
-    qs = queryset_get(pk)
-    if not (has_role(actor, "admin") or qs.created_by == actor_name(actor)):
-        raise PermissionDenied(f"only its creator or an admin may change query set {qs.name!r}")
+def queryset_update(*, actor, pk: int, name=None, user_id=None, queries=None,
+                    notes=None) -> QuerySet:
+    """Change a query set (its creator or an admin). Runs made from it keep their copy.
+
+    ``queries`` replaces the list (the notes of queries no longer in it are dropped);
+    ``notes`` replaces every note (``{query: note}``, each query one of the set's)."""
+    qs = _editable(actor, pk)
     if name is not None:
         name = _clean_set_name(name)
         if QuerySet.objects.filter(name=name).exclude(pk=qs.pk).exists():
@@ -59,13 +105,47 @@ def queryset_update(*, actor, pk: int, name=None, user_id=None, queries=None) ->
         qs.user_id = clean_identifier(user_id, "user_id")
     if queries is not None:
         qs.queries = _clean_queries(queries)
+        qs.notes = _kept_notes(qs.notes, qs.queries)
+    if notes is not None:
+        qs.notes = _clean_notes(notes, qs.queries)
     qs.save()
     audit_record(actor=actor, action="queryset_update", target=f"queryset:{qs.pk}")
     return qs
 
 
-def queryset_get(pk) -> QuerySet:
-    qs = QuerySet.objects.filter(pk=pk).first() if isinstance(pk, int) else None
+@transaction.atomic
+def queryset_note_set(*, actor, pk: int, query, note) -> QuerySet:
+    """Set one query's note (its creator or an admin, as any change of the set); a blank
+    ``note`` clears it. ``query`` must be one of the set's queries."""
+    qs = _editable(actor, pk)
+    query = clean_query(query, "query")
+    if query not in qs.queries:
+        raise InvalidInput(f"query {query!r} is not in query set {qs.name!r}", field="query")
+    note = _clean_note(note, "note")
+    notes = _kept_notes(qs.notes, qs.queries)
+    if note:
+        notes[query] = note
+    else:
+        notes.pop(query, None)
+    qs.notes = notes
+    qs.save(update_fields=["notes", "updated_at"])
+    audit_record(actor=actor, action="queryset_update", target=f"queryset:{qs.pk}",
+                 reason="a query's note set" if note else "a query's note cleared")
+    return qs
+
+
+def _editable(actor, pk) -> QuerySet:
+    """The query set ``pk``, locked for the change, if ``actor`` may change it."""
+    require_role(actor, "editor")
+    qs = queryset_get(pk, lock=True)
+    if not (has_role(actor, "admin") or qs.created_by == actor_name(actor)):
+        raise PermissionDenied(f"only its creator or an admin may change query set {qs.name!r}")
+    return qs
+
+
+def queryset_get(pk, *, lock: bool = False) -> QuerySet:
+    rows = QuerySet.objects.select_for_update() if lock else QuerySet.objects
+    qs = rows.filter(pk=pk).first() if isinstance(pk, int) else None
     if qs is None:
         raise NotFound(f"query set {pk!r} not found", field="query_set")
     return qs

@@ -19,6 +19,7 @@ urlpatterns = [
     path("lab/judgments/import/", judgments.judgments_import, name="judgments-import"),
     path("lab/query-sets/", query_sets.queryset_list, name="querysets"),
     path("lab/query-sets/<int:pk>/", query_sets.queryset_detail, name="queryset"),
+    path("lab/query-sets/<int:pk>/notes/", query_sets.queryset_note, name="queryset-note"),
     path("lab/runs/", runs.run_list, name="runs"),
     path("lab/runs/compare/", runs.run_compare, name="run-compare"),
     path("lab/runs/<int:pk>/", runs.run_detail, name="run"),

@@ -455,6 +455,48 @@ def test_run_and_query_set_rules(api, viewer_api, corpus):
     assert resp.status_code == 200 and resp.json()["queries"] == ["b", "c"]
 
 
+def test_query_set_notes_in_the_api(api, viewer_api, admin_api, corpus):
+    resp = api.post("/query-sets", {"name": "n", "user_id": "u-lab",
+                                    "queries": ["alpha  beta", "omega"],
+                                    "notes": {"alpha beta": "  the first one  ", "omega": ""}})
+    assert resp.status_code == 201
+    qs = resp.json()
+    assert qs["queries"] == ["alpha beta", "omega"] and qs["notes"] == {"alpha beta": "the first one"}
+    assert viewer_api.get(f"/query-sets/{qs['id']}").json()["notes"] == {"alpha beta": "the first one"}
+    listed = viewer_api.get("/query-sets").json()["query_sets"]
+    assert [q["notes"] for q in listed] == [{"alpha beta": "the first one"}]
+    # A set without notes answers an empty object (older sets, created without them).
+    bare = api.post("/query-sets", {"name": "bare", "user_id": "u-lab", "queries": ["a"]}).json()
+    assert bare["notes"] == {}
+    # PATCH notes replaces them all; PATCH queries drops the notes of removed queries.
+    resp = api.patch(f"/query-sets/{qs['id']}", {"notes": {"omega": "last"}})
+    assert resp.status_code == 200 and resp.json()["notes"] == {"omega": "last"}
+    resp = api.patch(f"/query-sets/{qs['id']}", {"queries": ["alpha beta"]})
+    assert resp.json()["notes"] == {} and resp.json()["queries"] == ["alpha beta"]
+    resp = api.patch(f"/query-sets/{qs['id']}", {"queries": ["x", "y"], "notes": {"y": "why"}})
+    assert resp.status_code == 200 and resp.json()["notes"] == {"y": "why"}
+    # Errors name the field.
+    resp = api.patch(f"/query-sets/{qs['id']}", {"notes": {"nope": "x"}})
+    assert resp.status_code == 400 and error_of(resp)["field"] == "notes"
+    assert "not one of the set's queries" in error_of(resp)["message"]
+    resp = api.patch(f"/query-sets/{qs['id']}", {"notes": {"y": "x" * 2001}})
+    assert resp.status_code == 400 and error_of(resp)["field"] == "notes.y"
+    assert "at most 2000 characters" in error_of(resp)["message"]
+    resp = api.patch(f"/query-sets/{qs['id']}", {"notes": {"y": "bell\u0007"}})
+    assert resp.status_code == 400 and error_of(resp)["field"] == "notes.y"
+    resp = api.patch(f"/query-sets/{qs['id']}", {"notes": ["y"]})
+    assert resp.status_code == 400
+    resp = api.post("/query-sets", {"name": "m", "user_id": "u-lab", "queries": ["a"],
+                                    "notes": {"b": "x"}})
+    assert resp.status_code == 400 and error_of(resp)["field"] == "notes"
+    # Writing needs the set's creator or an admin; viewers read.
+    assert viewer_api.patch(f"/query-sets/{qs['id']}", {"notes": {}}).status_code == 403
+    resp = admin_api.patch(f"/query-sets/{qs['id']}", {"notes": {"x": "by ada"}})
+    assert resp.status_code == 200 and resp.json()["notes"] == {"x": "by ada"}
+    resp = api.patch(f"/query-sets/{qs['id']}", {"notes": {"x": "é" * 2000}})
+    assert len(resp.json()["notes"]["x"]) == 2000
+
+
 def test_compare_lists_reports_moves_and_overlap():
     out = lab_evaluation.compare_lists(["a", "b", "c", "d"], ["b", "a", "e", "c"], 4)
     assert out["moves"] == {
@@ -484,6 +526,12 @@ LONE_SURROGATE = "\\ud800"  # a valid JSON escape that no UTF-8 text can hold
         ),
         ("post", "/query-sets", '{"name": "X", "user_id": "u", "queries": ["a"]}', "name"),
         ("post", "/query-sets", '{"name": "n", "user_id": "u", "queries": ["X"]}', "queries.0"),
+        (
+            "post",
+            "/query-sets",
+            '{"name": "n", "user_id": "u", "queries": ["a"], "notes": {"a": "X"}}',
+            "notes.a",
+        ),
         (
             "post",
             "/evaluate",

@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.conf import settings
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
@@ -410,6 +410,141 @@ def test_query_set_run_and_run_compare_pages(editor_client, editor, flip):
     assert judgments.status_code == 200 and flip["vital"] in text(judgments)
     fragment = editor_client.get("/lab/judgments/", {"reviewer": "ada"}, headers=HX)
     assert "<html" not in text(fragment) and "No judgments match" in text(fragment)
+
+
+# --- notes per query of a query set ----------------------------------------------------------
+
+
+@pytest.fixture
+def deploys(editor, flip):
+    """A query set of eddie (an editor): deploy, lunch."""
+    return lab_query_sets.queryset_create(
+        actor=editor, name="deploys", user_id="u-flip", queries=["deploy", "lunch"]
+    )
+
+
+def test_an_editor_adds_edits_and_clears_a_note_without_javascript(editor_client, deploys):
+    url = f"/lab/query-sets/{deploys.pk}/notes/"
+    page = text(editor_client.get(f"/lab/query-sets/{deploys.pk}/"))
+    assert {"note-1", "note-2", "note-input-1"} <= ids(page) and "Add a note" in page
+    resp = editor_client.post(url, {"query": "deploy", "note": "  The deploy key's vault.\nNot the checklist.  "})
+    assert resp.status_code == 302
+    assert resp["Location"] == f"/lab/query-sets/{deploys.pk}/#note-1"
+    deploys.refresh_from_db()
+    assert deploys.notes == {"deploy": "The deploy key's vault.\nNot the checklist."}
+    page = text(editor_client.get(resp["Location"]))
+    assert "The deploy key&#x27;s vault.<br>Not the checklist." in page
+    assert "note-text-1" in ids(page) and "Edit note" in page and "Note saved" in page
+    # Edited: the same form with another text; then cleared with its Clear button.
+    assert editor_client.post(url, {"query": "deploy", "note": "Only the vault"}).status_code == 302
+    deploys.refresh_from_db()
+    assert deploys.notes == {"deploy": "Only the vault"}
+    resp = editor_client.post(url, {"query": "deploy", "note": "Only the vault", "clear": "1"})
+    assert resp.status_code == 302
+    deploys.refresh_from_db()
+    assert deploys.notes == {}
+    # A blank note clears as well (nothing to clear: still fine).
+    assert editor_client.post(url, {"query": "lunch", "note": "   "}).status_code == 302
+
+
+def test_a_note_with_htmx_is_swapped_in_place_with_its_errors(editor_client, deploys):
+    url = f"/lab/query-sets/{deploys.pk}/notes/"
+    resp = editor_client.post(url, {"query": "lunch", "note": "Noon, canteen"}, headers=HX)
+    body = text(resp)
+    assert resp.status_code == 200 and "<html" not in body
+    assert 'id="note-2"' in body and "Noon, canteen" in body and "Note saved." in body
+    # Too long: 400, the block again with the error at the note and the draft kept.
+    resp = editor_client.post(url, {"query": "lunch", "note": "x" * 2001}, headers=HX)
+    body = text(resp)
+    assert resp.status_code == 400 and "<html" not in body
+    assert "note-error-2" in ids(body) and "at most 2000 characters" in body
+    assert "x" * 2001 in body and "<details class=\"note-edit\" open>" in body
+    deploys.refresh_from_db()
+    assert deploys.notes == {"lunch": "Noon, canteen"}  # unchanged
+
+
+def test_a_bad_note_without_javascript_is_shown_at_its_query(editor_client, deploys):
+    url = f"/lab/query-sets/{deploys.pk}/notes/"
+    resp = editor_client.post(url, {"query": "deploy", "note": "bad\x00note"})
+    body = text(resp)
+    assert resp.status_code == 400 and "<html" in body
+    assert "note-error-1" in ids(body) and "NUL" in body
+    assert "note-error-2" not in ids(body)
+    # A query that is not in the set (the set changed meanwhile): nothing saved, said so.
+    resp = editor_client.post(url, {"query": "dinner", "note": "x"}, follow=True)
+    assert "not in query set" in text(resp)
+    resp = editor_client.post(url, {"query": "dinner", "note": "x"}, headers=HX)
+    assert resp.status_code == 400 and "not in query set" in text(resp)
+    deploys.refresh_from_db()
+    assert deploys.notes == {}
+    assert editor_client.post("/lab/query-sets/999/notes/", {"query": "deploy"}).status_code == 404
+    assert editor_client.get(url).status_code == 405
+
+
+def test_viewers_read_notes_and_only_the_sets_editors_write_them(
+    viewer_client, editor, deploys, admin_role_client
+):
+    lab_query_sets.queryset_note_set(actor=editor, pk=deploys.pk, query="deploy", note="vault")
+    url = f"/lab/query-sets/{deploys.pk}/notes/"
+    page = text(viewer_client.get(f"/lab/query-sets/{deploys.pk}/"))
+    assert "vault" in page and "no note" in page and "note-input-1" not in ids(page)
+    assert viewer_client.post(url, {"query": "deploy", "note": "x"}).status_code == 403
+    other = User.objects.create_user("otto", password="x")
+    other.groups.add(Group.objects.get(name="editor"))
+    # Another editor reads but may not change eddie's set (as for its queries).
+    page = text(login(other).get(f"/lab/query-sets/{deploys.pk}/"))
+    assert "vault" in page and "note-input-1" not in ids(page)
+    assert login(other).post(url, {"query": "deploy", "note": "x"}).status_code == 403
+    # An admin may.
+    assert admin_role_client.post(url, {"query": "deploy", "note": "by ada"}).status_code == 302
+    deploys.refresh_from_db()
+    assert deploys.notes == {"deploy": "by ada"}
+
+
+def test_editing_the_queries_keeps_the_notes_of_the_queries_kept(editor_client, editor, deploys):
+    lab_query_sets.queryset_note_set(actor=editor, pk=deploys.pk, query="deploy", note="vault")
+    lab_query_sets.queryset_note_set(actor=editor, pk=deploys.pk, query="lunch", note="noon")
+    resp = editor_client.post(
+        f"/lab/query-sets/{deploys.pk}/",
+        {"name": "deploys", "user_id": "u-flip", "queries": "deploy\nrollback\n"},
+    )
+    assert resp.status_code == 302
+    deploys.refresh_from_db()
+    assert deploys.notes == {"deploy": "vault"}  # lunch was removed: its note with it
+    # Re-added: no note (a removed query's note is dropped, not kept aside).
+    lab_query_sets.queryset_update(actor=editor, pk=deploys.pk, queries=["deploy", "lunch"])
+    deploys.refresh_from_db()
+    assert deploys.notes == {"deploy": "vault"}
+
+
+def test_the_compare_page_shows_the_note_of_a_query_from_a_set(viewer_client, editor, deploys):
+    lab_query_sets.queryset_note_set(actor=editor, pk=deploys.pk, query="deploy",
+                                     note="The vault one")
+    set_page = text(viewer_client.get(f"/lab/query-sets/{deploys.pk}/"))
+    link = re.search(r'href="(/search/compare/\?[^"]*q=deploy[^"]*)"', set_page).group(1)
+    link = link.replace("&amp;", "&")
+    assert parse_qs(urlsplit(link).query)["query_set"] == [str(deploys.pk)]
+    body = text(viewer_client.get(link))
+    assert "query-note" in ids(body) and "The vault one" in body and "query 1 of 2" in body
+    nxt = re.search(r'id="set-next" href="([^"]*)"|href="([^"]*)" id="set-next"', body)
+    nxt = (nxt.group(1) or nxt.group(2)).replace("&amp;", "&")
+    assert parse_qs(urlsplit(nxt).query)["q"] == ["lunch"]
+    assert "set-prev" not in ids(body)
+    # The next query has no note; its page says so and steps back.
+    body = text(viewer_client.get(nxt))
+    assert "query-note-none" in ids(body) and "query 2 of 2" in body and "set-prev" in ids(body)
+    # The set travels with a slider's htmx answer (the note is in #results).
+    fragment = text(viewer_client.get(link + "&w_imp=0.5", headers=HX))
+    assert "<html" not in fragment and "The vault one" in fragment
+    assert f"query_set={deploys.pk}" in fragment and "w_imp=0.5" in fragment  # set-next
+    page = text(viewer_client.get(link))
+    assert form_inputs(page, "tune-form")["query_set"] == str(deploys.pk)
+    assert form_inputs(page, "compare-form")["query_set"] == str(deploys.pk)
+    # A query outside the set, or no set: no note.
+    body = text(viewer_client.get(link.replace("q=deploy", "q=vault")))
+    assert "query-note" not in ids(body) and "not one of the set" in body
+    body = text(viewer_client.get(link.replace(f"query_set={deploys.pk}", "query_set=999")))
+    assert "query-set-nav" not in ids(body)
 
 
 def test_a_run_past_its_time_limit_is_a_form_error_in_place(editor_client, editor, flip,

@@ -16,6 +16,7 @@ from lab import evaluation as lab_evaluation
 from lab import explain as lab_explain
 from lab import judgments as lab_judgments
 from lab.forms import MATCH_MODES, SIDES, CompareForm, tune_param, tune_params
+from lab.models import QuerySet
 from lab.views.charts import PART_COLOURS, SIDE_COLOURS, score_chart, stacked_bar
 from memories import store
 from memories.errors import ServiceError
@@ -91,6 +92,36 @@ def sliders(profile: RankingProfile, side: str) -> list[dict]:
     return out
 
 
+def _set_context(form, tuned: dict) -> dict | None:
+    """The query set the comparison's query comes from (``query_set``): its name, the
+    query's place in it, its note and links to the previous and next query (the
+    comparison's profiles and sliders kept). None without a set of this namespace."""
+    data = form.cleaned_data
+    if not data.get("query_set"):
+        return None
+    qs = QuerySet.objects.filter(pk=data["query_set"], user_id=data["user_id"]).first()
+    if qs is None:
+        return None
+    query = " ".join(data["q"].split())
+    at = qs.queries.index(query) if query in qs.queries else None
+    state = form.state(tuned=tuned)
+
+    def link(i):
+        if at is None or not 0 <= i < len(qs.queries):
+            return None
+        return reverse("lab:compare") + "?" + urlencode(state | {"q": qs.queries[i]})
+
+    return {
+        "qs": qs,
+        "at": None if at is None else at + 1,
+        "note": (qs.notes or {}).get(query, "") if at is not None else "",
+        "prev_url": link(at - 1) if at is not None else None,
+        "next_url": link(at + 1) if at is not None else None,
+        "first_url": reverse("lab:compare") + "?" + urlencode(state | {"q": qs.queries[0]})
+        if qs.queries else None,
+    }
+
+
 def _compare_context(request, form) -> tuple[dict, int]:
     """Run both rankings and compare them; ``(context, status)``."""
     data = form.cleaned_data
@@ -122,6 +153,7 @@ def _compare_context(request, form) -> tuple[dict, int]:
         ],
         "hidden_state": form.state(),
         "match_modes": MATCH_MODES,
+        "query_set": _set_context(form, tuned),
     }
     if not data["user_id"] or not data["q"].strip():
         return ctx, 200

@@ -120,7 +120,10 @@ def run_detail(request, pk: int):
             "content": contents.get(u["memory_id"], ""),
             "judge_url": reverse("lab:compare")
             + "?"
-            + urlencode({"user_id": u["user_id"], "q": u["query"], "a": a, "b": b, "k": run.k}),
+            + urlencode(
+                {"user_id": u["user_id"], "q": u["query"], "a": a, "b": b, "k": run.k}
+                | ({"query_set": run.query_set_id} if run.query_set_id else {})
+            ),
         }
         for u in run.unjudged[:200]
     ]
