@@ -36,14 +36,15 @@ FRESH_SET = ROOT / "tests" / "test_supersession_generalise.py"
 _KEPT = re.compile(r"<!-- kept -->.*?<!-- /kept -->", re.S)
 
 
-def _fresh_cases() -> list[dict]:
-    """The fresh adversarial set (its test module's `cases()`), [] when absent."""
+def _fresh_cases() -> tuple[list[dict], list[dict]]:
+    """The fresh adversarial set and its second batch (written after the rules were generalised),
+    from the test module; ([], []) when absent."""
     if not FRESH_SET.exists():
-        return []
+        return [], []
     spec = importlib.util.spec_from_file_location("supersession_fresh_set", FRESH_SET)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.cases()
+    return module.cases(), module.cases(getattr(module, "FRESH_AFTER", {}))
 
 
 def _figures_table(figures: dict) -> list[str]:
@@ -144,8 +145,9 @@ def main() -> None:
              "`bench/supersession_detector.py`: pure rules, no language model.", "",
              "## Dev set (`supersession_dev.jsonl`, pair precision / recall)", "",
              *_figures_table(figures)]
-    fresh_cases = _fresh_cases()
+    fresh_cases, second_cases = _fresh_cases()
     fresh = evaluation.score(fresh_cases) if fresh_cases else None
+    second = evaluation.score(second_cases) if second_cases else None
     if fresh:
         kept = _KEPT.search(args.out.read_text(encoding="utf-8")) if args.out.exists() else None
         lines += ["", f"## Fresh cases (`tests/test_supersession_generalise.py`, {len(fresh_cases)} "
@@ -153,6 +155,9 @@ def main() -> None:
                   "An adversarial set written apart from the dev set (new names, wording and subjects; "
                   "full names sharing a first name, possessors, named services, meetings with "
                   "someone, tickets, hard negatives).", "", *_figures_table(fresh)]
+        if second:
+            lines += ["", f"Second batch (`FRESH_AFTER`, {len(second_cases)} cases, written after the "
+                          "rules were generalised):", "", *_figures_table(second)]
         lines += ["", kept.group(0)] if kept else []
     lines += ["", f"## Cost per write (`slot_keys` + `propose`, each write's median of {args.runs} runs)", "",
               "| texts | writes | p50 ms | p99 ms | mean ms |", "|---|---|---|---|---|"]
@@ -176,6 +181,8 @@ def main() -> None:
                       "precision_zh": figures["zh"]["precision"], "recall_zh": figures["zh"]["recall"],
                       "fresh": {lang: (fresh[lang]["precision"], fresh[lang]["recall"])
                                 for lang in ("all", "en", "zh")} if fresh else None,
+                      "fresh_second": {lang: (second[lang]["precision"], second[lang]["recall"])
+                                       for lang in ("all", "en", "zh")} if second else None,
                       "timing": timing, "claims_200_chars": claims_only, "locomo_proposals": len(locomo_proposals)}))
 
 

@@ -117,11 +117,55 @@ FRESH = {
     "zh-two-server-ips": (["北京机房服务器的 IP 是 10.0.0.5。", "上海机房服务器的 IP 是 10.0.0.9。"], []),
 }
 
+# A second batch written after the rules were generalised and run once as written, to see whether
+# the fixes carry over to wording they were not made on (its figures are reported apart).
+FRESH_AFTER = {
+    "en-full-name-phone-changed": (["Kenji Watanabe's phone number is 555-0188.",
+                                    "Kenji Watanabe's phone number changed to 555-0107."], [("b", "a")]),
+    "en-two-kenjis-phones": (["Kenji Watanabe's phone number is 555-0188.",
+                              "Kenji Sato's phone number is 555-0107."], []),
+    "en-first-name-after-full-name": (["Rosa Diaz lives in Quito.", "Rosa moved to Lima."], [("b", "a")]),
+    "en-gateway-version": (["The API gateway runs version 1.8 in staging.",
+                            "The API gateway in staging was upgraded to version 1.9."], [("b", "a")]),
+    "en-two-gateways": (["The public gateway runs version 1.8.", "The internal gateway runs version 2.1."],
+                        []),
+    "en-team-office-moved": (["The data team's office is in Building C.",
+                              "The data team's office moved to Building F."], [("b", "a")]),
+    "en-two-owners-cars": (["Ravi's car is a Volvo.", "Meena's car is a Kia."], []),
+    "en-one-on-one-moved": (["The one-on-one with Sofia is on Monday at 10am.",
+                             "The one-on-one with Sofia moved to Wednesday at 10am."], [("b", "a")]),
+    "en-two-standups": (["The standup with the mobile team is at 9am.",
+                         "The standup with the web team is at 10am."], []),
+    "en-two-tickets-owned": (["SUP-902 is owned by Hana.", "SUP-920 is owned by Ivo."], []),
+    "en-going-to-join": (["Leo works at Spotify.", "Leo is going to join Klarna in the autumn."], []),
+    "en-door-code": (["The office door code is 4417#.", "The office door code is now 9082#."], [("b", "a")]),
+    "en-two-door-codes": (["The garage door code is 1234.", "The office door code is 5678."], []),
+    "en-price-of-tier": (["The price of the Premium tier is $30 a month.",
+                          "The Premium tier now costs $35 a month."], [("b", "a")]),
+    "en-brother-and-sister": (["Ana's brother lives in Faro.", "Ana lives in Braga."], []),
+    "zh-full-name-phone-changed": (["宇文拓的手机号是 135 0000 1234。", "宇文拓的手机号改为 135 0000 5678。"],
+                                   [("b", "a")]),
+    "zh-two-yuwens-phones": (["宇文拓的手机号是 135 0000 1234。", "宇文泰的手机号是 135 0000 5678。"], []),
+    "zh-gateway-version": (["网关服务的版本是 1.8。", "网关服务已经升级到 1.9 版本。"], [("b", "a")]),
+    "zh-two-services-versions": (["用户服务的版本是 2.0。", "消息服务的版本是 2.1。"], []),
+    "zh-team-office-moved": (["数据组的办公室在 6 楼。", "数据组的办公室换到了 8 楼。"], [("b", "a")]),
+    "zh-two-owners-cars": (["老周的车是特斯拉。", "老吴的车是比亚迪。"], []),
+    "zh-review-postponed": (["和京东的合同评审定在 3 月 8 日。", "和京东的合同评审推迟到 3 月 15 日。"],
+                            [("b", "a")]),
+    "zh-two-reviews": (["和京东的合同评审定在 3 月 8 日。", "和美团的合同评审定在 3 月 15 日。"], []),
+    "zh-two-tickets": (["工单 SRE-41 由高工负责。", "工单 SRE-14 由韦工负责。"], []),
+    "zh-preparing-move": (["袁媛住在重庆。", "袁媛准备下个月搬到成都。"], []),
+    "zh-door-code": (["机房门禁密码是 8842#。", "机房门禁密码改为 1937#。"], [("b", "a")]),
+    "zh-two-door-codes": (["机房门禁密码是 8842#。", "仓库门禁密码是 1937#。"], []),
+    "zh-father-elsewhere": (["孟涛的爸爸住在西安。", "孟涛住在咸阳。"], []),
+    "zh-price-cut": (["旗舰版的价格是 499 元。", "旗舰版降价了，现在是 399 元。"], [("b", "a")]),
+}
 
-def cases() -> list[dict]:
-    """The fresh set in the dev set's shape (`evaluation.score` reads it)."""
+
+def cases(table: dict | None = None) -> list[dict]:
+    """A table (the fresh set by default) in the dev set's shape (`evaluation.score` reads it)."""
     out = []
-    for name, (texts, expected) in FRESH.items():
+    for name, (texts, expected) in (FRESH if table is None else table).items():
         keys = [chr(ord("a") + i) for i in range(len(texts))]
         out.append({"id": name, "lang": name[:2],
                     "memories": [{"key": k, "content": t} for k, t in zip(keys, texts, strict=True)],
@@ -142,20 +186,20 @@ def test_the_fresh_set_is_large_balanced_and_has_both_kinds():
         assert any(expected for _, expected in mine) and any(not expected for _, expected in mine)
 
 
-BEFORE = pytest.mark.xfail(strict=True, reason="the rules drop parts of subjects (full names, "
-                            "possessors, service names): the before-figures of the fresh set")
-
-
-@BEFORE
 def test_precision_first_and_recall_on_fresh_wording(figures):
     overall = figures["all"]
     assert overall["precision"] >= 0.95, figures["errors"]
     assert overall["recall"] >= 0.6, figures["errors"]
 
 
-@BEFORE
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_each_language_on_fresh_wording(lang, figures):
     row = figures[lang]
     assert row["precision"] >= 0.90, [e for e in figures["errors"] if e[0].startswith(lang)]
     assert row["recall"] >= 0.5, [e for e in figures["errors"] if e[0].startswith(lang)]
+
+
+def test_the_second_batch_keeps_precision_first():
+    second = evaluation.score(cases(FRESH_AFTER))
+    assert second["all"]["precision"] >= 0.95, second["errors"]
+    assert second["all"]["recall"] >= 0.6, second["errors"]

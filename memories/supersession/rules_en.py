@@ -15,6 +15,10 @@ from memories.supersession.fact import Fact
 # A person or organisation opening the clause: "Maya", "Customer Hiroshi Tanaka", "The user".
 _SUBJECT = r"(?P<subj>(?:[Tt]he\s+)?(?:user|customer|client|[A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,2}))"
 _POSSESSIVE = r"(?:'s|’s)"
+# The owner of "X's <attribute>": a subject as above or "the <noun phrase>" ("The search team's
+# lead", "The mail server's IP"): the whole phrase names the owner.
+_OWNER = (r"(?P<subj>[Tt]he\s+[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}"
+          r"|(?:[Tt]he\s+)?(?:user|customer|client|[A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,2}))")
 # Up to four lowercase words between subject and verb ("relocated again and now").
 _FILLER = r"(?:\s+[a-z][\w-]*){0,4}?"
 _NAME = r"[A-Z][\w-]*"
@@ -59,10 +63,10 @@ HABIT = re.compile(
 HABIT_STOPPED = re.compile(
     rf"^{_SUBJECT}\s+(?:no longer|stopped|quit|gave up|doesn't|does not)\s+(?P<act>[a-z]+)(?P<object>[^,;]*)")
 POSSESSIVE_IS = re.compile(
-    rf"^{_SUBJECT}{_POSSESSIVE}\s+(?P<attr>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,3}}?)\s+"
+    rf"^{_OWNER}{_POSSESSIVE}\s+(?P<attr>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,3}}?)\s+"
     r"(?:is|are|was|has been)\s+(?:now\s+|also\s+|still\s+|currently\s+)?(?P<val>.+)")
 POSSESSIVE_CHANGED = re.compile(
-    rf"^{_SUBJECT}{_POSSESSIVE}\s+(?P<attr>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,3}}?)\s+"
+    rf"^{_OWNER}{_POSSESSIVE}\s+(?P<attr>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,3}}?)\s+"
     r"(?:changed|moved|switched|was changed|has changed)\s+(?:from\s+.+?\s+)?to\s+(?P<val>.+)")
 SAYS_HER = re.compile(
     rf"^{_SUBJECT}\s+(?:says|said|mentioned)\s+(?:that\s+)?(?:her|his|their)\s+"
@@ -92,33 +96,57 @@ _QUANTITY = rf"(?P<val>{values.QUANTITY.pattern})"
 _SET_VERBS = (r"raised|increased|lowered|reduced|decreased|changed|set|bumped|updated|rolled back"
               r"|moved|pushed|rescheduled|postponed|reverted|restored|brought forward|cut|dropped")
 TOPIC_IS = re.compile(
-    rf"^{_TOPIC}\s+(?:is|are|costs|=|starts|begins|ends|closes|opens|is due|expires)\s+"
+    rf"^{_TOPIC}\s+(?:now\s+|currently\s+|still\s+)?(?:is|are|costs|=|starts|begins|ends|closes|opens|is due|expires)\s+"
     rf"(?:now\s+|currently\s+|still\s+)?"
     rf"(?:set\s+to\s+|at\s+|on\s+|scheduled\s+for\s+)?{_QUANTITY}", re.I)
 VERB_TOPIC_TO = re.compile(rf"^(?:{_SET_VERBS})\s+(?:back\s+)?{_TOPIC}\s+to\s+{_QUANTITY}", re.I)
 TOPIC_VERB_TO = re.compile(
     rf"^{_TOPIC}\s+(?:was\s+|has been\s+|is\s+|got\s+)?(?:{_SET_VERBS})\s+(?:back\s+)?(?:to|until)\s+{_QUANTITY}",
     re.I)
+# A secret or code set to a token: "The wifi password is tiger42", "… changed to lion77". The token
+# must hold a digit or a symbol ("The password is strong" describes it).
+CREDENTIAL = re.compile(
+    r"^(?:the\s+)?(?P<topic>(?:[A-Za-z][\w-]*\s+){0,3}?)(?P<head>password|passcode|passphrase|pin|"
+    r"pin code|access code|door code|gate code|alarm code|ssid)"
+    r"(?P<of>\s+(?:for|of|to)\s+(?:the\s+)?[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,2}?)?\s+"
+    r"(?:is|was|has been|(?:was\s+|has been\s+)?(?:changed|updated|reset|set|switched))\s+"
+    r"(?:now\s+|currently\s+)?(?:to\s+)?(?P<val>[^\s,;]*[\d@#$%&*!?+=_][^\s,;]*)$", re.I)
 TOPIC_EVERY = re.compile(
     rf"^{_TOPIC}\s+(?:rotates|runs|renews|repeats|happens|is rotated|is renewed|expires|syncs)\s+{_QUANTITY}", re.I)
 # Words that name the kind of value rather than the thing ("pro plan price", "password rotation").
 _TOPIC_TAIL = re.compile(r"\s+(?:price|cost|fee|rotation|schedule|date|time|renewal)$")
-_TOPIC_CUT = re.compile(r"\s+(?:for|with|of the|on|at)\s+.*$")
+_TOPIC_CUT = re.compile(r"\s+(?:for|with|of|on|at)\s+.*$")
+# Words of a topic's complement that name nothing ("the meeting with Acme" adds {acme}).
+_QUALIFIER_STOP = frozenset({"the", "a", "an", "our", "its", "their", "for", "with", "of", "on", "at",
+                             "to", "in", "and"})
 
 
 def subject(raw: str) -> str:
-    """'Customer Hiroshi Tanaka' -> 'hiroshi', 'The user' -> 'user': a first name is how people
-    are referred to across memories."""
+    """'Customer Hiroshi Tanaka' -> 'hiroshi tanaka', 'The user' -> 'user', 'The search team' ->
+    'search team': the whole name or noun phrase, never a part of it ("Ana Silva" and "Ana Ng"
+    are two people; a bare "Ana" is neither of them, since which one it means is unknown)."""
     raw = _ROLE_WORDS.sub("", raw.strip())
     raw = re.sub(r"^the\s+", "", raw, flags=re.I)
-    return raw.split()[0].lower() if raw else ""
+    words = raw.lower().split()
+    # A clause opener is no name ("Yesterday Ana moved …" names nobody for sure).
+    if not words or words[0] in _NOT_SUBJECTS:
+        return ""
+    return " ".join(words)
 
 
 def topic(raw: str) -> tuple[str, str, frozenset[str]]:
     """'the Pro plan price' -> ('plan', 'price', {'pro', 'plan'}); 'Max upload size for
-    attachments' -> ('size', 'value', {'max', 'upload', 'size'}). The key is the head noun (and the
-    environment); the qualifier keeps every word ('shared admin password' / 'admin password')."""
-    text = _TOPIC_CUT.sub("", raw.lower().strip())
+    attachments' -> ('size', 'value', {'max', 'upload', 'size', 'attachments'}). The key is the
+    head noun (and the environment); the qualifier keeps every word, its complement's too ('shared
+    admin password' / 'admin password', 'meeting with Acme' / 'meeting with Initech')."""
+    text = raw.lower().strip()
+    cut = _TOPIC_CUT.search(text)
+    complement = [w for w in re.findall(r"[\w-]+", cut.group(0)) if w not in _QUALIFIER_STOP] if cut else []
+    text = text[: cut.start()] if cut else text
+    if cut and cut.group(0).lstrip().startswith("of ") and _TOPIC_TAIL.fullmatch(" " + re.sub(
+            r"^(?:the|a|an|our|its)\s+", "", text)):
+        # "the price of the Premium tier" is "the Premium tier price".
+        text, complement = " ".join(complement) + " " + text.split()[-1], []
     text = re.sub(r"^(?:the|a|an|our|its)\s+", "", text)
     attribute = "value"
     tail = _TOPIC_TAIL.search(text)
@@ -132,7 +160,7 @@ def topic(raw: str) -> tuple[str, str, frozenset[str]]:
     environment = _ENVIRONMENTS.search(text)
     key = words[-1] if not environment or environment.group(1) == words[-1] else \
         f"{_ENVIRONMENT_NAMES.get(environment.group(1), environment.group(1))} {words[-1]}"
-    return key, attribute, frozenset(words)
+    return key, attribute, frozenset(words + complement)
 
 
 def _lemma(verb: str) -> str:
@@ -171,13 +199,19 @@ _GATES = {
     "HABIT": ("every", "daily", "weekly"), "POSSESSIVE_CHANGED": ("'s", "’s"),
     "POSSESSIVE_IS": ("'s", "’s"), "SAYS_HER": ("says", "said", "mentioned"),
     "CHANGED_HER": ("changed", "updated", "switched"), "ON_CALL": ("on-call", "on call", "oncall"),
+    "CREDENTIAL": ("password", "passcode", "passphrase", "pin", "code", "ssid"),
 }
 # Lowercase and case-sensitive on purpose: a case-insensitive alternation is several times slower.
 _QUANTITY_HINT = re.compile(r"\d|every|noon|midnight|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|day\b")
 _TICKET_HINT = re.compile(r"[A-Z][A-Z0-9]+-\d")
 # Pronouns and openers are not subjects ("He's real chill", "It's like…", "Let's …").
 _NOT_SUBJECTS = frozenset({"i", "he", "she", "it", "we", "they", "you", "this", "that", "there",
-                           "here", "what", "who", "let", "everyone", "someone", "nobody", "my"})
+                           "here", "what", "who", "let", "everyone", "someone", "nobody", "my",
+                           # Determiners and sentence openers capitalised at a clause's start.
+                           "the", "a", "an", "our", "your", "his", "her", "their", "its", "these",
+                           "those", "today", "yesterday", "tomorrow", "now", "then", "also",
+                           "after", "before", "since", "last", "next", "recently", "finally",
+                           "meanwhile", "apparently", "actually", "update", "note", "fyi", "btw"})
 
 
 _GATE_WORDS = {name: frozenset(words) for name, words in _GATES.items()}
@@ -275,6 +309,11 @@ def _thing_facts(clause: str, lower: str, gate: Gates) -> list[Fact]:
             found.append(Fact("on-call", m.group("val").lower(),
                               frozenset({team.lower()}) if team else frozenset()))
             break
+    if not found and gate("CREDENTIAL") and (m := CREDENTIAL.search(clause)):
+        *_, qualifier = topic(m.group("topic") + m.group("head") + (m.group("of") or ""))
+        found.append(Fact(f"{m.group('head').lower()}|value", m.group("val").rstrip(".").lower(),
+                          qualifier))
+        return found
     if not _QUANTITY_HINT.search(lower):
         return found
     if _VERSION_CUE.search(clause) or re.search(r"(?<![\w.])v\d", clause):
@@ -298,20 +337,41 @@ def _thing_facts(clause: str, lower: str, gate: Gates) -> list[Fact]:
 _VERSION_TOKEN = re.compile(rf"(?<![\w.])(?P<val>{values.VERSION})(?![\w])")
 
 
+_NAME_WORD = re.compile(r"[A-Za-z][\w.-]*(?:'s|’s)?")
+_MAX_NAME_WORDS = 4
+
+
+def software_name(before: str) -> str:
+    """The name of what runs a version, from the text before the version: the run of words that
+    ends at its last content word ('The billing service runs version' -> 'billing service',
+    "Ana's laptop now runs" -> "ana's laptop", 'Production is running checkout-service' ->
+    'checkout-service'). The whole run, never its last word alone: the billing and the search
+    service are two services, Ana's and Bob's laptops two laptops."""
+    words = [w.replace("’", "'") for w in _NAME_WORD.findall(before)]
+    name: list[str] = []
+    for word in reversed(words):
+        lower = word.lower()
+        if lower in _VERSION_STOP or _ENVIRONMENTS.fullmatch(lower):
+            if name:
+                break
+            continue
+        name.insert(0, lower)
+    return " ".join(name) if 0 < len(name) <= _MAX_NAME_WORDS else ""
+
+
 def _version_facts(clause: str) -> list[Fact]:
     """'Production is running checkout-service v2.8.1' -> ('checkout-service@production|version',
     'v2.8.1'): one version per software and environment."""
     match = _VERSION_TOKEN.search(clause)
     if not match:
         return []
-    before = [w for w in re.findall(r"[A-Za-z][\w.-]*", clause[: match.start()])
-              if w.lower() not in _VERSION_STOP and not _ENVIRONMENTS.fullmatch(w)]
-    if not before:
+    name = software_name(clause[: match.start()])
+    if not name:
         return []
     environment = _ENVIRONMENTS.search(clause)
     where = environment.group(1).lower() if environment else "any"
     where = _ENVIRONMENT_NAMES.get(where, where)
-    return [Fact(f"{before[-1].lower()}@{where}|version", match.group("val").lower().lstrip("v"))]
+    return [Fact(f"{name}@{where}|version", match.group("val").lower().lstrip("v"))]
 
 
 def facts(clause: str, gates: Gates | None = None) -> list[Fact]:

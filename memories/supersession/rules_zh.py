@@ -35,7 +35,7 @@ _GATES = {
     "DIET_AGAIN": ("开始吃",), "HABIT": ("每",), "HABIT_STOPPED": ("不", "没"),
     "NICKNAME": ("称呼", "叫", "改名"), "POSSESSIVE": ("的",), "TICKET": ("-",), "ON_CALL": ("值班",),
     "TOPIC_SET": ("是", "为", "定在", "改", "推迟", "提前", "调", "恢复", "升级", "降", "涨", "从"),
-    "TOPIC_EVERY": ("每",),
+    "TOPIC_EVERY": ("每",), "CREDENTIAL": ("密码", "口令", "门禁码", "验证码", "PIN码"),
 }
 
 
@@ -63,7 +63,7 @@ HABIT = re.compile(rf"^{_SUBJECT_OF}(?P<val>每天|每周[一二三四五六日�
 HABIT_STOPPED = re.compile(rf"^{_SUBJECT_OF}(?:已经不再?|不再|没再|已经没有?再?)去(?P<act>[^，。了]{{1,6}})")
 POSSESSIVE = re.compile(
     rf"^{_SUBJECT}的(?P<attr>[^，。的是为在]{{1,8}}?)(?:现在|目前|已经|也|还)?"
-    rf"(?P<verb>是|为|改为|改成|换成了?|变成了?|变为|调整为|更新为|在){_VALUE}")
+    rf"(?P<verb>是|为|改为|改成|换成了?|变成了?|变为|调整为|更新为|在|(?:换|搬|调|挪)到了?){_VALUE}")
 CHANGED_NEW = re.compile(
     rf"^{_SUBJECT}(?:换了|更换了|改了)(?:新的?)?(?P<attr>[^，。,]{{1,5}}?)[，,]\s*新(?:的)?[^，。是]{{0,4}}是{_VALUE}")
 NICKNAME = re.compile(
@@ -81,8 +81,13 @@ PRICE_CHANGE = re.compile(
 _QUANTITY = rf"(?P<val>{values.DATE_ZH}|{values.VERSION}|{values.NUMBER_ZH}|{values.NUMBER_EN})"
 TOPIC_SET = re.compile(
     rf"^(?P<topic>[^，。]{{2,24}}?)(?:的)?(?:现在|目前|已经|已|也)?"
-    rf"(?:是|为|设为|设置为|定在|改到|改期到|推迟到|提前到|改为|改成|调整为|调为|调到|恢复为|恢复到|升级到|降到|涨到|"
+    rf"(?:是|为|设为|设置为|定在|改到|改期到|推迟到|提前到|改为|改成|调整为|调为|调到|恢复为|恢复到|升级到|升级为|降到|涨到|"
     rf"从\s*[^，。]+?\s*(?:改为|改成|调整为|调到|升级到))\s*{_QUANTITY}")
+# A secret or code set to a token holding a digit or a symbol: "无线网密码是 tiger42", "门禁密码改成了 4821#".
+CREDENTIAL = re.compile(
+    r"^(?P<topic>[^，。；,;]{0,16}?)(?:的)?(?P<head>密码|口令|门禁码|验证码|PIN码)(?:现在|目前|已经|已|也)?"
+    r"(?:是|为|改成了?|改为|换成了?|更新为|重置为|设为|设置为)\s*"
+    r"(?P<val>[A-Za-z0-9_@.!#$%^&*+=-]*[\d@!#$%^&*+=_][A-Za-z0-9_@.!#$%^&*+=-]*)\s*(?:了)?$")
 TOPIC_EVERY = re.compile(
     rf"^(?P<topic>[^，。]{{2,24}}?)(?P<val>{values.DATE_ZH})[^，。]*?(?:轮换|更换|执行|进行|备份|运行|举行|开)")
 _VERSION_CUE = re.compile(r"版本|升级|部署|上线|回滚|运行")
@@ -91,7 +96,7 @@ _ENVIRONMENTS = (("生产", "production"), ("线上", "production"), ("测试", 
 # Head nouns of configuration topics: two timeouts of one namespace are one slot only if the
 # head noun and the system name agree ("订单服务调用库存接口的超时时间" / "库存接口超时时间").
 _HEADS = ("超时时间", "保留时间", "过期时间", "最大连接数", "连接数", "密码", "价格", "上限", "大小", "限额",
-          "频率", "端口", "数量", "时间", "地址", "超时")
+          "频率", "端口", "数量", "时间", "地址", "超时", "版本")
 _TOPIC_TAIL = re.compile(r"(?:轮换|更换|备份|的)$")
 _TOPIC_LEAD = re.compile(r"^(?:现在|目前|本周|这周|今天|已经)+")
 
@@ -102,7 +107,12 @@ def subject(raw: str) -> str:
     if re.search(r"\d", raw):
         return ""
     if "的" in raw:
-        raw = _RELATION.sub("", raw.rsplit("的", 1)[1])
+        owner, tail = raw.rsplit("的", 1)
+        raw = _RELATION.sub("", tail)
+        if not raw and (relation := _RELATION.match(tail)) and relation.end() == len(tail):
+            # "陈静的妈妈" is her mother, a subject of her own; never 陈静 and never any mother.
+            owner = subject(owner)
+            return f"{owner}的{tail}" if owner and "的" not in owner else ""
     raw = _ROLE_PREFIX.sub("", raw)
     cut = _AFTER_NAME.search(raw)
     if cut and cut.start() > 0:
@@ -135,7 +145,23 @@ def topic(raw: str) -> tuple[str, frozenset[str]]:
 
 
 _VERSION_TOKEN = re.compile(rf"(?<![\w.])(?P<val>{values.VERSION})(?![\w])")
+# An owner longer than this is a clause, not a name: no claim.
+_MAX_OWNER = 8
+# Where the noun after a software's name ends, and the words that name no other thing.
+_NAME_TAIL_CUT = re.compile(r"现在|目前|已经|已|也|还|是|为|升级|降级|部署|运行|上线|回滚|从|改|调|的|在")
+_GENERIC_TAIL = re.compile(r"系统版本|版本号?|系统$")
 _V_PREFIXED = re.compile(r"(?<![\w.])v\d")
+
+
+def _software(raw: str) -> str:
+    """'订单服务的版本' -> '订单服务': what a version is of, environments and time words aside; ''
+    when nothing or a clause is left."""
+    name = _TOPIC_LEAD.sub("", re.sub(r"[\s的]|环境|版本|系统版本", "", raw))
+    for word, _ in _ENVIRONMENTS:
+        name = name.replace(word, "")
+    if not name or len(name) > _MAX_OWNER or name[0] in _NOT_A_NAME_START or re.search(r"\d", name):
+        return ""
+    return name.lower()
 
 
 def _version_facts(clause: str) -> list[Fact]:
@@ -143,11 +169,22 @@ def _version_facts(clause: str) -> list[Fact]:
     match = _VERSION_TOKEN.search(clause)
     if not match:
         return []
-    names = re.findall(r"[A-Za-z][\w-]*", clause[: match.start()])
+    names = list(re.finditer(r"[A-Za-z][\w-]*", clause[: match.start()]))
     if not names:
         return []
+    # Whose or which the software is: the words before its name ("支付服务的 Redis",
+    # "张伟的 MacBook"), environments and time words aside ("生产环境 Redis" is Redis).
+    owner = _TOPIC_LEAD.sub("", re.sub(r"[\s的]|环境", "", clause[: names[-1].start()]))
+    for word, _ in _ENVIRONMENTS:
+        owner = owner.replace(word, "")
+    if len(owner) > _MAX_OWNER or re.search(r"\d", owner):
+        return []
+    # …and the noun right after it: "SSO 服务" and "SSO 网关" are two things ("Redis 版本" is Redis).
+    kind = _NAME_TAIL_CUT.split(clause[names[-1].end(): match.start()].strip(), maxsplit=1)[0]
+    kind = _GENERIC_TAIL.sub("", kind) if re.fullmatch(rf"[{_HAN}]{{1,6}}", kind) else ""
     where = next((env for word, env in _ENVIRONMENTS if word in clause), "any")
-    return [Fact(f"{names[-1].lower()}@{where}|version", match.group("val").lower().lstrip("v"))]
+    name = " ".join(w for w in (owner, names[-1].group(0).lower(), kind) if w)
+    return [Fact(f"{name}@{where}|version", match.group("val").lower().lstrip("v"))]
 
 
 # "在…做" also reads "在校时有个绰号叫…", "在那一刻他决定要做…": an organisation's name holds no
@@ -169,7 +206,8 @@ def _attribute_value(match) -> tuple[str, str] | None:
     attribute, value = attributes.fold(match.group("attr")), values.clean_zh(match.group("val"))
     if not value or value.endswith("的"):
         return None
-    if match.group("verb") == "在":
+    if match.group("verb") == "在" or match.group("verb").endswith(("到", "到了")):
+        # Where something is, or was moved to: a fact only of a place's attribute (工位, 办公室).
         return (attribute, value) if attribute in attributes.LOCATIONAL else None
     if _FAVOURITE.search(match.group("subj")):
         return f"favourite:{attribute}", value
@@ -226,6 +264,11 @@ def facts(clause: str, carried: str = "", present: frozenset[str] | None = None)
         if m := pattern.search(clause):
             found.append(Fact("on-call", m.group("val")))
             break
+    if not found and "CREDENTIAL" in present and (m := CREDENTIAL.search(clause)):
+        key, qualifier = topic(m.group("topic") + m.group("head"))
+        if key:
+            found.append(Fact(f"{key}|value", m.group("val").lower(), qualifier))
+            return found
     versions = _version_facts(clause) if _VERSION_CUE.search(clause) or _V_PREFIXED.search(clause) else []
     found += versions
     topics = () if (person or versions) else (("TOPIC_SET", TOPIC_SET, "value"),
@@ -233,6 +276,13 @@ def facts(clause: str, carried: str = "", present: frozenset[str] | None = None)
     for name, pattern, attribute in topics:
         if name in present and (m := pattern.search(clause)):
             key, qualifier = topic(m.group("topic"))
+            if (name == "TOPIC_SET" and _VERSION_CUE.search(clause)
+                    and _VERSION_TOKEN.fullmatch(m.group("val").strip())):
+                # "网关服务的版本是 1.8" / "网关服务已升级到 1.9 版本": the version of 网关服务.
+                if software := _software(m.group("topic")):
+                    where = next((env for word, env in _ENVIRONMENTS if word in clause), "any")
+                    found.append(Fact(f"{software}@{where}|version", m.group("val").strip().lstrip("v")))
+                break
             if key.endswith("价格"):
                 (key, qualifier), attribute = topic(m.group("topic")[:-2]), "price"
             elif m.group("val").startswith("每"):
