@@ -13,9 +13,12 @@ Accepting a proposal supersedes ``older`` by ``newer`` (``memories.services.vali
 rejecting records that both hold, and the pair (one row) is never proposed again.
 """
 
+import datetime as dt
+
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from memories.errors import Conflict as ConflictError
 from memories.errors import InvalidInput, NotFound
@@ -62,26 +65,22 @@ def propose(memories: list[Memory], *, mode: str, actor=None,
         if slots[m.memory_id] and m.deleted_at is None:
             by_user.setdefault(m.user_id, []).append(m)
     for user_id, group in by_user.items():
-        made += _propose_in(user_id, group, slots, mode=mode, actor=actor)
+        made += _propose_in(user_id, group, slots, mode=mode, actor=actor, edited=edited)
     return made
 
 
-def _propose_in(user_id: str, group: list[Memory], slots: dict, *, mode: str, actor) -> list[Conflict]:
+def _propose_in(user_id: str, group: list[Memory], slots: dict, *, mode: str, actor,
+                edited: bool) -> list[Conflict]:
     """Proposals for the memories of ``group``, all of namespace ``user_id``."""
-    wanted = {s for m in group for s in slots[m.memory_id]}
+    wanted = sorted({s for m in group for s in slots[m.memory_id]})
     ids = {m.memory_id for m in group}
-    rows = (MemorySlot.objects.filter(user_id=user_id, slot__in=list(wanted),
-                                      memory__deleted_at__isnull=True,
-                                      memory__valid_until__isnull=True)
-            .exclude(memory_id__in=ids)
-            .order_by("-memory__created_at", "-memory_id")
-            .values_list("memory_id", "slot", "memory__content", "memory__created_at")
-            [:CANDIDATES * len(group)])
     # (created_at, id, text, slots) of every holder, the batch's own memories included: an
     # import's later line may supersede an earlier one.
     holders: dict[str, list] = {}
-    for memory_id, slot, content, created in rows:
-        holders.setdefault(memory_id, [created, memory_id, content, set()])[3].add(slot)
+    for memory_id, slot, content, created in _holders(user_id, wanted,
+                                                      CANDIDATES * len(group)):
+        if memory_id not in ids:
+            holders.setdefault(memory_id, [created, memory_id, content, set()])[3].add(slot)
     for m in group:
         holders[m.memory_id] = [m.created_at, m.memory_id, m.content, set(slots[m.memory_id])]
     ranked = sorted(holders.values(), key=lambda h: (h[0], h[1]), reverse=True)
@@ -98,15 +97,44 @@ def _propose_in(user_id: str, group: list[Memory], slots: dict, *, mode: str, ac
             continue
         found = detect(m.content, held)
         if found:
-            made += _record(m, found, mode=mode, actor=actor)
+            made += _record(m, found, mode=mode, actor=actor, edited=edited)
     return made
 
 
-def _record(newer: Memory, found, *, mode: str, actor) -> list[Conflict]:
+def _holders(user_id: str, slots: list[str], limit: int) -> list[tuple]:
+    """``(memory_id, slot, content, created_at)`` of the current memories (not forgotten,
+    not ended) of ``user_id`` holding one of ``slots``, newest first, at most ``limit``
+    rows: one query on the slots' index, in plain SQL (on every write, the ORM's query
+    building cost more than the query)."""
+    qn = connection.ops.quote_name
+    slot_t, memory_t = qn(MemorySlot._meta.db_table), qn(Memory._meta.db_table)
+    marks = ", ".join(["%s"] * len(slots))
+    sql = (f"SELECT s.{qn('memory_id')}, s.{qn('slot')}, m.{qn('content')}, "
+           f"m.{qn('created_at')} FROM {slot_t} s JOIN {memory_t} m "
+           f"ON m.{qn('memory_id')} = s.{qn('memory_id')} "
+           f"WHERE s.{qn('user_id')} = %s AND s.{qn('slot')} IN ({marks}) "
+           f"AND m.{qn('deleted_at')} IS NULL AND m.{qn('valid_until')} IS NULL "
+           f"ORDER BY m.{qn('created_at')} DESC, s.{qn('memory_id')} DESC LIMIT %s")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [user_id, *slots, limit])
+        rows = cursor.fetchall()
+    return [(m, slot, content, _aware(created)) for m, slot, content, created in rows]
+
+
+def _aware(value) -> dt.datetime:
+    """A datetime column as the ORM gives it (SQLite hands plain SQL a string)."""
+    if isinstance(value, str):
+        value = parse_datetime(value)
+    if timezone.is_naive(value):
+        value = timezone.make_aware(value, dt.UTC)
+    return value
+
+
+def _record(newer: Memory, found, *, mode: str, actor, edited: bool) -> list[Conflict]:
     """Write the detector's proposals for ``newer``: pairs decided or proposed before are
-    skipped (one row per pair, whatever its status)."""
+    skipped (one row per pair, whatever its status; a memory just created has none)."""
     known = set(Conflict.objects.filter(newer=newer, older_id__in=[p.older for p in found])
-                .values_list("older_id", flat=True))
+                .values_list("older_id", flat=True)) if edited else set()
     now = timezone.now()
     out = []
     for p in found:
