@@ -23,7 +23,7 @@ from memories import services
 from memories.errors import Conflict as ConflictError
 from memories.errors import PermissionDenied as ServicePermissionDenied
 from memories.errors import ServiceError
-from memories.models import Conflict
+from memories.models import Conflict, Memory
 from memories.validity_forms import (
     ConflictBulkForm,
     ConflictDecideForm,
@@ -149,12 +149,21 @@ def conflict_edit(request, conflict_id: int):
             memory_id=conflict.newer_id, actor=request.user, reason=data["reason"],
             expected_version=data["version"], content=data["content"])
     except ConflictError as exc:
-        if exc.field == "version":  # changed meanwhile: the typed text kept, a deliberate Save
-            data = request.POST.copy()
-            data["version"] = str(conflict.newer.version)
-            form = ConflictEditForm(data, conflict_id=conflict.pk)
-            form.is_valid()
-        return _refused(request, query, exc, key, form)
+        if exc.field != "version":
+            return _refused(request, query, exc, key, form)
+        # Changed meanwhile: the typed text kept, the version moved on (a second Save is
+        # deliberate), and who changed it, as on the memory's own page.
+        newer = Memory.objects.get(pk=conflict.newer_id)
+        last = newer.history.order_by("-history_date", "-history_id").first()
+        who = (last.changed_by if last else "") or "someone"
+        data = request.POST.copy()
+        data["version"] = str(newer.version)
+        form = ConflictEditForm(data, conflict_id=conflict.pk)
+        form.is_valid()
+        form.add_error(None, f"{who} changed {newer.memory_id} (now version {newer.version}) "
+                             f"after you opened the form. Your text is kept; Save again to "
+                             f"overwrite.")
+        return _list_response(request, query, bound={key: form}, status=exc.status)
     except ServiceError as exc:
         return _refused(request, query, exc, key, form)
     if memory.version == conflict.newer.version:

@@ -7,7 +7,7 @@ from django.views.decorators.http import require_POST
 
 from console.pages import role_required
 from memories import services
-from memories.errors import ServiceError
+from memories.errors import InvalidInput, ServiceError
 from memories.validity_forms import EndFactForm, RevalidateForm
 from memories.views.detail import _done, _failed, _render_detail, memory_or_404
 
@@ -23,6 +23,12 @@ def memory_end(request, memory_id: str):
         memory = services.memory_invalidate(
             memory_id=memory.memory_id, actor=request.user, reason=form.cleaned_data["reason"],
             valid_until=form.cleaned_data["valid_until"])
+    except InvalidInput as exc:
+        if exc.field == "valid_until":  # the service names the bound in ISO; say it plainly
+            began = timezone.localtime(memory.valid_from)
+            exc = InvalidInput(f"The end must not be before the fact began "
+                               f"({began:%Y-%m-%d %H:%M}).", field="valid_until")
+        return _failed(request, memory_id, exc, "end_form", form)
     except ServiceError as exc:
         return _failed(request, memory_id, exc, "end_form", form)
     return _done(request, memory_id, f"Fact ended {timezone.localtime(memory.valid_until):%Y-%m-%d %H:%M} "

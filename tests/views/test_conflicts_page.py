@@ -39,7 +39,7 @@ def test_it_shows_each_proposal_side_by_side(viewer_client, porto):
     assert "<del>Porto" in body or "<del>lives in Porto" in body  # the word diff
     assert "<ins>" in body
     assert "alice|residence" in body and "madrid" in body  # the evidence: slot, value
-    assert "0.90" in body and "by desk" in body and "by agent" in body
+    assert "0.90" in body and "author desk" in body and "author agent" in body
     assert f'href="/memories/{porto.older_id}/"' in body
     # Viewers see, never decide.
     assert "conflict-bulk-form" not in body and "Accept</button>" not in body
@@ -121,6 +121,8 @@ def test_reject_keeps_both_and_rejecting_an_accepted_one_undoes_it(editor_client
                               {"decision": "reject", "reason": "both true"}, headers=HX)
     assert resp.status_code == 200 and "<html" not in text(resp)
     assert "both hold" in text(resp)
+    # The navigation's count follows, out of band (here: still none open).
+    assert '<a href="/conflicts/" id="nav-conflicts" aria-current="page" hx-swap-oob="true">Conflicts</a>' in text(resp)
     porto.refresh_from_db()
     older = Memory.objects.get(pk=porto.older_id)
     assert porto.status == ConflictStatus.REJECTED
@@ -208,6 +210,7 @@ def test_bulk_errors_show_in_place(editor_client, porto):
 
 def test_list_query_count_is_pinned(viewer_client, porto, lisbon, django_assert_num_queries):
     viewer_client.get("/conflicts/")
-    # The session, its user, the user's role, the COUNT and one page (newer and older joined).
-    with django_assert_num_queries(5):
+    # The session, its user, the user's role, the COUNT and one page (newer and older
+    # joined), and the open count the fragment sends to the navigation out of band.
+    with django_assert_num_queries(6):
         viewer_client.get("/conflicts/", headers=HX)

@@ -97,7 +97,7 @@ def test_end_errors_show_in_place(editor_client, make_memory):
     resp = editor_client.post(f"/memories/{m.memory_id}/end/",
                               {"reason": "r", "valid_until": "2025-01-01T00:00"})
     body = text(resp)
-    assert resp.status_code == 400 and "must not be before valid_from" in body
+    assert resp.status_code == 400 and "The end must not be before the fact began (2026-01-01" in body
     assert 'class="field-error"' in body
     m.refresh_from_db()
     assert m.valid_until is None
