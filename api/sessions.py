@@ -143,7 +143,7 @@ def session_context(request, session_id: str, last: int = 20, max_tokens: int | 
 
 # Session ids may hold "/" (any 1-128 characters): the path converter takes it, and the
 # routes with a suffix (messages, promote, context) come first, so an id that itself ends in
-# one of those suffixes is shadowed by that route (README, "Use the API").
+# one of those suffixes is shadowed by that route (docs/agent-developer.md, "Conventions").
 @router.get("/sessions/{path:session_id}", response=dict, tags=["sessions"])
 def get_session(request, session_id: str):
     require_role(request.user, "viewer")

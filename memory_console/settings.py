@@ -1,4 +1,4 @@
-"""Settings, all read from the environment (see README "Configuration").
+"""Settings, all read from the environment (see docs/configuration.md).
 
 Small strict helpers (``memory_console.env``) turn bad values into ImproperlyConfigured at
 start-up instead of surprises at run time.

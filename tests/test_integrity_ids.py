@@ -15,7 +15,7 @@ from tests.helpers import create
 pytestmark = pytest.mark.django_db(transaction=True)
 
 # Ids ending in a sub-route ("x/context", "x/messages") are shadowed by that route: the
-# one shape the path cannot tell apart (README, "Use the API").
+# one shape the path cannot tell apart (docs/agent-developer.md, "Conventions").
 ODD_IDS = ["team/a/b", "a//b", "x/", "/lead", "客服/1", "a b/c d", "50%/off", "q?x=1#frag",
            "..", "a\\b", "context/x", "messages"]
 

@@ -25,7 +25,7 @@ spinning pool steals the cores that gunicorn's other threads wait for.
 
 :func:`encode` returns float32 unit vectors of shape ``(n, 384)``: the cosine of two texts is
 their dot product. It runs the English model on any text; Chinese comes out as [UNK] pieces
-and single characters, so Chinese is left to BM25 (see README, Search).
+and single characters, so Chinese is left to BM25 (see docs/search.md).
 
 Cost on this machine: the first encode of a process loads the weights and builds the
 session, 3.4 s at load 6 (NumPy alone 2.1 s), and the process holds ~290 MB resident
