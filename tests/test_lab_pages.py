@@ -662,11 +662,12 @@ def test_redis_down_is_a_clear_503_and_grading_still_works(editor_client, editor
 
 def test_compare_query_count_is_pinned(editor_client, flip, django_assert_num_queries):
     """Session, user, role, profiles, the namespace's existence, judgments, the live gains
-    of the query (nDCG@k / P@k per side), namespace hints, and each side's check of its hits
-    against the database (search.pending): whatever the result count."""
+    of the query (nDCG@k / P@k per side), namespace hints, the navigation's open conflicts
+    count, and each side's check of its hits against the database (search.pending):
+    whatever the result count."""
     params = {"user_id": "u-flip", "q": "deploy", "a": "bm25", "b": "keyword"}
     editor_client.get("/search/compare/", params)
-    with django_assert_num_queries(10):
+    with django_assert_num_queries(11):
         assert editor_client.get("/search/compare/", params).status_code == 200
     with django_assert_num_queries(9):  # the fragment has no namespace hints
         assert editor_client.get("/search/compare/", params, headers=HX).status_code == 200
