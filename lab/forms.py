@@ -15,8 +15,10 @@ MATCH_MODES = [(m, m) for m in MatchMode.values]
 
 RANKERS = [(r, r) for r in Ranker.values]
 
-# The compared profiles, in column order; each one is tunable with its own sliders.
-SIDES = ("a", "b")
+# The compared profiles, in column order; each one is tunable with its own sliders. A and B
+# are always compared; C and D join when their parameter names a profile.
+SIDES = ("a", "b", "c", "d")
+EXTRA_SIDES = ("c", "d")
 
 # URL parameter -> profile setting, for a side's sliders (``b`` is profile B's name, so
 # BM25's length normalisation travels as ``bm25_b``).
@@ -75,6 +77,8 @@ class CompareForm(RecallFilterFields):
     )
     a = forms.ChoiceField(label="Profile A", choices=())
     b = forms.ChoiceField(label="Profile B", choices=())
+    c = forms.ChoiceField(label="Profile C", choices=(), required=False)
+    d = forms.ChoiceField(label="Profile D", choices=(), required=False)
     k = forms.IntegerField(
         required=False,
         min_value=1,
@@ -96,9 +100,21 @@ class CompareForm(RecallFilterFields):
         self.profiles = {p.name: p for p in profiles}
         choices = [(p.name, f"{p.name} (default)" if p.is_default else p.name) for p in profiles]
         self.fields["a"].choices = self.fields["b"].choices = choices
+        self.fields["c"].choices = self.fields["d"].choices = [("", "none"), *choices]
 
     def clean_k(self):
         return self.cleaned_data["k"] or K_DEFAULT
+
+    def clean(self):
+        data = super().clean()
+        # D without C: D is the third column, so it is C (its sliders are D's no more).
+        if data.get("d") and not data.get("c"):
+            data["c"], data["d"] = data["d"], ""
+        return data
+
+    def sides(self) -> list[str]:
+        """The compared sides, in column order: A, B, then C and D when named."""
+        return ["a", "b", *(s for s in EXTRA_SIDES if self.cleaned_data.get(s))]
 
     def overrides(self, side: str) -> dict:
         """A side's settings given by its sliders (only those present)."""
@@ -130,6 +146,7 @@ class CompareForm(RecallFilterFields):
             "q": data["q"],
             "a": data["a"],
             "b": data["b"],
+            **{side: data[side] for side in EXTRA_SIDES if data.get(side)},
             "k": str(data["k"]),
         }
         for name in ("since", "until", "author", "tags", "query_set"):

@@ -271,3 +271,101 @@ def test_judgments_import_from_csv_export_and_show_agreement(console, live_serve
     assert exported[0] == "namespace,query,memory_id,grade,rater,updated_at"
     assert len(exported) == 7
     assert page.errors == []
+
+
+# Screenshots of the four-profile compare page (outside the repository).
+FOUR_SHOTS = Path("/tmp/lab-shots")
+
+
+@pytest.mark.parametrize("debug", MODES)
+@pytest.mark.parametrize("width", [1400, 390])
+def test_a_query_sets_note_shows_and_four_profiles_compare_side_by_side(console, live_server,
+                                                                        admin_user, debug,
+                                                                        width):
+    """The query set page edits a note in place (htmx); its compare link shows the note;
+    "Add profile" twice makes four columns (side by side at 1400 px, stacked at 390 px,
+    never wider than the screen); a C slider re-ranks C only; a grade given in D shows in
+    every column holding that result, and D's live figures follow."""
+    _notes(admin_user)
+    FOUR_SHOTS.mkdir(parents=True, exist_ok=True)
+    queryset = lab_query_sets.queryset_create(actor=admin_user, name="deploys", user_id="team",
+                                              queries=["deploy", "lunch"])
+    lab_query_sets.queryset_note_set(actor=admin_user, pk=queryset.pk, query="deploy",
+                                     note="The payments deploy key: where it lives, who rotates")
+    page = console(width, debug)
+    mode = "debug" if debug else "nodebug"
+    page.goto(f"{live_server.url}/lab/query-sets/{queryset.pk}/")
+    page.wait_for_function("() => window.htmx !== undefined")
+    assert "who rotates" in page.inner_text("#note-text-1")
+    # A note for "lunch", saved in place (no page load).
+    page.evaluate("() => { window.__noReload = true; }")
+    page.click("#note-2 summary")
+    page.fill("#note-input-2", "Where the team eats at the offsite")
+    page.click("#note-2 button[type=submit]:not([name])")
+    page.wait_for_selector("#note-text-2")
+    assert page.evaluate("() => window.__noReload") is True
+    assert "offsite" in page.inner_text("#note-text-2")
+    page.screenshot(path=str(FOUR_SHOTS / f"queryset-{width}-{mode}.png"), full_page=True)
+
+    # Its compare link: the note of the query above the results.
+    page.click("#queries tbody tr:first-child a[href*='/search/compare/']")
+    page.wait_for_selector("#query-note")
+    assert "who rotates" in page.inner_text("#query-note")
+    assert "query 1 of 2" in page.inner_text("#query-set-nav")
+
+    # Two more profiles: C, then D (plain submits of the tune form).
+    page.click("#add-profile")
+    page.wait_for_selector("#column-c")
+    page.click("#add-profile")
+    page.wait_for_selector("#column-d")
+    assert page.locator("#add-profile").count() == 0
+    query = parse_qs(urlsplit(page.url).query)
+    assert {"c", "d", "query_set"} <= set(query)
+    assert "who rotates" in page.inner_text("#query-note")  # the set travels along
+
+    # C's importance slider re-ranks C (htmx), D keeps its own settings.
+    page.wait_for_function("() => window.htmx !== undefined")
+    page.evaluate("() => { window.__noReload = true; }")
+    page.fill("#tune-c_w_imp", "0.9")
+    page.wait_for_function("() => document.querySelector('#c-w-imp')?.textContent === '0.90'")
+    assert page.evaluate("() => window.__noReload") is True
+    assert parse_qs(urlsplit(page.url).query)["c_w_imp"] == ["0.9"]
+    d_imp = page.inner_text("#d-w-imp")
+    page.reload()  # the heads mark a tuned side once the page loads again
+    assert page.locator("#tuned-c").count() == 1 and page.locator("#tuned-d").count() == 0
+    assert page.inner_text("#d-w-imp") == d_imp and page.inner_text("#c-w-imp") == "0.90"
+
+    # A grade given in D: every copy of that result shows it; D's figures count it.
+    first_d = page.eval_on_selector("#column-d li[data-memory-id]", "e => e.dataset.memoryId")
+    page.focus(f"#column-d li[data-memory-id='{first_d}']")
+    page.keyboard.press("2")
+    for side in "abcd":
+        if page.locator(f"#column-{side} li[data-memory-id='{first_d}']").count():
+            page.wait_for_selector(f"#column-{side} li[data-memory-id='{first_d}'] "
+                                   ".grade-btn[value='2'][aria-pressed='true']")
+    page.wait_for_function(
+        "() => /1 of the top/.test(document.querySelector('#live-metrics-d').textContent)")
+    assert dict(Judgment.objects.values_list("memory_id", "grade")) == {first_d: 2}
+
+    # The layout: four columns side by side at 1400 px, stacked at 390 px; never wider.
+    boxes = [page.locator(f"#column-{s}").bounding_box() for s in "abcd"]
+    if width == 1400:
+        assert len({round(b["y"]) for b in boxes}) == 1
+        assert [b["x"] for b in boxes] == sorted(b["x"] for b in boxes)
+    else:
+        assert len({round(b["x"]) for b in boxes}) == 1
+        assert [b["y"] for b in boxes] == sorted(b["y"] for b in boxes)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    page.evaluate("() => window.scrollTo(0, 0)")
+    page.screenshot(path=str(FOUR_SHOTS / f"compare-four-{width}-{mode}.png"), full_page=True)
+    # In view, one screen each: the set's note, the heads (C's at 390 px), the columns.
+    for name, selector in (("note", "#query-set-nav"), ("heads", ".side-c-head"),
+                           ("columns", "#column-a"), ("column-d", "#column-d")):
+        page.evaluate(f"() => document.querySelector('{selector}').scrollIntoView()")
+        page.screenshot(path=str(FOUR_SHOTS / f"compare-four-{width}-{mode}-{name}.png"))
+
+    # Remove B: C and D move up a letter; three columns remain.
+    page.click("#remove-b")
+    page.wait_for_selector("#column-c")
+    assert page.locator("#column-d").count() == 0 and page.locator("#add-profile").count() == 1
+    assert page.errors == []

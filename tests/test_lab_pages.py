@@ -202,6 +202,120 @@ def test_profile_a_is_tuned_by_its_own_sliders_and_saved_from_its_side(editor_cl
     assert "bm25 (tuned)" in explain
 
 
+# --- three and four profiles --------------------------------------------------------------------
+
+FOUR = {"user_id": "u-flip", "q": "deploy", "a": "bm25", "b": "keyword", "c": "bm25",
+        "d": "keyword"}
+
+
+def test_four_profiles_side_by_side_each_tunable(editor_client, flip):
+    """C and D are columns as A and B: results, moves against A, live figures, sliders
+    (``c_``, ``d_``), their own save form; the grades are shared (one widget per result,
+    the same in every column)."""
+    lab_judgments.judgment_set(actor=User.objects.get(username="eddie"), user_id="u-flip",
+                               query="deploy", memory_id=flip["vital"], grade=3)
+    resp = editor_client.get("/search/compare/", {**FOUR, "c_w_rel": "0.2", "c_w_imp": "0.8"})
+    body = text(resp)
+    assert resp.status_code == 200
+    assert {f"column-{s}" for s in "abcd"} <= ids(body)
+    assert {f"live-metrics-{s}" for s in "abcd"} <= ids(body)
+    assert {"tuned-c", "c-vs-a", "d-vs-a", "save-form-c", "save-form-d"} <= ids(body)
+    assert {"tuned-a", "tuned-b", "tuned-d"}.isdisjoint(ids(body))
+    assert "add-profile" not in ids(body)  # four at most
+    assert {"remove-a", "remove-b", "remove-c", "remove-d"} <= ids(body)
+    assert 'class="lab-cols cols-4"' in body and 'class="lab-cols heads cols-4"' in body
+    assert column_ids(body, "a") == [flip["noisy"], flip["vital"]]  # bm25
+    assert column_ids(body, "c") == [flip["vital"], flip["noisy"]]  # bm25, importance-tuned
+    assert column_ids(body, "d") == column_ids(body, "b")  # keyword
+    assert re.search(r'id="c-w-imp">0\.80<', body) and re.search(r'id="d-w-imp">0\.20<', body)
+    ranges = {a["name"] for t, a in tags(body) if t == "input" and a.get("type") == "range"}
+    assert {"a_w_rel", "w_rel", "c_w_rel", "d_w_rel", "c_k1", "d_half_life"} <= ranges
+    # The shared grade: the graded memory's widget is pressed in all four columns.
+    assert body.count(f'data-memory-id="{flip["vital"]}"') >= 8  # 4 cards + 4 widgets
+    pressed = re.findall(r'value="3" class="grade-btn grade-3" aria-pressed="true"', body)
+    assert len(pressed) == 4
+    # The grades answer every column's figures: #live-rankings names the four sides.
+    live = form_inputs(body.replace('<div id="live-rankings" hidden>',
+                                    '<form id="live">'), "live")
+    assert live["sides"] == "a,b,c,d"
+    assert body.count('name="ranked_d"') == len(column_ids(body, "d"))
+    # The state (tune form, save forms) keeps C and D with C's sliders.
+    hidden = form_inputs(body, "save-form-c")
+    assert hidden["side"] == "c" and hidden["c"] == "bm25" and hidden["d"] == "keyword"
+    assert hidden["c_w_imp"] == "0.8"
+    resp = editor_client.post("/search/compare/save/", {**hidden, "name": "c-tuned"})
+    target = parse_qs(urlsplit(resp["Location"]).query)
+    assert target["c"] == ["c-tuned"] and target["d"] == ["keyword"] and "c_w_imp" not in target
+    assert RankingProfile.objects.get(name="c-tuned").w_importance == 0.8
+    # Explain a result of D; a side that is not compared is a 400.
+    explain = editor_client.get("/search/compare/explain/",
+                                {**FOUR, "side": "d", "memory_id": flip["vital"]})
+    assert explain.status_code == 200
+    three = {k: v for k, v in FOUR.items() if k != "d"}
+    assert editor_client.get("/search/compare/explain/",
+                             {**three, "side": "d", "memory_id": flip["vital"]}).status_code == 400
+
+
+def test_three_profiles_and_the_add_and_remove_buttons(viewer_client, flip):
+    two = {k: v for k, v in FOUR.items() if k not in ("c", "d")}
+    body = text(viewer_client.get("/search/compare/", two))
+    assert "column-c" not in ids(body) and "remove-a" not in ids(body)
+    assert "+ Add profile C" in body
+    # Add (a submit of the tune form, sliders included): the next side with the first
+    # profile not compared yet; B's sliders are kept.
+    resp = viewer_client.get("/search/compare/", {**two, "w_imp": "0.6", "add": "c"})
+    assert resp.status_code == 302
+    target = parse_qs(urlsplit(resp["Location"]).query)
+    assert target["c"] not in (["bm25"], ["keyword"]) and target["w_imp"] == ["0.6"]
+    body = text(viewer_client.get(resp["Location"]))
+    assert {"column-a", "column-b", "column-c", "remove-c", "add-profile"} <= ids(body)
+    assert "column-d" not in ids(body) and 'class="lab-cols cols-3"' in body
+    assert "+ Add profile D" in body
+    # Remove A of three: B becomes A and C becomes B, each with its sliders.
+    three = {**two, "c": "bm25", "w_imp": "0.6", "c_w_rec": "0.3"}
+    resp = viewer_client.get("/search/compare/", {**three, "remove": "a"})
+    target = parse_qs(urlsplit(resp["Location"]).query)
+    assert (target["a"], target["b"]) == (["keyword"], ["bm25"]) and "c" not in target
+    assert target["a_w_imp"] == ["0.6"] and target["w_rec"] == ["0.3"]
+    # Two stay two: removing one of two, or a side not compared, is ignored (the page).
+    assert viewer_client.get("/search/compare/", {**two, "remove": "b"}).status_code == 200
+    assert viewer_client.get("/search/compare/", {**three, "remove": "d"}).status_code == 200
+    # D without C is the third column, C.
+    body = text(viewer_client.get("/search/compare/", {**two, "d": "bm25"}))
+    assert "column-c" in ids(body) and "column-d" not in ids(body)
+    # An unknown profile for C is a form error.
+    assert viewer_client.get("/search/compare/", {**two, "c": "nope"}).status_code == 400
+
+
+def test_a_runs_judge_links_name_its_set_and_up_to_four_profiles(editor_client, editor, flip):
+    from lab import runs as lab_runs
+
+    names = list(RankingProfile.objects.values_list("name", flat=True))[:4]
+    qs = lab_query_sets.queryset_create(actor=editor, name="d", user_id="u-flip",
+                                        queries=["deploy"])
+    run = lab_runs.run_create(actor=editor, name="four", query_set=qs, profiles=names, k=5)
+    page = text(editor_client.get(f"/lab/runs/{run.pk}/"))
+    link = re.search(r'href="(/search/compare/\?[^"]*)"', page).group(1).replace("&amp;", "&")
+    query = parse_qs(urlsplit(link).query)
+    assert [query[s][0] for s in "abcd"] == names and query["query_set"] == [str(qs.pk)]
+    body = text(editor_client.get(link))
+    assert {f"column-{s}" for s in "abcd"} <= ids(body) and "query-set-nav" in ids(body)
+
+
+def test_a_grade_answers_the_figures_of_every_compared_side(editor_client, flip):
+    body = text(editor_client.get("/search/compare/", FOUR))
+    post = {"user_id": "u-flip", "q": "deploy", "memory_id": flip["vital"], "grade": "2",
+            "next": "/search/compare/", "k": "10", "sides": "a,b,c,d",
+            **{f"ranked_{s}": column_ids(body, s) for s in "abcd"}}
+    resp = editor_client.post("/lab/judgments/", post, headers=HX)
+    answer = text(resp)
+    assert resp.status_code == 200
+    assert all(f'id="live-metrics-{s}"' in answer for s in "abcd")
+    # A malformed list of sides: the grade counts, no figures come back.
+    resp = editor_client.post("/lab/judgments/", {**post, "sides": "a,e"}, headers=HX)
+    assert resp.status_code == 200 and "live-metrics" not in text(resp)
+
+
 @pytest.mark.parametrize("params", [{"a_w_rel": "2"}, {"a_match_mode": "some"}])
 def test_a_bad_slider_of_a_is_a_400(viewer_client, flip, params):
     resp = viewer_client.get("/search/compare/", {"user_id": "u-flip", "q": "deploy", **params})

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from lab.views.common import METRIC_LABELS, fmt_number
 
 # Colours of the two sides and of the score parts (also in static/lab/lab.css).
-SIDE_COLOURS = {"a": "#2f5fd0", "b": "#d9822b"}
+SIDE_COLOURS = {"a": "#2f5fd0", "b": "#d9822b", "c": "#8e44ad", "d": "#16a3b8"}
 
 PART_COLOURS = {"relevance": "#2f5fd0", "recency": "#1f9d6b", "importance": "#e0a100"}
 

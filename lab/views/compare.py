@@ -1,4 +1,5 @@
-"""Compare two ranking profiles side by side on one query; explain a hit; save as a profile."""
+"""Compare two to four ranking profiles side by side on one query; explain a hit; save one
+side as a profile."""
 
 import time
 from dataclasses import dataclass, field
@@ -123,9 +124,11 @@ def _set_context(form, tuned: dict) -> dict | None:
 
 
 def _compare_context(request, form) -> tuple[dict, int]:
-    """Run both rankings and compare them; ``(context, status)``."""
+    """Run every compared side's ranking (A, B, and C and D when named) and compare each
+    with A; ``(context, status)``."""
     data = form.cleaned_data
-    profiles = {side: form.profile(side) for side in SIDES}
+    sides = form.sides()
+    profiles = {side: form.profile(side) for side in sides}
     tuned = {side: prof for side, (prof, is_tuned) in profiles.items() if is_tuned}
     state = form.state(tuned=tuned)
     prof_a, prof_b = profiles["a"][0], profiles["b"][0]
@@ -134,6 +137,9 @@ def _compare_context(request, form) -> tuple[dict, int]:
         "prof_b": prof_b,
         "state": state,
         "k": data["k"],
+        "sides": sides,
+        # The next side "Add profile" opens (None at four).
+        "next_side": SIDES[len(sides)] if len(sides) < len(SIDES) else None,
         # One head per side: its profile, tuned or not, sliders, save and reset.
         "heads": [
             {
@@ -160,60 +166,102 @@ def _compare_context(request, form) -> tuple[dict, int]:
     now = time.time()
     filters = form.filter_kwargs()
     try:
-        found_a = memory_search(
-            user_id=data["user_id"], query=data["q"], limit=data["k"], profile=prof_a, now=now,
-            **filters,
-        )
-        found_b = memory_search(
-            user_id=data["user_id"], query=data["q"], limit=data["k"], profile=prof_b, now=now,
-            **filters,
-        )
+        found = {
+            side: memory_search(
+                user_id=data["user_id"], query=data["q"], limit=data["k"], profile=prof,
+                now=now, **filters,
+            )
+            for side, (prof, _) in profiles.items()
+        }
     except store.RedisError:
         ctx["error"] = (
             "The search index (Redis) is unreachable, so the comparison cannot run. "
             "Memories are safe in the database; try again once Redis is back."
         )
         return ctx, 503
-    ids_a = [h.memory_id for h in found_a.results]
-    ids_b = [h.memory_id for h in found_b.results]
-    diff = lab_evaluation.compare_lists(ids_a, ids_b, data["k"])
+    ids = {side: [h.memory_id for h in f.results] for side, f in found.items()}
+    # Each other side against A: B's for the overlap strip, C's and D's in their columns.
+    diffs = {
+        side: lab_evaluation.compare_lists(ids["a"], ids[side], data["k"])
+        for side in sides if side != "a"
+    }
+    diff = diffs["b"]
     grades = lab_judgments.judgment_table(
-        user_id=data["user_id"], query=data["q"], memory_ids=set(ids_a) | set(ids_b)
+        user_id=data["user_id"], query=data["q"], memory_ids=set().union(*ids.values())
     )
     username = request.user.get_username()
     gains = lab_judgments.judgment_gains(user_id=data["user_id"], query=data["q"])
-    live_a = lab_evaluation.live_figures(ids_a, gains, data["k"])
-    live_b = lab_evaluation.live_figures(ids_b, gains, data["k"])
+    save = {h["side"]: h["save_params"] for h in ctx["heads"]}
+    columns = []
+    for side, (prof, _) in profiles.items():
+        rows = _column(
+            side, found[side], state,
+            other=diff["rank_b"] if side == "a" else None,
+            moves=diffs[side]["moves"] if side != "a" else None,
+            grades=grades, username=username,
+        )
+        columns.append(
+            {
+                "side": side,
+                "rows": rows,
+                "found": found[side],
+                "prof": prof,
+                "live": lab_evaluation.live_figures(ids[side], gains, data["k"]),
+                "save_params": save[side],
+                "diff": diffs.get(side),
+                "new_count": sum(
+                    1 for m in diffs[side]["moves"].values() if m["kind"] == "new"
+                ) if side != "a" else 0,
+            }
+        )
     ctx.update(
         {
-            "found_a": found_a,
-            "found_b": found_b,
+            "found_a": found["a"],
+            "found_b": found["b"],
             "diff": diff,
-            "rows_a": _column(
-                "a", found_a, state, other=diff["rank_b"], grades=grades, username=username
-            ),
-            "rows_b": _column(
-                "b", found_b, state, moves=diff["moves"], grades=grades, username=username
-            ),
-            "new_count": sum(1 for m in diff["moves"].values() if m["kind"] == "new"),
+            "rows_a": columns[0]["rows"],
+            "rows_b": columns[1]["rows"],
+            "new_count": columns[1]["new_count"],
+            "columns": columns,
             "chart": score_chart(
                 [
-                    (f"A · {prof_a.name}", SIDE_COLOURS["a"], [h.score for h in found_a.results]),
-                    (f"B · {prof_b.name}", SIDE_COLOURS["b"], [h.score for h in found_b.results]),
+                    (f"{side.upper()} · {prof.name}", SIDE_COLOURS[side],
+                     [h.score for h in found[side].results])
+                    for side, (prof, _) in profiles.items()
                 ],
                 data["k"],
             ),
             "judge_query": " ".join(data["q"].split()),
             # The skip links' target: the first result of the first column that has one.
-            "first_side": "a" if found_a.results else "b",
+            "first_side": next((s for s in sides if found[s].results), "a"),
         }
     )
-    save = {h["side"]: h["save_params"] for h in ctx["heads"]}
-    ctx["columns"] = [
-        ("a", ctx["rows_a"], found_a, prof_a, live_a, save["a"]),
-        ("b", ctx["rows_b"], found_b, prof_b, live_b, save["b"]),
-    ]
     return ctx, 200
+
+
+def _rearranged(request, form):
+    """The comparison with a profile added (``add``: the next side, showing the first
+    profile not yet compared) or one removed (``remove``: a side, while more than two are
+    compared; the sides after it move up a letter, sliders and all), or None when the
+    request asks neither. Both come from the tune form's buttons, with every slider."""
+    data = form.cleaned_data
+    sides = form.sides()
+    # (profile name, profile with its sliders, tuned?) of each side kept, in column order.
+    kept = [(data[s], *form.profile(s)) for s in sides]
+    if request.GET.get("add") and len(sides) < len(SIDES):
+        shown = {data[s] for s in sides}
+        name = next((n for n in form.profiles if n not in shown), data["a"])
+        kept.append((name, form.profiles[name], False))
+    elif request.GET.get("remove") in sides and len(sides) > 2:
+        del kept[sides.index(request.GET["remove"])]
+    else:
+        return None
+    state = {key: value for key, value in form.state().items() if key not in SIDES}
+    for letter, (name, prof, is_tuned) in zip(SIDES, kept, strict=False):
+        state[letter] = name
+        if is_tuned:
+            state |= tune_params(prof, letter)
+    return HttpResponseRedirect(reverse("lab:compare") + "?" + urlencode(state))
 
 
 def _base_context(request, form) -> dict:
@@ -230,16 +278,21 @@ def _base_context(request, form) -> dict:
 @vary_on_headers("HX-Request")
 @role_required("viewer")
 def compare(request):
-    """``/search/compare/?q=&user_id=&a=&b=&k=`` plus each side's slider settings (B's:
-    ``w_rel``, ``w_rec``, ``w_imp``, ``half_life``, ``k1``, ``bm25_b``, ``stemming``,
-    ``match_mode``; A's the same prefixed ``a_``).
+    """``/search/compare/?q=&user_id=&a=&b=&k=`` (and ``c=``, ``d=`` for a third and fourth
+    profile) plus each side's slider settings (B's: ``w_rel``, ``w_rec``, ``w_imp``,
+    ``half_life``, ``k1``, ``bm25_b``, ``stemming``, ``match_mode``; A's, C's and D's the
+    same prefixed ``a_``, ``c_``, ``d_``). ``add`` / ``remove`` (the tune form's buttons)
+    redirect to the comparison with a side added or removed.
 
-    htmx (a slider moved) gets the ``#results`` fragment, both columns recomputed, and pushes
+    htmx (a slider moved) gets the ``#results`` fragment, every column recomputed, and pushes
     the URL; a reviewer's comparison never bumps ``access_count`` (it observes, as search).
     """
     form = CompareForm(request.GET, profiles=list(RankingProfile.objects.all()))
     ctx, status = _base_context(request, form), 200
     if form.is_valid():
+        moved = _rearranged(request, form)
+        if moved is not None:
+            return moved
         more, status = _compare_context(request, form)
         ctx.update(more)
     else:
@@ -256,8 +309,8 @@ def compare_explain(request):
     ctx, status = _base_context(request, form), 200
     side = request.GET.get("side", "a")
     memory_id = request.GET.get("memory_id", "")
-    if not form.is_valid() or side not in ("a", "b") or not form.cleaned_data["user_id"]:
-        ctx["error"], status = "Choose a user, a query, a side (a or b) and a result.", 400
+    if (not form.is_valid() or side not in form.sides() or not form.cleaned_data["user_id"]):
+        ctx["error"], status = "Choose a user, a query, a compared side (a to d) and a result.", 400
     else:
         data = form.cleaned_data
         prof = form.profile(side)[0]
@@ -299,8 +352,8 @@ def compare_save(request):
         )
         return HttpResponseRedirect(back)
     side = request.POST.get("side", "b")
-    if side not in SIDES:
-        messages.error(request, f"Not saved: side must be one of {', '.join(SIDES)}.")
+    if side not in form.sides():
+        messages.error(request, f"Not saved: side must be one of {', '.join(form.sides())}.")
         return HttpResponseRedirect(back)
     tuned, _ = form.profile(side)
     try:
@@ -316,7 +369,7 @@ def compare_save(request):
     messages.success(request, f"Saved profile {profile.name}.")
     # The other sides keep their sliders; the saved side now is the saved profile, untuned.
     others = {}
-    for other in SIDES:
+    for other in form.sides():
         prof, is_tuned = form.profile(other)
         if other != side and is_tuned:
             others[other] = prof

@@ -16,7 +16,7 @@ from accounts.roles import has_role
 from console.pages import forbidden, paginate, refuse, render_page, role_required
 from lab import judgments as lab_judgments
 from lab.evaluation import K_MAX, live_figures
-from lab.forms import JudgmentFilterForm, JudgmentImportForm
+from lab.forms import SIDES, JudgmentFilterForm, JudgmentImportForm
 from lab.models import Judgment
 from lab.views.common import lab_nav, safe_next
 from memories.audit import snippet
@@ -172,7 +172,7 @@ def _judge(request):
     )
     rankings = _rankings(request.POST)
     if rankings:
-        # Both columns' nDCG@k / P@k, recomputed with this grade (out of band, by id).
+        # Every column's nDCG@k / P@k, recomputed with this grade (out of band, by id).
         k, sides = rankings
         gains = lab_judgments.judgment_gains(user_id=judgment.user_id, query=judgment.query)
         for side, ranked in sides.items():
@@ -187,17 +187,21 @@ def _judge(request):
 
 
 def _rankings(post) -> tuple[int, dict[str, list[str]]] | None:
-    """``(k, {"a": ids, "b": ids})`` from the compare page's ``#live-rankings`` (sent with
-    each grade by htmx), or None when they are absent or malformed (the grade still counts;
-    the figures then refresh with the next page load)."""
+    """``(k, {"a": ids, "b": ids, ...})`` from the compare page's ``#live-rankings`` (sent
+    with each grade by htmx: ``sides``, the compared sides, ``a,b`` when absent, and each
+    side's ``ranked_<side>``), or None when they are absent or malformed (the grade still
+    counts; the figures then refresh with the next page load)."""
     try:
         k = int(post.get("k", ""))
     except ValueError:
         return None
     if not 1 <= k <= K_MAX:
         return None
+    compared = post.get("sides", "a,b").split(",")
+    if not set(compared) <= set(SIDES) or len(set(compared)) != len(compared):
+        return None
     sides = {}
-    for side in ("a", "b"):
+    for side in compared:
         ids = post.getlist(f"ranked_{side}")
         if len(ids) > K_MAX or not all(MEMORY_ID_RE.match(i) for i in ids):
             return None

@@ -121,7 +121,9 @@ def run_detail(request, pk: int):
             "judge_url": reverse("lab:compare")
             + "?"
             + urlencode(
-                {"user_id": u["user_id"], "q": u["query"], "a": a, "b": b, "k": run.k}
+                {"user_id": u["user_id"], "q": u["query"], "a": a, "b": b}
+                | dict(zip(("c", "d"), names[2:4], strict=False))
+                | {"k": run.k}
                 | ({"query_set": run.query_set_id} if run.query_set_id else {})
             ),
         }
