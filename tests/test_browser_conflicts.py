@@ -91,6 +91,24 @@ def test_review_a_proposal_then_end_and_revalidate_the_fact(console, live_server
     assert page.locator(f"#conflict-{conflict.pk}").is_visible()
     assert page.locator("#nav-conflicts .nav-count").count() == 0
 
+    # The memory list's superseded state and the search page's as of / include superseded.
+    page.goto(f"{base}/memories/?user_id=household&state=superseded")
+    assert page.eval_on_selector_all("#memory-table tr[data-memory-id]",
+                                     "r => r.map(e => e.dataset.memoryId)") == [porto.memory_id]
+    _shows(page, "Superseded by")
+    assert page.evaluate(OVERFLOW)
+    _shot(page, "list-superseded", debug, width)
+    page.goto(f"{base}/search/")
+    page.fill("#id_user_id", "household")
+    page.fill("#id_q", "Alice Porto")
+    page.check("#id_include_superseded")
+    page.click("#search-form button[type=submit]")
+    _shows(page, "superseded by")
+    assert page.locator(f"tr[data-memory-id='{porto.memory_id}'] .valid-note a").inner_text() \
+        == madrid.memory_id
+    assert page.evaluate(OVERFLOW)
+    _shot(page, "search-superseded", debug, width)
+
     # The older memory's page: superseded, its timeline (Porto, then Madrid), the links.
     page.goto(f"{base}/memories/{porto.memory_id}/")
     assert page.locator("#state-badge").inner_text() == "superseded"
@@ -132,3 +150,41 @@ def test_review_a_proposal_then_end_and_revalidate_the_fact(console, live_server
     assert page.evaluate(OVERFLOW)
     _shot(page, "memory", debug, width)
     assert page.errors == []
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_without_javascript_the_queue_still_works(live_server, admin_user, monkeypatch,
+                                                  settings, width):
+    """Plain forms and redirects: a box ticked outside the bulk form (its form attribute)
+    is posted with it, and Accept all shown accepts the page's proposals."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    settings.DEBUG = True
+    for who, old, new in (("Alice", "Porto", "Madrid"), ("Bob", "Lyon", "Paris"),
+                          ("Carol", "Oslo", "Bergen")):
+        services.memory_create(user_id="household", content=f"{who} lives in {old}.")
+        services.memory_create(user_id="household", content=f"{who} moved to {new}.")
+    bob = Conflict.objects.get(newer__content="Bob moved to Paris.")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=gone.CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_context(java_script_enabled=False,
+                                   viewport={"width": width, "height": 900}).new_page()
+        page.goto(f"{live_server.url}/accounts/login/")
+        page.fill("#id_username", "ada")
+        page.fill("#id_password", "pw-ada")
+        page.click("button[type=submit]")
+        page.goto(f"{live_server.url}/conflicts/")
+        assert page.locator("#nav-conflicts .nav-count").inner_text() == "3"
+        page.check(f"#conflict-{bob.pk} input[name=conflict_ids]")
+        page.click("#accept-selected")
+        page.wait_for_url(f"{live_server.url}/conflicts/**")
+        assert page.get_by_text("Accepted 1 proposal.").is_visible()
+        bob.refresh_from_db()
+        assert bob.status == "accepted"
+        assert page.locator("#nav-conflicts .nav-count").inner_text() == "2"
+        page.click("#accept-shown")
+        page.wait_for_url(f"{live_server.url}/conflicts/**")
+        assert page.get_by_text("Accepted 2 proposals.").is_visible()
+        assert not Conflict.objects.filter(status="open").exists()
+        assert page.locator("#no-conflicts").is_visible()
+        browser.close()
