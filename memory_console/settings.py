@@ -250,6 +250,13 @@ MEMORY_DRIFT_CACHE_SECONDS = env_int("MEMORY_DRIFT_CACHE_SECONDS", 60)
 # 413: how long such a request holds its worker thread, plus the one search under way
 # (lab.evaluation.Deadline).
 MEMORY_EVALUATION_SECONDS = env_int("MEMORY_EVALUATION_SECONDS", 15)
+# An optional language model for summaries and extraction (sessions/formation/llm.py): the
+# base URL of an OpenAI-compatible API ending in /v1 (empty: none, the local methods answer),
+# the model's name, its key, and the seconds one call may take, retries included.
+MEMORY_LLM_URL = os.environ.get("MEMORY_LLM_URL", "")
+MEMORY_LLM_MODEL = os.environ.get("MEMORY_LLM_MODEL", "")
+MEMORY_LLM_API_KEY = os.environ.get("MEMORY_LLM_API_KEY", "")
+MEMORY_LLM_TIMEOUT = float(os.environ.get("MEMORY_LLM_TIMEOUT", "20"))
 # Supersession proposals on every write (memories/services/conflicts.py): off | propose |
 # apply; apply also accepts proposals of at least this confidence (0..1).
 MEMORY_SUPERSESSION = os.environ.get("MEMORY_SUPERSESSION", "propose")
@@ -273,9 +280,14 @@ if not 1 <= MEMORY_MAX_CONTENT_CHARS <= 131071:
     # Postings encode document lengths in 17 bits (search/index/lua/put.lua).
     raise ImproperlyConfigured("MEMORY_MAX_CONTENT_CHARS must be 1..131071")
 
+# The job queues by their logical name (what the code asks for: memories/queue.py) and the RQ
+# queue each one is: the same name, after MEMORY_QUEUE_PREFIX when one is set (none in
+# production; a test run sets its key prefix, so two runs sharing a Redis never share a queue).
+MEMORY_QUEUE_PREFIX = os.environ.get("MEMORY_QUEUE_PREFIX", "")
+JOB_QUEUES = {name: MEMORY_QUEUE_PREFIX + name for name in ("default", "index")}
 RQ_QUEUES = {
-    "default": {"URL": RQ_REDIS_URL, "DEFAULT_TIMEOUT": 3600},
-    "index": {"URL": RQ_REDIS_URL, "DEFAULT_TIMEOUT": 3600},
+    JOB_QUEUES["default"]: {"URL": RQ_REDIS_URL, "DEFAULT_TIMEOUT": 3600},
+    JOB_QUEUES["index"]: {"URL": RQ_REDIS_URL, "DEFAULT_TIMEOUT": 3600},
 }
 # The worker times every job for /metrics (integrations/metrics/worker.py) and schedules the
 # periodic jobs again when Redis lost them (operations/worker.py): memory_console/worker.py.

@@ -76,6 +76,25 @@ def count_write(kind: str, n: int = 1) -> None:
     MEMORY_WRITES.labels(kind=kind).inc(n)
 
 
+LLM_PURPOSES = ("summary", "extraction")
+LLM_OUTCOMES = ("ok", "off", "timeout", "error", "invalid")
+
+LLM_CALLS = Histogram(
+    "llm_call_duration_seconds", "Time of one language model call (sessions.formation.llm), "
+    "by purpose (summary, extraction) and outcome (ok, off, timeout, error, invalid); its "
+    "count is the number of calls.",
+    ["purpose", "outcome"], namespace=NAMESPACE, buckets=LATENCY_BUCKETS)
+
+
+def observe_llm_call(*, purpose: str, outcome: str, seconds: float) -> None:
+    """One language model call; a caller that then uses its local method counts it as a
+    fallback by the outcome (anything but ``ok``). Raises ValueError for a label outside its
+    vocabulary."""
+    if purpose not in LLM_PURPOSES or outcome not in LLM_OUTCOMES:
+        raise ValueError(f"purpose {purpose!r} / outcome {outcome!r} unknown")
+    LLM_CALLS.labels(purpose=purpose, outcome=outcome).observe(seconds)
+
+
 def count_redis_error(where: str) -> None:
     """A Redis error at ``where`` (a short fixed name: ``api``, ``mirror``, ``recall_hits``)."""
     REDIS_ERRORS.labels(where=where).inc()
