@@ -41,6 +41,10 @@ class MessageIn(Strict):
     at: str | None = None  # ISO 8601: when it was said (transcripts loaded after the fact)
 
 
+class SummariseIn(Strict):
+    max_chars: int | None = None  # 100..20000; default the rolling summary's 2000
+
+
 class MessagesIn(Strict):
     role: str | None = None
     content: str | None = Field(default=None, max_length=65536)
@@ -63,6 +67,7 @@ def session_out(session: Session) -> dict:
     return {"session_id": session.session_id, "user_id": session.user_id,
             "agent_id": session.agent_id, "hot": hot, "ttl": ttl,
             "total": session.messages.count(), "summary": session.summary,
+            "summary_method": session.summary_method,
             "metadata": session.metadata, "created_at": session.created_at.isoformat(),
             "updated_at": session.updated_at.isoformat()}
 
@@ -141,9 +146,20 @@ def session_context(request, session_id: str, last: int = 20, max_tokens: int | 
                                     at=when)
 
 
+@router.post("/sessions/{path:session_id}/summarise", response=dict, tags=["sessions"])
+def summarise_session(request, session_id: str, payload: SummariseIn | None = None):
+    """The summary of the whole session now, ``{"summary", "method": "local"|"llm",
+    "chars"}``, by the code the rolling fold uses; read-only (the session is not changed)."""
+    require_role(request.user, "viewer")
+    _session_or_404(request, session_id)
+    return sessions.session_summarise(session_id=session_id,
+                                      max_chars=payload.max_chars if payload else None)
+
+
 # Session ids may hold "/" (any 1-128 characters): the path converter takes it, and the
-# routes with a suffix (messages, promote, context) come first, so an id that itself ends in
-# one of those suffixes is shadowed by that route (docs/agent-developer.md, "Conventions").
+# routes with a suffix (messages, promote, context, summarise) come first, so an id that
+# itself ends in one of those suffixes is shadowed by that route (docs/agent-developer.md,
+# "Conventions").
 @router.get("/sessions/{path:session_id}", response=dict, tags=["sessions"])
 def get_session(request, session_id: str):
     require_role(request.user, "viewer")

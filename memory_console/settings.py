@@ -222,7 +222,6 @@ MEMORY_SERVING_SNAPSHOT_DIR = os.environ.get("MEMORY_SERVING_SNAPSHOT_DIR",
 MEMORY_SESSION_FOLD_AT = env_int("MEMORY_SESSION_FOLD_AT", 200)
 # ... or when its estimated tokens (characters / 4) pass this budget.
 MEMORY_SESSION_FOLD_TOKENS = env_int("MEMORY_SESSION_FOLD_TOKENS", 8000)
-MEMORY_SUMMARISER = os.environ.get("MEMORY_SUMMARISER", "sessions.summarise.ExtractiveSummariser")
 # Forgetting policy (operations/policy.py).
 MEMORY_POLICY_IDLE_DAYS = env_int("MEMORY_POLICY_IDLE_DAYS", 90)
 MEMORY_POLICY_IMPORTANCE_BELOW = float(os.environ.get("MEMORY_POLICY_IMPORTANCE_BELOW", "0.3"))

@@ -12,6 +12,9 @@ class Session(models.Model):
     system_prompt = models.TextField(blank=True, default="")
     metadata = models.JSONField(default=dict, blank=True)
     summary = models.TextField(blank=True, default="")
+    # Who wrote ``summary``: "local" (sessions.formation.summary) or "llm" (the language
+    # model); "" before the first fold.
+    summary_method = models.CharField(max_length=8, blank=True, default="")
     # Messages with seq <= this are folded into ``summary`` (and trimmed from the hot window).
     summary_upto_seq = models.PositiveIntegerField(default=0)
     # Kept by every append (and fold), so an append needs neither MAX(seq) nor a SUM over

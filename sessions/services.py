@@ -19,14 +19,16 @@ from memories import store
 from memories.errors import InvalidInput, NotFound
 from memories.validation import clean_identifier, clean_json_object, clean_text
 from sessions import store as session_store
+from sessions.formation.rolling import fold_summary, session_summary
+from sessions.formation.summary import Turn
 from sessions.models import Message, Session
 from sessions.promote import messages_arrived
-from sessions.summarise import get_summariser
 
 log = logging.getLogger(__name__)
 
 ROLES = ("user", "assistant", "system", "tool")
 DEFAULT_TTL_SECONDS = 3600
+SUMMARY_CHARS = 2000  # the rolling summary's length at most
 
 
 def _aware(value: dt.datetime | None) -> dt.datetime | None:
@@ -137,15 +139,23 @@ def _over_budget(session: Session, last_seq: int) -> bool:
     return session.unfolded_chars // 4 > settings.MEMORY_SESSION_FOLD_TOKENS
 
 
-@transaction.atomic
+def _turns(messages) -> list[Turn]:
+    """Messages as summary turns; system messages never enter a summary."""
+    return [Turn(role=m.role, text=m.content, at=m.ts) for m in messages if m.role != "system"]
+
+
 def session_fold(*, session_id: str, keep: int | None = None) -> dict:
     """Fold the oldest messages into the rolling summary, keeping the newest ``keep``
     (default: half the message limit and half the token budget) in the hot window.
 
-    Every message stays in the database; after a fold each one is either a source of the
-    summary (seq <= ``summary_upto_seq``) or in the window. Returns what was folded.
+    The summary is written by the language model when one is configured, else (and on any
+    failure of it) by the local method (``sessions.formation.rolling``), before the session
+    is locked: appends never wait for the model. A fold that finds another fold came first
+    folds nothing. Every message stays in the database; after a fold each one is either a
+    source of the summary (seq <= ``summary_upto_seq``) or in the window. Returns what was
+    folded and ``method``.
     """
-    session = Session.objects.select_for_update().filter(session_id=session_id).first()
+    session = Session.objects.filter(session_id=session_id).first()
     if session is None:
         raise NotFound(f"session {session_id!r} not found", field="session_id")
     last = session.last_seq
@@ -155,14 +165,25 @@ def session_fold(*, session_id: str, keep: int | None = None) -> dict:
     start = session.summary_upto_seq
     if upto <= start:
         return {"folded": 0, "summary_upto_seq": start}
-    texts = [session.summary] if session.summary else []
-    texts += [f"{m.role}: {m.content}"
-              for m in session.messages.filter(seq__gt=start, seq__lte=upto).order_by("seq")]
-    session.summary = get_summariser().summarise(texts, max_chars=2000)
+    folded = session.messages.filter(seq__gt=start, seq__lte=upto).order_by("seq")
+    summary, method = fold_summary(session.summary, _turns(folded), max_chars=SUMMARY_CHARS)
+    with transaction.atomic():
+        return _fold_commit(session_id, start, upto, summary, method)
+
+
+def _fold_commit(session_id: str, start: int, upto: int, summary: str, method: str) -> dict:
+    session = Session.objects.select_for_update().filter(session_id=session_id).first()
+    if session is None:
+        raise NotFound(f"session {session_id!r} not found", field="session_id")
+    if session.summary_upto_seq != start:  # another fold came first: its summary stands
+        return {"folded": 0, "summary_upto_seq": session.summary_upto_seq}
+    session.summary = summary
+    session.summary_method = method
     session.summary_upto_seq = upto
     session.unfolded_chars = session.messages.filter(seq__gt=upto).aggregate(
         n=Sum(Length("content")))["n"] or 0
-    session.save(update_fields=["summary", "summary_upto_seq", "unfolded_chars"])
+    session.save(update_fields=["summary", "summary_method", "summary_upto_seq",
+                                "unfolded_chars"])
     outbox.outbox_record(type="session.folded", namespace=session.user_id, data={"session": {
         "session_id": session.session_id, "user_id": session.user_id,
         "agent_id": session.agent_id, "summary": session.summary, "folded": upto - start,
@@ -175,7 +196,24 @@ def session_fold(*, session_id: str, keep: int | None = None) -> dict:
             log.warning("session window not trimmed: %s", type(exc).__name__)
 
     transaction.on_commit(trim)
-    return {"folded": upto - start, "summary_upto_seq": upto}
+    return {"folded": upto - start, "summary_upto_seq": upto, "method": method}
+
+
+def session_summarise(*, session_id: str, max_chars: int | None = None) -> dict:
+    """The summary of the whole session now, by the code the fold uses (read-only: the
+    session is not changed): ``{"summary", "method", "chars"}``. Raises NotFound,
+    InvalidInput for ``max_chars`` outside 100..20000."""
+    if max_chars is None:
+        max_chars = SUMMARY_CHARS
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int) \
+            or not 100 <= max_chars <= 20000:
+        raise InvalidInput("max_chars must be 100..20000", field="max_chars")
+    session = Session.objects.filter(session_id=session_id).first()
+    if session is None:
+        raise NotFound(f"session {session_id!r} not found", field="session_id")
+    summary, method = session_summary(_turns(session.messages.order_by("seq")),
+                                      max_chars=max_chars)
+    return {"summary": summary, "method": method, "chars": len(summary)}
 
 
 def _mirror(session: Session, rows: list[Message], *, fresh: bool = False) -> None:
@@ -218,7 +256,8 @@ def _window_whole(messages: list[dict], session: Session, wanted: int) -> bool:
 
 def session_context(*, session_id: str, last: int = 20, max_tokens: int | None = None,
                     at: dt.datetime | None = None) -> dict:
-    """``{"summary", "messages": [{"role", "content", "at"}] oldest first, "total", "hot"}``.
+    """``{"summary", "summary_method", "messages": [{"seq", "role", "content", "at"}] oldest
+    first, "total", "hot"}``.
 
     From the hot window when it holds enough, else from the database (which also answers
     ``at``: what the agent had seen at that moment). ``max_tokens`` keeps the newest
@@ -263,6 +302,8 @@ def session_context(*, session_id: str, last: int = 20, max_tokens: int | None =
             kept.append(m)
             budget -= cost
         messages = kept[::-1]
-    return {"summary": session.summary if at is None else "", "total": total, "hot": hot,
-            "messages": [{"role": m["role"], "content": m["content"], "at": m["at"]}
-                         for m in messages]}
+    return {"summary": session.summary if at is None else "",
+            "summary_method": session.summary_method if at is None else "",
+            "total": total, "hot": hot,
+            "messages": [{"seq": m["seq"], "role": m["role"], "content": m["content"],
+                          "at": m["at"]} for m in messages]}

@@ -164,13 +164,16 @@ def test_folding_keeps_every_message_in_the_summary_sources_or_the_window(builti
     all_keys_have_ttl(s)
 
 
-def test_the_summariser_is_extractive_and_bounded():
-    from sessions.summarise import ExtractiveSummariser
+def test_the_fold_summary_keeps_facts_within_its_bound_and_leaves_system_turns_out():
+    from sessions.formation.rolling import fold_summary
+    from sessions.formation.summary import Turn
 
-    texts = ["The deploy failed. Redis was full.", "Redis memory hit 95%. We added RAM.",
-             "Lunch was good."]
-    out = ExtractiveSummariser().summarise(texts, max_chars=60)
-    assert 0 < len(out) <= 60 and "Redis" in out
+    turns = [Turn("system", "You are a terse ops assistant."),
+             Turn("user", "The deploy failed. Redis was full."),
+             Turn("assistant", "Redis memory hit 95%. We added RAM."), Turn("user", "Thanks!")]
+    out, method = fold_summary("", turns, max_chars=80)
+    assert method == "local" and 0 < len(out) <= 80 and "Redis" in out
+    assert "terse" not in out and "Thanks" not in out
 
 
 def test_a_token_budget_also_triggers_folding(builtins, settings):

@@ -22,7 +22,7 @@ from api.memories import (
     memory_out,
 )
 from api.search import RecallIn, hit_out
-from api.sessions import MessagesIn, SessionIn, _session_or_404, session_out
+from api.sessions import MessagesIn, SessionIn, SummariseIn, _session_or_404, session_out
 from integrations.metrics.registry import count_redis_error, observe_recall
 from memories import access, listing, services, store
 from memories.errors import InvalidInput
@@ -231,5 +231,13 @@ def get_context(caller, *, session_id: str, last: int = 20, max_tokens=None,
     when = parse_iso_datetime(at, "at") if at is not None else None
     context = sessions.session_context(session_id=session_id, last=last,
                                        max_tokens=max_tokens, at=when)
-    return {"summary": context["summary"], "messages": context["messages"],
-            "total": context["total"]}
+    return {"summary": context["summary"], "summary_method": context["summary_method"],
+            "messages": context["messages"], "total": context["total"]}
+
+
+def summarise_session(caller, *, session_id: str, max_chars=None) -> dict:
+    """As ``POST /sessions/{id}/summarise``: read-only, a viewer's."""
+    require_role(caller.user, "viewer")
+    _session_or_404(caller, session_id)
+    payload = SummariseIn.model_validate({"max_chars": max_chars})
+    return sessions.session_summarise(session_id=session_id, max_chars=payload.max_chars)

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from integrations.mcp import bodies
 from integrations.mcp.runner import call_tool_body, read_resource_body
-from integrations.mcp.shapes import Appended, ContextOut, SessionOut
+from integrations.mcp.shapes import Appended, ContextOut, SessionOut, SummaryOut
 
 SessionId = Annotated[str, Field(description="the session's id")]
 
@@ -59,6 +59,16 @@ async def get_context(
     return await call_tool_body(bodies.get_context, **locals())
 
 
+async def summarise_session(
+    session_id: SessionId,
+    max_chars: Annotated[int | None, Field(description="the summary's length at most, "
+                                                       "100..20000 (default 2000)")] = None,
+) -> SummaryOut:
+    """The summary of the whole session now (the language model's when one is configured,
+    else the local method's: ``method`` says which); read-only."""
+    return await call_tool_body(bodies.summarise_session, **locals())
+
+
 TOOLS = [
     (create_session, ToolAnnotations(title="Start a session", read_only_hint=False,
                                      destructive_hint=False, open_world_hint=False)),
@@ -66,6 +76,8 @@ TOOLS = [
                                       destructive_hint=False, open_world_hint=False)),
     (get_context, ToolAnnotations(title="Session context", read_only_hint=True,
                                   idempotent_hint=True, open_world_hint=False)),
+    (summarise_session, ToolAnnotations(title="Summarise a session", read_only_hint=True,
+                                        idempotent_hint=True, open_world_hint=False)),
 ]
 
 

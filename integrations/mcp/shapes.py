@@ -129,6 +129,8 @@ class Appended(_Open):
 
 
 class ContextMessage(_Open):
+    seq: int = Field(description="the message's number in the session, from 1 (promote "
+                                 "takes it)")
     role: str
     content: str
     at: str
@@ -138,5 +140,15 @@ class ContextOut(_Open):
     """``GET /api/v1/sessions/{id}/context``: the rolling summary and the newest messages."""
 
     summary: str
+    summary_method: str = Field(default="", description="who wrote the summary: local, llm, "
+                                                        "or empty before the first fold")
     messages: list[ContextMessage] = Field(description="oldest first")
     total: int = Field(description="every message of the session")
+
+
+class SummaryOut(_Open):
+    """``POST /api/v1/sessions/{id}/summarise``: the whole session's summary now."""
+
+    summary: str
+    method: str = Field(description="local, or llm when the language model wrote it")
+    chars: int

@@ -42,12 +42,23 @@ def configured() -> bool:
     return bool(getattr(settings, "MEMORY_LLM_URL", ""))
 
 
-def chat(messages: list[dict], *, purpose: str, max_tokens: int = 1024) -> str:
+def chat(messages: list[dict], *, purpose: str, max_tokens: int = 1024,
+         validate: Callable[[str], str] | None = None) -> str:
     """The model's plain-text answer (``choices[0].message.content``) to ``messages``
-    (``[{"role", "content"}]``), at temperature 0. ``purpose`` (summary, extraction) labels
-    the metrics. Raises ModelUnavailable."""
-    return _counted(purpose, lambda: _request(messages, json_answer=False,
-                                              max_tokens=max_tokens))
+    (``[{"role", "content"}]``), at temperature 0, passed through ``validate`` when given
+    (it raises ValueError for an unusable answer: ``invalid``). ``purpose`` (summary,
+    extraction) labels the metrics. Raises ModelUnavailable."""
+
+    def ask():
+        text = _request(messages, json_answer=False, max_tokens=max_tokens)
+        if validate is None:
+            return text
+        try:
+            return validate(text)
+        except ValueError as exc:
+            raise ModelUnavailable("invalid", str(exc)) from exc
+
+    return _counted(purpose, ask)
 
 
 def chat_json(messages: list[dict], *, purpose: str, validate: Callable[[object], T],

@@ -329,6 +329,13 @@ class Endpoints:
                               params={"last": last, "max_tokens": max_tokens, "at": at},
                               idempotent=True))
 
+    def summarise(self, session_id: str, max_chars: int | None = None) -> m.Summary:
+        """The summary of the whole session now, at most ``max_chars`` (100..20000, default
+        2000) characters; read-only (the session is not changed)."""
+        return self._run(Call("POST", f"/sessions/{seg(session_id)}/summarise",
+                              _one(m.Summary), json=compact({"max_chars": max_chars}),
+                              idempotent=True))
+
     def promote_message(self, session_id: str, seq: int, *, reason: str | None = None
                         ) -> m.Memory:
         return self._run(Call("POST", f"/sessions/{seg(session_id)}/messages/{int(seq)}/promote",

@@ -251,6 +251,7 @@ class Session(Model):
     ttl: int | None = None
     total: int = 0
     summary: str = ""
+    summary_method: str = ""
     metadata: dict[str, Any] = Field(default_factory=dict)
     created_at: datetime | None = None
     updated_at: datetime | None = None
@@ -267,18 +268,33 @@ class Appended(Model):
 
 
 class ContextMessage(Model):
+    """``seq``: the message's number in the session (from 1; what ``promote_message``
+    takes); None from a server older than this field."""
+
     role: str
     content: str
     at: datetime | None = None
+    seq: int | None = None
 
 
 class Context(Model):
     """``GET /sessions/{id}/context``: the rolling summary and the newest messages,
-    oldest first; ``total`` = every message of the session."""
+    oldest first; ``total`` = every message of the session; ``summary_method`` who wrote
+    the summary (``local``, ``llm``, or empty before the first fold)."""
 
     summary: str = ""
+    summary_method: str = ""
     messages: list[ContextMessage]
     total: int
+
+
+class Summary(Model):
+    """``POST /sessions/{id}/summarise``: the whole session's summary now; ``method`` is
+    ``local`` or ``llm`` (the language model wrote it); ``chars`` its length."""
+
+    summary: str
+    method: str
+    chars: int
 
 
 class NamespaceRow(Model):
