@@ -1,4 +1,10 @@
-"""Enqueue a background job (django-rq) after the current transaction commits.
+"""The job queues by logical name, and enqueueing a background job (django-rq) after the
+current transaction commits.
+
+The code names a queue by its logical name, ``"default"`` or ``"index"``; settings
+``JOB_QUEUES`` maps each to the RQ queue it is (the same name in production; a test run's
+names carry its key prefix, so runs sharing a Redis never take each other's jobs). Every
+reader and writer of a queue, its registries and the worker go through this mapping.
 
 A layer below every writer and job module, so a writer can ask for a job by its dotted
 path without importing the jobs (which import the writers).
@@ -10,11 +16,49 @@ from collections.abc import Callable
 from functools import partial
 
 import django_rq
+from django.conf import settings
 from django.db import transaction
 from redis import RedisError
 from rq import Callback, Retry
 
 log = logging.getLogger(__name__)
+
+DEFAULT = "default"
+INDEX = "index"
+LOGICAL = (DEFAULT, INDEX)
+
+
+def queue_name(logical: str) -> str:
+    """The RQ queue name of a logical queue (KeyError for an unknown one)."""
+    return settings.JOB_QUEUES[logical]
+
+
+def queue_names(*logical: str) -> list[str]:
+    """The RQ queue names of ``logical`` (every queue when none is named): what a worker
+    listens on."""
+    return [queue_name(name) for name in logical or LOGICAL]
+
+
+def logical_name(rq_name: str) -> str:
+    """The logical name of an RQ queue name (a job's ``origin``); an unknown name as is."""
+    return next((k for k, v in settings.JOB_QUEUES.items() if v == rq_name), rq_name)
+
+
+def get_queue(logical: str = INDEX, **kwargs):
+    """The RQ queue of a logical queue (``django_rq.get_queue`` arguments pass through)."""
+    return django_rq.get_queue(queue_name(logical), **kwargs)
+
+
+def get_connection():
+    """The Redis connection of the job queues (both live on ``RQ_REDIS_URL``)."""
+    return django_rq.get_connection(queue_name(INDEX))
+
+
+def job_id(name: str) -> str:
+    """A fixed job id (a periodic job's), the queues' prefix before it: job hashes are not
+    per queue, so two runs sharing a Redis must not share them either."""
+    return settings.MEMORY_QUEUE_PREFIX + name
+
 
 # job.finished webhook events (integrations/webhooks/job_events.py), by dotted path so this
 # layer imports nothing above it.
@@ -44,9 +88,10 @@ def after_commit(put: Callable[[], object], *, what: str) -> None:
     transaction.on_commit(committed)
 
 
-def enqueue(func, *args, queue: str = "index", namespaces: list[str] | None = None,
+def enqueue(func, *args, queue: str = INDEX, namespaces: list[str] | None = None,
             **kwargs) -> str:
-    """Enqueue ``func`` after the current transaction commits; returns the job id.
+    """Enqueue ``func`` on the logical queue ``queue`` after the current transaction
+    commits; returns the job id.
 
     ``namespaces`` are the namespaces the job reads or changes (``job.meta["namespaces"]``;
     None: every one), so ``GET /jobs/{id}`` shows it only to tokens that reach them all.
@@ -56,7 +101,7 @@ def enqueue(func, *args, queue: str = "index", namespaces: list[str] | None = No
     """
     job_id = f"job_{uuid.uuid4().hex[:16]}"
     # commit_mode="auto": after_commit decides when, and catches what fails after a commit.
-    put = partial(django_rq.get_queue(queue, commit_mode="auto").enqueue, func, *args,
+    put = partial(get_queue(queue, commit_mode="auto").enqueue, func, *args,
                   job_id=job_id, meta={"namespaces": namespaces},
                   # A job whose worker died is retried once, then shows as failed: never
                   # silently lost.

@@ -1,7 +1,7 @@
 """Settings for the test suite: the real settings, a DEBUG default and a Redis key prefix
 of this run's own, so concurrent runs never share the hot store or the index (tests/conftest.py
-cleans it). RQ's queues have fixed names in the test Redis database: run one suite at a time
-per database (TEST_REDIS_URL picks another)."""
+cleans it). The run's job queues carry the same prefix (``mctest-…-index``), so concurrent
+runs sharing a Redis database never take each other's jobs either."""
 
 import os
 import uuid
@@ -9,6 +9,8 @@ import uuid
 os.environ.setdefault("DEBUG", "1")
 os.environ.setdefault("REDIS_URL", os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/9"))
 os.environ.setdefault("MEMORY_KEY_PREFIX", f"mctest-{uuid.uuid4().hex[:10]}")
+# Always the key prefix (never an inherited one): a worker's queues are its own.
+os.environ["MEMORY_QUEUE_PREFIX"] = os.environ["MEMORY_KEY_PREFIX"] + "-"
 # No periodic embedding job unless a test asks for it: a real worker started by a test would
 # otherwise encode every memory the test wrote (minutes for thousands of them on a loaded
 # machine). Tests of semantic rescoring call ``search.embeddings.embed_pending`` themselves;

@@ -1,10 +1,10 @@
 """Index health for the Index page and ``GET /api/v1/index/health`` (reads only)."""
 
-import django_rq
 from django.conf import settings
 from rq.registry import FailedJobRegistry
 
 from memories import access, store
+from memories import queue as job_queue
 from memories.models import Memory
 from operations import drift_cache
 
@@ -32,8 +32,8 @@ def index_health(*, refresh: bool = False) -> dict:
     client = store.get_client()
     summary = drift_cache.drift_summary(refresh=refresh)
     queues, failed, failed_count = {}, [], 0
-    for name in ("default", "index"):
-        queue = django_rq.get_queue(name)
+    for name in job_queue.LOGICAL:
+        queue = job_queue.get_queue(name)
         queues[name] = queue.count
         registry = FailedJobRegistry(queue=queue)
         for job_id in registry.get_job_ids(0, 19, desc=True):  # newest first

@@ -1,14 +1,15 @@
 """Background jobs (django-rq). Thin: each calls one function and reports progress.
 
-Queues: ``index`` (reindex, reconcile) and ``default``. Enqueue with :func:`enqueue`, which
-django-rq defers until the current transaction commits.
+Queues: ``index`` (reindex, reconcile) and ``default``, logical names mapped to RQ's by
+``memories.queue``. Enqueue with :func:`memories.queue.enqueue`, which defers it until the
+current transaction commits.
 """
 
 import re
 
-import django_rq
 from rq import get_current_job
 
+from memories import queue as job_queue
 from operations import consolidate, drift, drift_cache, plan_cache, policy, reindex
 
 _JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -51,7 +52,7 @@ def job_status(job_id: str) -> dict | None:
     if not _JOB_ID.match(job_id):
         return None
     try:
-        job = Job.fetch(job_id, connection=django_rq.get_connection("index"))
+        job = Job.fetch(job_id, connection=job_queue.get_connection())
     except NoSuchJobError:
         return None
     status = job.get_status(refresh=True)
@@ -71,11 +72,12 @@ def job_status(job_id: str) -> dict | None:
             "namespaces": job.meta.get("namespaces")}
 
 
-PERIODIC_RECONCILE_ID = "periodic-reconcile"
+# Fixed ids, after the queues' prefix (none in production).
+PERIODIC_RECONCILE_ID = job_queue.job_id("periodic-reconcile")
 
-PERIODIC_ACCESS_FOLD_ID = "periodic-access-fold"
+PERIODIC_ACCESS_FOLD_ID = job_queue.job_id("periodic-access-fold")
 
-PERIODIC_EMBED_ID = "periodic-embed"
+PERIODIC_EMBED_ID = job_queue.job_id("periodic-embed")
 
 
 def periodic_reconcile_job() -> dict:
@@ -142,7 +144,8 @@ def _schedule_next(func) -> None:
     import datetime as dt
 
     job_id, seconds = _periodic()[func]
-    django_rq.get_queue("index").enqueue_in(dt.timedelta(seconds=seconds), func, job_id=job_id)
+    job_queue.get_queue(job_queue.INDEX).enqueue_in(dt.timedelta(seconds=seconds), func,
+                                                    job_id=job_id)
 
 
 def schedule_periodic() -> None:
@@ -164,7 +167,7 @@ def periodic_ensure() -> list[str]:
     from rq.job import Job
     from rq.registry import ScheduledJobRegistry
 
-    queue = django_rq.get_queue("index")
+    queue = job_queue.get_queue(job_queue.INDEX)
     scheduled = set(ScheduledJobRegistry(queue=queue).get_job_ids())
     seeded = []
     for func, (job_id, _seconds) in _periodic().items():

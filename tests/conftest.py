@@ -13,6 +13,7 @@ from rq.exceptions import NoSuchJobError
 
 from accounts.tokens import token_create
 from memories import generation_cache, store
+from memories import queue as job_queue
 from memories.migrations import _builtins
 from search.serving import feed as serving_feed
 
@@ -54,16 +55,13 @@ def _clean_redis():
         client.delete(*keys)
 
 
-QUEUES = ("default", "index")
-
-
 @pytest.fixture
 def empty_queues():
     """The job queues empty before and after the test, scheduled jobs too (jobs of another
     test never run)."""
     def empty():
-        for name in QUEUES:
-            queue = django_rq.get_queue(name)
+        for name in job_queue.LOGICAL:
+            queue = job_queue.get_queue(name)
             queue.empty()
             # A periodic job another test scheduled must not come due in this one.
             for job_id in queue.scheduled_job_registry.get_job_ids():
@@ -78,7 +76,7 @@ def empty_queues():
 
 def work():
     """Run every queued job in a burst worker on the real Redis."""
-    django_rq.get_worker(*QUEUES).work(burst=True)
+    django_rq.get_worker(*job_queue.queue_names()).work(burst=True)
 
 
 @pytest.fixture

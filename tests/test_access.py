@@ -3,12 +3,12 @@ exactly once, also across crashes and concurrent folders."""
 
 import datetime as dt
 
-import django_rq
 import pytest
 from django.utils import timezone
 from rq.registry import ScheduledJobRegistry
 
 from memories import access, services, store
+from memories import queue as job_queue
 from memories.models import AccessFold, Memory
 from operations import backup, jobs, policy
 from tests.helpers import create, memory_hash, with_folds_running
@@ -135,7 +135,7 @@ def test_the_periodic_job_folds_and_forgets_old_fold_records(builtins):
     assert result["hits"] == 1 and result["pruned"] == 1
     assert count(m) == 1
     assert list(AccessFold.objects.values_list("hits", flat=True)) == [1]
-    registry = ScheduledJobRegistry(queue=django_rq.get_queue("index"))
+    registry = ScheduledJobRegistry(queue=job_queue.get_queue("index"))
     assert jobs.PERIODIC_ACCESS_FOLD_ID in registry.get_job_ids()
     registry.remove(jobs.PERIODIC_ACCESS_FOLD_ID, delete_job=True)
 

@@ -17,6 +17,7 @@ import django_rq
 import pytest
 from rq import SimpleWorker
 
+from memories import queue as job_queue
 from memories import services
 from memories.models import AuditEvent, Memory
 from sessions.services import session_append, session_create
@@ -116,7 +117,8 @@ def test_diff_rollback_and_reindex(browser_page, live_server, admin_user, editor
     # The answer's job-started event reloaded the health fragment: the history lists the job.
     page.wait_for_selector("#job-history .job-queued")
     shot(page, "12-index-reindex-queued")
-    django_rq.get_worker("default", "index", worker_class=SimpleWorker).work(burst=True)
+    django_rq.get_worker(*job_queue.queue_names(),
+                         worker_class=SimpleWorker).work(burst=True)
     page.wait_for_selector("#job-progress[data-status=finished]", timeout=15000)
     assert "100%" in page.inner_text("#job-progress")
     assert page.get_attribute("#job-progress", "hx-trigger") is None  # polling stopped

@@ -9,6 +9,7 @@ import shutil
 import pytest
 from rq import SimpleWorker
 
+from memories import queue as job_queue
 from memories import services
 from memories.models import Memory
 from tests import test_browser
@@ -106,7 +107,8 @@ def test_undo_a_policy_run_from_the_policy_page(browser_page, live_server, admin
             # The live server runs in a thread: the job runs here, in the main thread.
             import django_rq
 
-            django_rq.get_worker("default", worker_class=SimpleWorker).work(burst=True)
+            django_rq.get_worker(*job_queue.queue_names("default"),
+                         worker_class=SimpleWorker).work(burst=True)
             assert Memory.objects.filter(user_id="harbor", deleted_at__isnull=True).count() == 0
             page.goto(f"{base}/index/policy/?user_id=harbor")
         shot(page, f"consolidation-runs-{width}")
@@ -136,7 +138,8 @@ def test_apply_all_leaves_a_fresh_section_once_its_job_is_done(browser_page, liv
     page.wait_for_selector("#policy-job [data-status]")
     import django_rq
 
-    django_rq.get_worker("default", worker_class=SimpleWorker).work(burst=True)
+    django_rq.get_worker(*job_queue.queue_names("default"),
+                         worker_class=SimpleWorker).work(burst=True)
     assert Memory.objects.filter(source="consolidation").count() == 2
     # The finished job's progress reloads the section: no group, no Apply all any more.
     page.wait_for_selector("#no-groups")

@@ -8,6 +8,7 @@ import shutil
 import pytest
 from rq import SimpleWorker
 
+from memories import queue as job_queue
 from tests import test_browser
 from tests.test_browser import CHROMIUM, shot
 from tests.test_browser_audit import login
@@ -23,7 +24,6 @@ pytestmark = [
 
 
 def test_add_an_endpoint_and_send_a_test_event(browser_page, live_server, admin_user, settings):
-    import django_rq
 
     settings.WEBHOOKS_ALLOW_PRIVATE = True
     page, errors = browser_page
@@ -39,8 +39,8 @@ def test_add_an_endpoint_and_send_a_test_event(browser_page, live_server, admin_
         page.wait_for_selector("#delivery-rows")
         page.click("#send-test")
         page.wait_for_selector("#delivery-table >> text=pending")
-        SimpleWorker([django_rq.get_queue("default")],
-                     connection=django_rq.get_connection("default")).work(burst=True)
+        SimpleWorker([job_queue.get_queue("default")],
+                     connection=job_queue.get_connection()).work(burst=True)
         page.click("#delivery-rows >> text=Refresh")
         page.wait_for_selector("#delivery-table >> text=delivered")
         assert [e["type"] for e in receiver.events()] == ["webhook.test"]

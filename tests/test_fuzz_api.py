@@ -15,7 +15,6 @@ services and the index.
 import contextlib
 import hashlib
 
-import django_rq
 import pytest
 import schemathesis
 from django.core.wsgi import get_wsgi_application
@@ -24,6 +23,7 @@ from rq.exceptions import NoSuchJobError
 from rq.job import Job
 from schemathesis.checks import not_a_server_error
 
+from memories import queue as job_queue
 from memories import services
 from sessions import services as sessions
 
@@ -59,7 +59,7 @@ def fuzz_world(admin_api):
         "jobs": [],
     }
     yield world
-    connection = django_rq.get_connection("index")
+    connection = job_queue.get_connection()
     for job_id in world["jobs"]:
         with contextlib.suppress(NoSuchJobError):
             Job.fetch(job_id, connection=connection).delete(remove_from_queue=True)

@@ -4,9 +4,9 @@ An index stamped "2" may hold hashes written before ``author`` joined them; the 
 process that finds the older stamp queues one reindex, which rewrites every hash from the
 database, after which ``author`` filters find those memories."""
 
-import django_rq
 import pytest
 
+from memories import queue as job_queue
 from memories import store
 from search.index import postings
 from search.memory_search import memory_search
@@ -36,7 +36,7 @@ def test_it_upgrades_a_format_2_index_whose_hashes_lack_author(builtins, redis_c
             author="ana").results}
 
     assert by_ana() == set()  # the old hashes cannot pass the filter ...
-    assert django_rq.get_queue("index").count == 1  # ... and one upgrade is queued
+    assert job_queue.get_queue("index").count == 1  # ... and one upgrade is queued
     work()
     assert store.text(redis_client.get(store.key("u-a", "format"))) == postings.INDEX_FORMAT
     assert all(memory_hash("u-a", m)["author"] == "ana" for m in ids)

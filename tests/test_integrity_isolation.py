@@ -119,8 +119,10 @@ def test_a_job_is_visible_only_to_tokens_that_reach_its_namespaces(builtins, emp
     assert full_admin.get(f"/jobs/{job_id}").status_code == 200
     # A job over every namespace (the fixed, guessable periodic reconcile) is not for them.
     call_command("schedule_periodic", stdout=io.StringIO())
-    assert full_admin.get("/jobs/periodic-reconcile").status_code == 200
-    assert mine.get("/jobs/periodic-reconcile").status_code == 404
+    from operations.jobs import PERIODIC_RECONCILE_ID
+
+    assert full_admin.get(f"/jobs/{PERIODIC_RECONCILE_ID}").status_code == 200
+    assert mine.get(f"/jobs/{PERIODIC_RECONCILE_ID}").status_code == 404
     reconcile = full_admin.post("/index/reconcile").json()["job_id"]
     assert mine.get(f"/jobs/{reconcile}").status_code == 404
     work()

@@ -3,8 +3,9 @@ and leaves no key of its half-built generation; the worker schedules the periodi
 again by itself when Redis lost them, and outlives a Redis that goes away mid-job; a reindex of one namespace costs that namespace's keys
 only (no SCAN of the keyspace).
 
-Real processes: ``manage.py rqworker`` started as shipped, killed with SIGKILL (worker and
-work-horse, the whole process group); a ``redis-server`` of the test's own for MONITOR.
+Real processes: ``manage.py jobworker`` (rqworker on the mapped queues) started as shipped,
+killed with SIGKILL (worker and work-horse, the whole process group); a ``redis-server`` of
+the test's own for MONITOR.
 """
 
 import contextlib
@@ -17,7 +18,6 @@ import threading
 import time
 from pathlib import Path
 
-import django_rq
 import pytest
 import redis
 from django.conf import settings as django_settings
@@ -25,6 +25,7 @@ from django.core.management import call_command
 from rq.job import Job
 from rq.registry import ScheduledJobRegistry
 
+from memories import queue as job_queue
 from search.semantic import encoder
 from tests.conftest import work
 from tests.own_redis import hot_store_at, redis_server, spare_port
@@ -45,19 +46,20 @@ def _database_url() -> str:
 
 
 def _worker(*queues: str, extra_env: dict | None = None) -> subprocess.Popen:
-    """``manage.py rqworker QUEUES --with-scheduler`` in a process group of its own, on the
-    test's database, hot store and queues."""
+    """``manage.py jobworker QUEUES --with-scheduler`` (logical queue names) in a process
+    group of its own, on the test's database, hot store and queues."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PYTEST"))}
     env.update({
         "DJANGO_SETTINGS_MODULE": "memory_console.settings", "DEBUG": "1",
         "DATABASE_URL": _database_url(), "REDIS_URL": django_settings.REDIS_URL,
-        "RQ_REDIS_URL": django_settings.RQ_QUEUES["index"]["URL"],
+        "RQ_REDIS_URL": django_settings.RQ_QUEUES[job_queue.queue_name("index")]["URL"],
         "MEMORY_KEY_PREFIX": django_settings.MEMORY_KEY_PREFIX,
+        "MEMORY_QUEUE_PREFIX": django_settings.MEMORY_QUEUE_PREFIX,
         "MEMORY_REINDEX_CLAIM_SECONDS": str(CLAIM_SECONDS),
         **(extra_env or {}),
     })
     return subprocess.Popen(
-        [sys.executable, "manage.py", "rqworker", *queues, "--with-scheduler"], cwd=REPO,
+        [sys.executable, "manage.py", "jobworker", *queues, "--with-scheduler"], cwd=REPO,
         env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
@@ -198,18 +200,20 @@ def test_the_worker_schedules_the_periodic_jobs_again_after_redis_lost_them(
         builtins, empty_queues):
     """Every periodic job, the embedding job included (on in production, off by default in
     the suite's settings), is scheduled again by a worker that finds it missing."""
-    wanted = {"periodic-reconcile", "periodic-access-fold"}
+    from operations import jobs
+
+    wanted = {jobs.PERIODIC_RECONCILE_ID, jobs.PERIODIC_ACCESS_FOLD_ID}
     if encoder.model_available():
-        wanted.add("periodic-embed")
-    connection = django_rq.get_connection("index")
-    queue = django_rq.get_queue("index")
+        wanted.add(jobs.PERIODIC_EMBED_ID)
+    connection = job_queue.get_connection()
+    queue = job_queue.get_queue("index")
     for job_id in wanted:
         if Job.exists(job_id, connection=connection):
             Job.fetch(job_id, connection=connection).delete()
     registry = ScheduledJobRegistry(queue=queue)
     for job_id in registry.get_job_ids():
         registry.remove(job_id)
-    assert not Job.exists("periodic-reconcile", connection=connection)
+    assert not Job.exists(jobs.PERIODIC_RECONCILE_ID, connection=connection)
     worker = _worker("default", "index", extra_env={"MEMORY_EMBED_EVERY_SECONDS": "10"})
     try:
         deadline = time.monotonic() + 60
@@ -238,7 +242,8 @@ def test_the_worker_waits_out_a_redis_that_goes_away_mid_job_and_works_on(builti
     try:
         with redis_server(tmp_path, port=port) as (url, _):
             worker = _worker("default", extra_env={"REDIS_URL": url, "RQ_REDIS_URL": url})
-            first = Queue("default", connection=redis.Redis(port=port)).enqueue("time.sleep", 3)
+            first = Queue(job_queue.queue_name("default"),
+                          connection=redis.Redis(port=port)).enqueue("time.sleep", 3)
             deadline = time.monotonic() + 60
             while first.get_status(refresh=True) != "started":
                 assert time.monotonic() < deadline, "the worker took no job"
@@ -248,7 +253,8 @@ def test_the_worker_waits_out_a_redis_that_goes_away_mid_job_and_works_on(builti
         time.sleep(5)
         assert worker.poll() is None, worker.stderr.read().decode()[-3000:]
         with redis_server(tmp_path, port=port):
-            second = Queue("default", connection=redis.Redis(port=port)).enqueue("time.sleep", 0)
+            second = Queue(job_queue.queue_name("default"),
+                           connection=redis.Redis(port=port)).enqueue("time.sleep", 0)
             deadline = time.monotonic() + 90
             while second.get_status(refresh=True) != "finished":
                 assert worker.poll() is None, worker.stderr.read().decode()[-3000:]
@@ -299,15 +305,15 @@ def test_an_embedding_run_scheduled_before_embedding_was_turned_off_does_nothing
     """A periodic-embed job left in Redis by a deployment that embedded (or another test)
     ran the encoder over the namespace, then raised KeyError rescheduling itself."""
     from memories import services
-    from operations.jobs import periodic_embed_job
+    from operations.jobs import PERIODIC_EMBED_ID, periodic_embed_job
     from search.models import MemoryEmbedding
 
     settings.MEMORY_EMBED_EVERY_SECONDS = 0
     services.memory_create(user_id="u-e", content="a lighthouse keeper logs the weather")
     assert periodic_embed_job() == {"embedded": 0, "off": True}
     assert not MemoryEmbedding.objects.exists()
-    queue = django_rq.get_queue("index")
-    assert "periodic-embed" not in ScheduledJobRegistry(queue=queue).get_job_ids()
+    queue = job_queue.get_queue("index")
+    assert PERIODIC_EMBED_ID not in ScheduledJobRegistry(queue=queue).get_job_ids()
 
 
 @pytest.mark.skipif(not encoder.model_available(), reason="the weights package is not installed")
@@ -323,7 +329,7 @@ def test_the_worker_loads_the_encoder_once_and_its_work_horses_inherit_it(
 
     texts = ["a lighthouse keeper logs the weather", "the ferry leaves at nine on sundays"]
     ids = [services.memory_create(user_id="u-e", content=t)[0].memory_id for t in texts]
-    queue = django_rq.get_queue("index")
+    queue = job_queue.get_queue("index")
     job = queue.enqueue("operations.jobs.periodic_embed_job")
     worker = _worker("index", extra_env={"MEMORY_EMBED_EVERY_SECONDS": "3600"})
     try:

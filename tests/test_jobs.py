@@ -1,6 +1,5 @@
 """Jobs run through a real django-rq worker in burst mode on the real Redis."""
 
-import django_rq
 import pytest
 from django.db import transaction
 
@@ -19,7 +18,7 @@ def test_b26_no_job_and_no_redis_state_after_a_rollback(builtins):
         m, _ = services.memory_create(user_id="u-a", content="quartz memory")
         job_queue.enqueue(jobs.reindex_job, "u-a")
         raise RuntimeError("boom")
-    assert django_rq.get_queue("index").count == 0
+    assert job_queue.get_queue("index").count == 0
     assert postings_of("u-a", "quartz") == set()
     assert not store.get_client().exists(store.key("u-a", "m", m.memory_id))
 
@@ -28,7 +27,7 @@ def test_b26_the_job_runs_after_commit_and_finds_the_memory(builtins):
     with transaction.atomic():
         m, _ = services.memory_create(user_id="u-a", content="quartz memory")
         job_id = job_queue.enqueue(jobs.reindex_job, "u-a")
-        assert django_rq.get_queue("index").count == 0  # not before the commit
+        assert job_queue.get_queue("index").count == 0  # not before the commit
     assert postings_of("u-a", "quartz") == {m.memory_id}
     work()
     status = jobs.job_status(job_id)
@@ -45,7 +44,7 @@ def test_it_reports_a_failed_job_with_its_error(builtins):
     # It was retried once before being marked failed (what a worker's death also gets).
     from rq.job import Job
 
-    assert Job.fetch(job_id, connection=django_rq.get_connection("index")).retries_left == 0
+    assert Job.fetch(job_id, connection=job_queue.get_connection()).retries_left == 0
 
 
 def test_it_repairs_exactly_the_drifted_memories(builtins, redis_client, admin_api):
@@ -81,7 +80,7 @@ def test_it_keeps_one_run_of_each_periodic_job_scheduled(builtins):
 
     jobs.schedule_periodic()
     jobs.schedule_periodic()
-    registry = ScheduledJobRegistry(queue=django_rq.get_queue("index"))
+    registry = ScheduledJobRegistry(queue=job_queue.get_queue("index"))
     for job_id in (jobs.PERIODIC_RECONCILE_ID, jobs.PERIODIC_ACCESS_FOLD_ID):
         assert registry.get_job_ids().count(job_id) == 1
         registry.remove(job_id, delete_job=True)

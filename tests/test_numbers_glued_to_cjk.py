@@ -3,9 +3,9 @@ and is also indexed under the bare number "102" and the bigram "周三", so the 
 "１０２" and "102周" all find it, through the analyzer and through POST /api/v1/recall; the
 index written memory by memory equals a rebuild for such texts."""
 
-import django_rq
 import pytest
 
+from memories import queue as job_queue
 from memories import services, store
 from operations.reindex import reindex_namespace
 from search.analysis import tokenizer
@@ -171,7 +171,7 @@ def test_an_index_of_the_analysis_before_bare_numbers_upgrades_itself(
 
     assert found("102周") == [room]  # the old index is served meanwhile ...
     assert found("102") == []
-    assert django_rq.get_queue("index").count == 1  # ... and one upgrade is queued
+    assert job_queue.get_queue("index").count == 1  # ... and one upgrade is queued
     work()
     assert store.text(redis_client.get(store.key("u-a", "format"))) == postings.INDEX_FORMAT
     assert found("102") == [room]

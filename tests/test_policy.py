@@ -6,6 +6,7 @@ import django_rq
 import pytest
 from django.utils import timezone
 
+from memories import queue as job_queue
 from memories import services
 from memories.models import Memory
 from operations import consolidate, jobs, policy
@@ -31,10 +32,10 @@ def test_the_dry_run_equals_the_applied_result(builtins, admin_api):
     assert fresh.memory_id not in plan["forget"]
     capped = policy.cleanup_plan(user_id="u-a", max_long_term=3)
     assert len(capped.archive) == 2 and low.memory_id not in capped.archive
-    django_rq.get_queue("default").empty()
+    job_queue.get_queue("default").empty()
     resp = admin_api.post("/cleanup", {"user_id": "u-a"})
     assert resp.status_code == 202
-    django_rq.get_worker("default").work(burst=True)
+    django_rq.get_worker(*job_queue.queue_names("default")).work(burst=True)
     forgotten = set(Memory.objects.filter(user_id="u-a", deleted_at__isnull=False)
                     .values_list("memory_id", flat=True))
     assert forgotten == set(plan["forget"]) | set(plan["archive"])

@@ -2,6 +2,7 @@
 
 import pytest
 
+from memories import queue as job_queue
 from memories import services, store
 from memories.errors import Conflict, IndexRebuilding
 from operations import reindex
@@ -158,7 +159,6 @@ def test_a_recall_on_a_namespace_redis_lost_answers_503_and_queues_its_rebuild(
     empty list), asks for one rebuild however many recalls come, and answers again once it
     ran. An empty namespace, or one of memories without searchable terms, still answers an
     empty list."""
-    import django_rq
 
     from tests.conftest import work
 
@@ -171,7 +171,7 @@ def test_a_recall_on_a_namespace_redis_lost_answers_503_and_queues_its_rebuild(
         assert lost.status_code == 503, lost.content
         assert lost.json()["error"]["code"] == "index_rebuilding"
         assert lost["Retry-After"] == "5"
-    assert django_rq.get_queue("index").count == 1
+    assert job_queue.get_queue("index").count == 1
     for user_id in ("u-new", "u-emoji"):
         answer = api.post("/recall", {"user_id": user_id, "query": "lighthouse"})
         assert answer.status_code == 200 and answer.json()["results"] == []

@@ -15,12 +15,12 @@ import time
 import urllib.request
 from pathlib import Path
 
-import django_rq
 import pytest
 from django.conf import settings
 from rq.exceptions import NoSuchJobError
 from rq.job import Job
 
+from memories import queue as job_queue
 from memories import store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,9 +81,11 @@ def run_script(tmp_path):
     if keys:
         client.delete(*keys)
     # schedule_periodic put the periodic jobs on this Redis: no later test may meet them.
-    for job_id in ("periodic-reconcile", "periodic-access-fold"):
+    from operations.jobs import PERIODIC_ACCESS_FOLD_ID, PERIODIC_RECONCILE_ID
+
+    for job_id in (PERIODIC_RECONCILE_ID, PERIODIC_ACCESS_FOLD_ID):
         with contextlib.suppress(NoSuchJobError):
-            Job.fetch(job_id, connection=django_rq.get_connection("index")).delete()
+            Job.fetch(job_id, connection=job_queue.get_connection()).delete()
 
 
 def _children(proc: subprocess.Popen) -> dict[int, str]:
@@ -107,7 +109,7 @@ def _children(proc: subprocess.Popen) -> dict[int, str]:
 
 def _workers(proc: subprocess.Popen) -> set[int]:
     """The script's RQ worker processes (the worker itself, not its scheduler)."""
-    return {pid for pid, line in _children(proc).items() if "manage.py rqworker" in line}
+    return {pid for pid, line in _children(proc).items() if "manage.py jobworker" in line}
 
 
 def _alive(pid: int) -> bool:
@@ -127,7 +129,7 @@ def test_it_serves_with_gunicorn_and_starts_the_worker(run_script):
     login = urllib.request.urlopen(url + "/accounts/login/", timeout=5)
     assert login.status == 200 and b"<form" in login.read()
     children = _children(proc)
-    assert any("rqworker" in c for c in children.values()), children
+    assert any("jobworker" in c for c in children.values()), children
     assert any("gunicorn" in c for c in children.values()), children
     proc.send_signal(signal.SIGTERM)  # the script alone: it must stop both
     assert proc.wait(timeout=60) == 143

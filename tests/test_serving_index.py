@@ -9,11 +9,11 @@ import sys
 import time
 from pathlib import Path
 
-import django_rq
 import pytest
 from django.conf import settings
 from django.db import connection
 
+from memories import queue as job_queue
 from memories import services, store
 from memories.models import Memory
 from operations.reindex import reindex_namespace
@@ -370,7 +370,7 @@ def test_an_index_of_an_older_format_upgrades_itself(builtins, redis_client, emp
     redis_client.delete(store.key("u-a", "format"))  # as an index built before the stamp
     assert_oracle("harbour pilot")  # still served meanwhile
     assert_oracle("harbour")  # noticed once: one job, not one per recall
-    assert django_rq.get_queue("index").count == 1
+    assert job_queue.get_queue("index").count == 1
     work()
     assert store.text(redis_client.get(store.key("u-a", "format"))) == postings.INDEX_FORMAT
     assert store.text(redis_client.get(store.key("u-a", "gen"))) == "1"

@@ -5,6 +5,7 @@ import threading
 import pytest
 from django.db import connection
 
+from memories import queue as job_queue
 from memories import store
 from sessions import services as sessions
 from sessions import store as session_store
@@ -145,13 +146,13 @@ def test_folding_keeps_every_message_in_the_summary_sources_or_the_window(builti
     import django_rq
 
     settings.MEMORY_SESSION_FOLD_AT = 10
-    django_rq.get_queue("default").empty()
+    job_queue.get_queue("default").empty()
     s = new_session()
     for n in range(1, 13):
         sessions.session_append(session_id="s-1", messages=[
             {"role": "user", "content": f"Fact {n}: the build server is named node{n}."}])
-    assert django_rq.get_queue("default").count >= 1  # a fold was asked for
-    django_rq.get_worker("default").work(burst=True)
+    assert job_queue.get_queue("default").count >= 1  # a fold was asked for
+    django_rq.get_worker(*job_queue.queue_names("default")).work(burst=True)
     s.refresh_from_db()
     assert s.summary_upto_seq == 12 - 5 and s.summary
     window = [m["seq"] for m in session_store.window_read(s, 100)]
@@ -181,12 +182,12 @@ def test_a_token_budget_also_triggers_folding(builtins, settings):
 
     settings.MEMORY_SESSION_FOLD_AT = 1000
     settings.MEMORY_SESSION_FOLD_TOKENS = 100  # 400 characters
-    django_rq.get_queue("default").empty()
+    job_queue.get_queue("default").empty()
     s = new_session()
     for n in range(1, 7):
         sessions.session_append(session_id="s-1", messages=[
             {"role": "user", "content": f"Long note {n}. " + "word " * 20}])
-    django_rq.get_worker("default").work(burst=True)
+    django_rq.get_worker(*job_queue.queue_names("default")).work(burst=True)
     s.refresh_from_db()
     assert 0 < s.summary_upto_seq < 6
     kept = [m["seq"] for m in session_store.window_read(s, 100)]

@@ -11,6 +11,7 @@ from django.db import transaction
 
 from integrations.webhooks import signing
 from integrations.webhooks.models import WebhookDelivery, WebhookEvent
+from memories import queue as job_queue
 from memories import services
 from sessions.services import session_fold
 from tests.conftest import work
@@ -318,14 +319,12 @@ def test_the_periodic_sweep_redelivers_what_a_lost_enqueue_left_pending(receiver
                                                                         admin_api):
     import datetime as dt
 
-    import django_rq
-
     from operations.jobs import periodic_reconcile_job
 
     hook = receiver()
     register(admin_api, hook.url, events=["memory.created"])
     remember(api, "hana", "Hana's flight is LH 402")
-    django_rq.get_queue("default").empty()  # as if the process died right after the commit
+    job_queue.get_queue("default").empty()  # as if the process died right after the commit
     assert WebhookDelivery.objects.get().status == "pending"
     assert periodic_reconcile_job()["webhooks_requeued"] == 0  # too recent to be stale
     old = WebhookDelivery.objects.get().created_at - dt.timedelta(hours=2)
@@ -338,7 +337,7 @@ def test_the_periodic_sweep_redelivers_what_a_lost_enqueue_left_pending(receiver
 
     from operations.jobs import PERIODIC_RECONCILE_ID
 
-    ScheduledJobRegistry(queue=django_rq.get_queue("index")).remove(PERIODIC_RECONCILE_ID,
+    ScheduledJobRegistry(queue=job_queue.get_queue("index")).remove(PERIODIC_RECONCILE_ID,
                                                                    delete_job=True)
 
 

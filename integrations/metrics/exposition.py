@@ -10,7 +10,6 @@ and the length of each job queue and of its failed-job registry (one Redis call 
 import glob
 import os
 
-import django_rq
 from django.conf import settings
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
@@ -18,10 +17,9 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from rq.registry import FailedJobRegistry
 
 from integrations.metrics.registry import NAMESPACE, count_redis_error
+from memories import queue as job_queue
 from memories import store
 from memories.models import Memory
-
-QUEUES = ("default", "index")
 
 
 class _MergedFiles:
@@ -49,8 +47,8 @@ class _State:
         failed = GaugeMetricFamily(f"{NAMESPACE}_failed_jobs", "Jobs in a queue's failed "
                                    "registry.", labels=["queue"])
         try:
-            for name in QUEUES:
-                queue = django_rq.get_queue(name)
+            for name in job_queue.LOGICAL:
+                queue = job_queue.get_queue(name)
                 queued.add_metric([name], queue.count)
                 failed.add_metric([name], FailedJobRegistry(queue=queue).count)
         except store.RedisError:

@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from integrations.webhooks import events
 from integrations.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from memories import queue as job_queue
 from memories.queue import after_commit
 
 DELIVER_JOB = "integrations.webhooks.deliver.deliver_job"
@@ -42,10 +43,9 @@ def retry_intervals() -> list[int]:
 
 
 def _enqueue(delivery_ids: list[int]) -> None:
-    import django_rq
     from rq import Retry
 
-    queue = django_rq.get_queue(QUEUE)
+    queue = job_queue.get_queue(QUEUE)
     intervals = retry_intervals()
     for delivery_id in delivery_ids:
         queue.enqueue(DELIVER_JOB, delivery_id, job_timeout=120, result_ttl=3600,

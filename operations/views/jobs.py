@@ -3,7 +3,6 @@
 import logging
 from urllib.parse import urlencode
 
-import django_rq
 from django.http import Http404
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -43,8 +42,8 @@ JOB_LABELS = {
 
 
 def _connection():
-    # Both queues live on RQ_REDIS_URL (jobs.job_status reads through the "index" one too).
-    return django_rq.get_connection("index")
+    # Both queues live on RQ_REDIS_URL (jobs.job_status reads through the same one).
+    return job_queue.get_connection()
 
 
 # --- job progress -----------------------------------------------------------------------------
@@ -195,8 +194,8 @@ def failed_job_rows() -> tuple[list[dict], int]:
     """
     connection = _connection()
     entries, total = [], 0
-    for name in ("default", "index"):
-        registry = FailedJobRegistry(queue=django_rq.get_queue(name))
+    for name in job_queue.LOGICAL:
+        registry = FailedJobRegistry(queue=job_queue.get_queue(name))
         total += registry.count
         entries += [(name, i) for i in registry.get_job_ids(0, FAILED_SHOWN - 1, desc=True)]
     found = Job.fetch_many([job_id for _, job_id in entries], connection=connection)
@@ -262,7 +261,8 @@ def job_retry(request, job_id: str):
         raise Http404("no such job")
     try:
         job = Job.fetch(job_id, connection=_connection())
-        FailedJobRegistry(queue=django_rq.get_queue(job.origin)).requeue(job_id)
+        FailedJobRegistry(
+            queue=job_queue.get_queue(job_queue.logical_name(job.origin))).requeue(job_id)
     except NoSuchJobError:
         raise Http404(f"job {job_id} not found") from None
     except InvalidJobOperation:

@@ -6,6 +6,7 @@ import django_rq
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from memories import queue as job_queue
 from memories import services
 from memories.models import Memory
 
@@ -53,9 +54,9 @@ def test_it_exports_everything_as_a_job(admin_role_client, settings, tmp_path, m
     import operations.views.backup as backup_views
 
     monkeypatch.setattr(backup_views, "EXPORTS", tmp_path / "var" / "exports")
-    django_rq.get_queue("default").empty()
+    job_queue.get_queue("default").empty()
     assert admin_role_client.post("/index/backup/export-all/").status_code == 302
-    django_rq.get_worker("default").work(burst=True)
+    django_rq.get_worker(*job_queue.queue_names("default")).work(burst=True)
     page = admin_role_client.get("/index/backup/").content.decode()
     (name,) = [p.name for p in backup_views.EXPORTS.glob("export-*.json")]
     assert name in page

@@ -4,7 +4,6 @@ reconcile with the HTMX progress partial, job history; Redis down is a message, 
 Jobs run through a real django-rq worker in burst mode on the real Redis (tests/test_jobs.py).
 """
 
-import django_rq
 import pytest
 from rq.job import Job
 
@@ -142,7 +141,7 @@ def test_an_admin_reindexes_with_a_progress_bar(admin_role_client, three):
     assert '"job-started"' in resp["HX-Trigger"]  # the page reloads its job history
     event = AuditEvent.objects.get(action="reindex")
     assert (event.actor, event.target, event.data) == ("ada", "*", {"job_id": job_id})
-    assert django_rq.get_queue("index").count == 1
+    assert job_queue.get_queue("index").count == 1
 
     work()
     done = admin_role_client.get(f"/index/jobs/{job_id}/", headers=HX)
@@ -175,7 +174,7 @@ def test_reindex_without_javascript_lands_on_the_job_page(admin_role_client, thr
 def test_reindex_of_a_bad_namespace_is_400(admin_role_client):
     resp = admin_role_client.post("/index/reindex/", {"user_id": " padded "}, headers=HX)
     assert resp.status_code == 400 and "white space" in text(resp)
-    assert django_rq.get_queue("index").count == 0 and not AuditEvent.objects.exists()
+    assert job_queue.get_queue("index").count == 0 and not AuditEvent.objects.exists()
 
 
 @pytest.mark.parametrize("client_name", ["viewer_client", "editor_client"])
@@ -186,7 +185,7 @@ def test_only_admins_start_jobs(request, client_name, three):
         assert resp.status_code == 403 and "needs the admin role" in text(resp)
         page = client.post(url, {})
         assert page.status_code == 403 and "<html" in text(page)
-    assert django_rq.get_queue("index").count == 0 and not AuditEvent.objects.exists()
+    assert job_queue.get_queue("index").count == 0 and not AuditEvent.objects.exists()
 
 
 def test_reconcile_repairs_the_drift(admin_role_client, make_memory, redis_client):
@@ -221,13 +220,13 @@ def test_a_failed_job_shows_its_error_and_can_be_retried(admin_role_client, view
     assert row and "Retry</button>" not in body  # viewers see it, cannot retry
     resp = viewer_client.post(f"/index/jobs/{job_id}/retry/", headers=HX)
     assert resp.status_code == 403
-    assert Job.fetch(job_id, connection=django_rq.get_connection()).get_status() == "failed"
+    assert Job.fetch(job_id, connection=job_queue.get_connection()).get_status() == "failed"
 
     admin_page = text(admin_role_client.get("/index/"))
     assert f'hx-post="/index/jobs/{job_id}/retry/"' in admin_page
     resp = admin_role_client.post(f"/index/jobs/{job_id}/retry/", headers=HX)
     assert resp.status_code == 200 and 'data-status="queued"' in text(resp)
-    assert django_rq.get_queue("index").count == 1
+    assert job_queue.get_queue("index").count == 1
     event = AuditEvent.objects.get(action="job_retry")
     assert (event.actor, event.target) == ("ada", job_id)
     work()  # fails again (same arguments): back in the failed registry with its error

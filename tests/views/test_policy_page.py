@@ -3,9 +3,9 @@ and the Apply buttons that enqueue the jobs on the "default" queue."""
 
 import datetime as dt
 
-import django_rq
 import pytest
 
+from memories import queue as job_queue
 from memories.models import AuditEvent, Memory
 from operations import policy
 from tests.conftest import work
@@ -92,14 +92,14 @@ def test_the_policy_is_for_admins(request, client_name, namespace):
     for url in ("/index/policy/cleanup/", "/index/policy/consolidate/"):
         resp = client.post(url, {"user_id": "u-a"}, headers=HX)
         assert resp.status_code == 403 and "needs the admin role" in text(resp)
-    assert django_rq.get_queue("default").count == 0 and not AuditEvent.objects.exists()
+    assert job_queue.get_queue("default").count == 0 and not AuditEvent.objects.exists()
     assert Memory.objects.filter(deleted_at__isnull=False).count() == 0
 
 
 def test_apply_cleanup_runs_the_job(admin_role_client, namespace):
     resp = admin_role_client.post("/index/policy/cleanup/", {"user_id": "u-a"}, headers=HX)
     assert resp.status_code == 200 and 'data-status="queued"' in text(resp)
-    assert django_rq.get_queue("default").count == 1  # the default queue, as asked
+    assert job_queue.get_queue("default").count == 1  # the default queue, as asked
     event = AuditEvent.objects.get(action="cleanup", actor="ada")
     assert event.target == "u-a" and event.data["job_id"].startswith("job_")
     work()
@@ -129,6 +129,6 @@ def test_apply_consolidation_runs_the_job(admin_role_client, namespace):
 
 def test_apply_needs_a_valid_namespace_and_post(admin_role_client):
     resp = admin_role_client.post("/index/policy/cleanup/", {"user_id": ""}, headers=HX)
-    assert resp.status_code == 400 and django_rq.get_queue("default").count == 0
+    assert resp.status_code == 400 and job_queue.get_queue("default").count == 0
     assert admin_role_client.get("/index/policy/cleanup/").status_code == 405
     assert admin_role_client.post("/index/policy/").status_code == 405
