@@ -487,6 +487,16 @@ class FieldIndex:
         codes = [self.types[t] for t in types if t in self.types] if types else None
         conv = self.convs.get(conversation_id, -1) if conversation_id else None
         long_term = self.types.get(LONG_TERM, -1)
+        holds = None
+        if valid is not None:
+            # One pass over the documents, then one lookup per posting walked (postings of
+            # common terms are long: two comparisons per posting cost more than this pass).
+            lo, hi = valid
+            holds = self.vu[:self.n] > lo
+            if hi != math.inf:
+                holds &= self.vf[:self.n] <= hi
+            if codes is None and conv is None:
+                return holds.__getitem__
 
         def accept(docs):
             ok = np.ones(len(docs), bool)
@@ -495,8 +505,8 @@ class FieldIndex:
             if conv is not None:
                 code = self.conv_code[docs]
                 ok &= (code == 0) | (code == conv) | (self.type_code[docs] == long_term)
-            if valid is not None:
-                ok &= (self.vf[docs] <= valid[1]) & (self.vu[docs] > valid[0])
+            if holds is not None:
+                ok &= holds[docs]
             return ok
 
         return accept
