@@ -133,6 +133,19 @@ def test_system_turns_greetings_and_thanks_are_left_out():
     assert "Thanks" not in summary and "Noted" not in summary
 
 
+def test_chinese_turns_are_summarised_without_their_greetings():
+    summary = summarise("", [
+        Turn("user", "你好，我是青山零售的刘芳。听说 VIP 续费改成自动扣款了？"),
+        Turn("assistant", "刘女士您好！是的，扣款前 7 天会发邮件提醒。"),
+        Turn("user", "谢谢！"),
+        Turn("assistant", "连续三次扣款失败会转给客户经理人工跟进，期间服务照常使用。"),
+    ], max_chars=300)
+    assert "我是青山零售的刘芳。" in summary and "扣款前 7 天会发邮件提醒" in summary
+    assert "客户经理人工跟进" in summary
+    assert "你好" not in summary and "您好" not in summary and "谢谢" not in summary
+    assert "。 " not in summary  # CJK sentences joined without a space
+
+
 def test_speakers_named_in_the_text_are_kept_and_the_budget_holds():
     turns = [Turn("user", "Caroline: I went to an LGBTQ support group yesterday."),
              Turn("assistant", "Melanie: I painted a lake sunrise last year, it was fun.")]

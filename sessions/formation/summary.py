@@ -47,8 +47,10 @@ there's don't can't didn't isn't
 """))
 
 
-# A sentence ends at . ! ? (or their CJK forms) followed by space, or at a line break.
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+# A sentence ends at . ! ? followed by space, at their CJK forms, or at a line break.
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])\s*|\n+")
+# Runs of CJK characters (Han, kana, Hangul): weighed by their character bigrams.
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 # "Name: text" at the start of a message: the speaker named inside the content.
 _SPEAKER_PREFIX = re.compile(r"^\s*([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,3}):\s+(?=\S)")
 # A summary line as this module writes it: "Speaker (8 May 2023): text" or "Speaker: text".
@@ -69,6 +71,11 @@ _SMALL_TALK = re.compile(
     r"you're welcome|no problem|sounds good|will do|noted|perfect|welcome|how are you|"
     r"how have you been|how's it going|what's up)\b",
     re.IGNORECASE)
+
+_CJK_SMALL_TALK = re.compile(
+    r"^(?:你好|您好|谢谢|多谢|感谢|好的|好吧|没问题|再见|不客气|ありがとう|こんにちは|"
+    r"안녕하세요|감사합니다)|^.{0,4}(?:你好|您好)[！!。]?$")
+_CJK_FILLER = re.compile(r"^(?:(?:你好|您好|嗯|哦|好的|是的)[，,！!、\s]+)+")
 
 _MONTHS = _wordlist("january february march april may june july august september october november "
            "december jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday "
@@ -119,6 +126,16 @@ def content_words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in STOPWORDS]
 
 
+def _terms(text: str) -> list[str]:
+    """What a sentence is weighed by: its content words, and the character bigrams of its
+    CJK runs (a one-character run counts as itself), so Chinese, Japanese and Korean turns
+    are summarised too."""
+    terms = content_words(text)
+    for run in _CJK.findall(text):
+        terms += [run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)]
+    return terms
+
+
 def rouge1_recall(reference: str, candidate: str) -> float:
     """ROUGE-1 recall of ``reference``'s content words in ``candidate`` (counts clipped)."""
     ref, cand = Counter(content_words(reference)), Counter(content_words(candidate))
@@ -144,7 +161,7 @@ def _speaker(turn: Turn) -> tuple[str, str]:
 def _clean(sentence: str) -> str:
     """The sentence without the interjections it opens with; "" when nothing is left."""
     sentence = " ".join(sentence.split())
-    rest = _FILLER.sub("", sentence).strip(" ,;:-")
+    rest = _CJK_FILLER.sub("", _FILLER.sub("", sentence)).strip(" ,;:-")
     if rest and rest != sentence:
         rest = rest[0].upper() + rest[1:]
     return rest[:MAX_SENTENCE]
@@ -174,7 +191,7 @@ def _units(previous: str, turns: list[Turn]) -> list[_Unit]:
         speaker, date, text = match.groups() if match else ("", "", line.strip())
         for m, sentence in enumerate(s for s in _SENTENCE.split(text) if s.strip()):
             sentence = " ".join(sentence.split())
-            units.append(_Unit(speaker, date or "", sentence, content_words(sentence),
+            units.append(_Unit(speaker, date or "", sentence, _terms(sentence),
                                (-1, n * 1000 + m), True, _bonus(sentence)))
     for n, turn in enumerate(turns):
         if turn.role == "system":
@@ -183,10 +200,11 @@ def _units(previous: str, turns: list[Turn]) -> list[_Unit]:
         date = _date(turn.at)
         for m, raw in enumerate(s for s in _SENTENCE.split(text) if s.strip()):
             sentence = _clean(raw)
-            words = content_words(sentence)
+            words = _terms(sentence)
             bonus = _bonus(sentence)
             if (len(words) < 2 or (len(words) < 3 and bonus < 1.5)
-                    or (_SMALL_TALK.match(sentence) and len(words) < 4)):
+                    or (_SMALL_TALK.match(sentence) and len(words) < 4)
+                    or (_CJK_SMALL_TALK.match(sentence) and len(sentence) <= 12)):
                 continue
             units.append(_Unit(speaker, date, sentence, words, (n, m), False, bonus))
     return units
@@ -205,7 +223,9 @@ def _render(chosen: list[_Unit]) -> str:
     out = []
     for speaker, date, texts in lines:
         head = f"{speaker} ({date})" if date else speaker
-        body = " ".join(texts)
+        body = texts[0]
+        for text in texts[1:]:  # no space after a CJK sentence's full stop
+            body += text if body.endswith(("。", "！", "？", "；")) else " " + text
         out.append(f"{head}: {body}" if head else body)
     return "\n".join(out)
 
@@ -231,7 +251,7 @@ def summarise(previous: str, turns: list[Turn], *, max_chars: int) -> str:
             if not fresh:
                 continue
             gain = sum(weight[w] for w in fresh) + unit.bonus
-            if unit.text.endswith("?"):
+            if unit.text.endswith(("?", "？")):
                 gain *= QUESTION
             if unit.carried:
                 gain *= CARRY
