@@ -13,7 +13,8 @@ from memories.models import AccessFold, Memory
 from operations import backup, jobs, policy
 from tests.helpers import create, memory_hash, with_folds_running
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The PostgreSQL pass runs these (scripts/test -m postgres): the access fold's executemany UPDATE.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 
 def count(memory) -> int:

@@ -5,7 +5,8 @@ import pytest
 from memories import services
 from memories.models import Memory
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The PostgreSQL pass runs these (scripts/test -m postgres): JSON queries of the audit feed.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 
 def test_b30_rollback_after_a_bulk_edit_touches_only_its_target(builtins, api, admin_api):

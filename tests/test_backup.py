@@ -7,7 +7,9 @@ from memories.models import Memory
 from operations import backup
 from search.memory_search import memory_search
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The PostgreSQL pass runs these (scripts/test -m postgres): the backup import (row locks, bulk
+# inserts).
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 
 def recall(query):

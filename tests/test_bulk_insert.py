@@ -12,6 +12,10 @@ from memories.bulk_insert import memories_create_with_history
 from memories.models import ChangeKind, Memory
 from memories.services.create import build_memory
 
+# The PostgreSQL pass runs these (scripts/test -m postgres): the hand-written executemany INSERTs
+# per engine.
+pytestmark = pytest.mark.postgres
+
 
 def _built(now, tag: str) -> list[Memory]:
     items = [

@@ -5,7 +5,9 @@ from django.test import override_settings
 
 from memories.models import Conflict, Memory
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The PostgreSQL pass runs these (scripts/test -m postgres): the review queue's raw SQL and row
+# locks.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 PORTO = "Alice lives in Porto."
 MADRID = "Alice moved to Madrid."

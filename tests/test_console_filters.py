@@ -15,7 +15,8 @@ from memories.models import Memory
 from tests.conftest import login
 from tests.helpers import create
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The PostgreSQL pass runs these (scripts/test -m postgres): a migration's backfill.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 TEXTS = {
     "room": "会议室１０２ is booked for Friday",

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from memories import services
 from tests.conftest import work
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The PostgreSQL pass runs these (scripts/test -m postgres): the merge's row locks.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 ARGON_LONG = "Use argon2 for password hashing. Rotate keys yearly."
 ARGON_SHORT = "Use argon2 for password hashing."

@@ -12,7 +12,8 @@ from memories.models import Memory
 from operations.consolidate import consolidate_group
 from search.memory_search import memory_search
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The PostgreSQL pass runs these (scripts/test -m postgres): the context rebuild's raw SQL.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 
 def item(content, n, conversation="c-1", **kw):

@@ -18,7 +18,8 @@ from search.memory_search import memory_search
 from search.serving import feed as serving_feed
 from tests.conftest import ApiClient
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The PostgreSQL pass runs these (scripts/test -m postgres): the context rebuild's raw SQL.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 T0 = "2026-11-20T10:00:00+00:00"
 

@@ -21,6 +21,9 @@ from memories import history as memories_history
 from memories.models import ChangeKind, Memory
 from memories.services.create import _insert_with_history, build_memory, stamp_change
 
+# The PostgreSQL pass runs these (scripts/test -m postgres): the hand-written INSERTs of a create.
+pytestmark = pytest.mark.postgres
+
 FIELDS = {"content": "Alice prefers tea, not coffee", "tags": ["drinks", "茶"],
           "metadata": {"dia_id": "D1:3", "nested": {"x": [1, 2.5, None, True]}},
           "keywords": ["tea"], "source": "agent", "author": "alice", "importance": 0.7,

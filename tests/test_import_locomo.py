@@ -11,7 +11,8 @@ from memories.models import Memory
 from operations.locomo import iter_turns, parse_session_date, turn_content
 from search.memory_search import memory_search
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The PostgreSQL pass runs these (scripts/test -m postgres): bulk inserts.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 SAMPLE = {
     "sample_id": "conv-test",

@@ -11,7 +11,9 @@ from memories.models import Memory
 from tests.conftest import login
 from tests.helpers import create
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The PostgreSQL pass runs these (scripts/test -m postgres): the dedup lookup's raw SQL and unique
+# constraints.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 
 def live(**filters):

@@ -13,7 +13,9 @@ from operations import backup
 from search.memory_search import memory_search
 from tests.helpers import create
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The PostgreSQL pass runs these (scripts/test -m postgres): the backup import (row locks, bulk
+# inserts).
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 
 @pytest.mark.parametrize("mode", ["merge", "replace"])

@@ -21,7 +21,8 @@ from django.test import Client
 
 from tests.conftest import ApiClient, login, work
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The PostgreSQL pass runs these (scripts/test -m postgres): every list paged by cursor.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 REPO = Path(__file__).resolve().parent.parent
 

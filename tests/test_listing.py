@@ -6,6 +6,10 @@ import pytest
 from memories import services
 from tests.conftest import ApiClient
 
+# The PostgreSQL pass runs these (scripts/test -m postgres): keyset cursors and JSON metadata
+# filters of every list.
+pytestmark = pytest.mark.postgres
+
 
 def walk(api, path):
     seen, cursor = [], None

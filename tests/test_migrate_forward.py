@@ -16,7 +16,8 @@ from memories.models import Memory
 from search.models import RankingProfile, SynonymSet
 from sessions.models import Message, Session
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The PostgreSQL pass runs these (scripts/test -m postgres): migrations.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 BEFORE_MOVE = [("memories", "0011_session_counters"), ("search", None),
                ("agent_sessions", None), ("lab", None), ("accounts", None)]

@@ -12,7 +12,9 @@ from memories.models import Memory
 from operations import consolidate, jobs, policy
 from search.memory_search import memory_search
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The PostgreSQL pass runs these (scripts/test -m postgres): cleanup and its undo (row locks, JSON
+# queries).
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 
 def old(content, importance, days=200, **kw):

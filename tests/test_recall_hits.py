@@ -11,7 +11,9 @@ from memories.models import Memory
 from search.memory_search import memory_search
 from tests.helpers import create, memory_hash, with_folds_running
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The PostgreSQL pass runs these (scripts/test -m postgres): the access fold and the pending
+# check's raw SQL.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 
 def count(memory) -> int:

@@ -9,7 +9,8 @@ from search import embeddings
 from search.models import MemoryEmbedding, RankingProfile
 from tests.helpers import create
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The PostgreSQL pass runs these (scripts/test -m postgres): the embeddings' raw SQL.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 
 @pytest.fixture

@@ -10,7 +10,8 @@ from memories.models import Memory
 from search.memory_search import memory_search
 from tests.helpers import memory_hash, postings_of, stats
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The PostgreSQL pass runs these (scripts/test -m postgres): the write paths' hand-written SQL.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 
 def create(content, user_id="u-a", **kw):

@@ -11,7 +11,9 @@ from sessions import services as sessions
 from sessions import store as session_store
 from sessions.models import Message, Session
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The PostgreSQL pass runs these (scripts/test -m postgres): session row locks and a migration's
+# backfill.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 
 def new_session(session_id="s-1", user_id="u-a", ttl=600):

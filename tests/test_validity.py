@@ -7,7 +7,8 @@ from django.test import override_settings
 from integrations.webhooks.models import WebhookEvent
 from memories.models import AuditEvent, Memory
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The PostgreSQL pass runs these (scripts/test -m postgres): supersession's row locks.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 PORTO = "Alice lives in Porto, near the river."
 MADRID = "Alice moved to Madrid; she no longer lives in Porto."

@@ -16,7 +16,10 @@ from memories import services
 from sessions.services import session_fold
 from tests.conftest import work
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("empty_queues")]
+# The PostgreSQL pass runs these (scripts/test -m postgres): the outbox's raw SQL and delivery row
+# locks.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("empty_queues"),
+              pytest.mark.postgres]
 
 ALL = ["memory.created", "memory.updated", "memory.forgotten", "memory.restored",
        "memory.rolled_back", "memory.purged", "session.folded", "job.finished"]

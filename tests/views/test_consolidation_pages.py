@@ -12,7 +12,10 @@ from operations import consolidate
 from tests.conftest import work
 from tests.views.conftest import HX, ids, tags, text
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("empty_queues")]
+# The PostgreSQL pass runs these (scripts/test -m postgres): JSON queries of cleanup runs and their
+# undo.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("empty_queues"),
+              pytest.mark.postgres]
 
 OLD = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 NOTES = [

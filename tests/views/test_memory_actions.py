@@ -9,7 +9,8 @@ from search.memory_search import memory_search
 from tests.helpers import memory_hash
 from tests.views.conftest import HX, attr_values, ids, tags, text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The PostgreSQL pass runs these (scripts/test -m postgres): purge under row locks.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 
 def row_ids(body) -> list[str]:

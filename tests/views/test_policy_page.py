@@ -11,7 +11,9 @@ from operations import policy
 from tests.conftest import work
 from tests.views.conftest import HX, ids, tags, text
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("empty_queues")]
+# The PostgreSQL pass runs these (scripts/test -m postgres): JSON queries of past runs.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("empty_queues"),
+              pytest.mark.postgres]
 
 OLD = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 

@@ -8,7 +8,8 @@ from django.test import Client
 from sessions.services import session_append, session_create
 from tests.views.conftest import HX, ids, tags, text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The PostgreSQL pass runs these (scripts/test -m postgres): JSON queries of promoted memories.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 T0 = dt.datetime(2025, 3, 1, 9, 0, tzinfo=dt.UTC)
 
