@@ -88,10 +88,13 @@ def test_it_shows_the_transcript_oldest_first(viewer_client, conversation):
 def test_it_shows_the_summary(viewer_client, conversation):
     from sessions.models import Session
 
-    # No service writes summaries yet (consolidation will); set it as that job would.
-    Session.objects.filter(pk="s-1").update(summary="Lunch is at Cafe Lumen on Fridays.")
+    Session.objects.filter(pk="s-1").update(summary="Lunch is at Cafe Lumen on Fridays.",
+                                            summary_method="llm")
     body = text(viewer_client.get("/sessions/s-1/"))
     assert 'id="session-summary">Lunch is at Cafe Lumen on Fridays.<' in body
+    assert "Written by the language model." in body
+    Session.objects.filter(pk="s-1").update(summary_method="local")
+    assert "Written by the local method." in text(viewer_client.get("/sessions/s-1/"))
 
 
 def test_session_ids_with_odd_characters_work(viewer_client, builtins):
