@@ -6,10 +6,12 @@ from django.test import override_settings
 
 from integrations.webhooks.models import WebhookEvent
 from memories.models import AuditEvent, Memory
+from tests.helpers import recall
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): supersession's row locks.
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
+ALICE = "where does Alice live"
 PORTO = "Alice lives in Porto, near the river."
 MADRID = "Alice moved to Madrid; she no longer lives in Porto."
 
@@ -18,12 +20,6 @@ def remember(api, content, status=201, **kw):
     resp = api.post("/memories", {"user_id": "u-a", "content": content, **kw})
     assert resp.status_code == status, resp.content
     return resp.json()
-
-
-def recall(api, query="where does Alice live", **kw):
-    resp = api.post("/recall", {"user_id": "u-a", "query": query, **kw})
-    assert resp.status_code == 200, resp.content
-    return resp.json()["results"]
 
 
 def porto_then_madrid(api):
@@ -50,12 +46,12 @@ def test_a_newer_fact_supersedes_an_older_one_linked_both_ways(api):
 
 def test_recall_answers_madrid_now_porto_as_of_july_and_both_when_asked(api):
     porto, madrid = porto_then_madrid(api)
-    now = recall(api)
+    now = recall(api, ALICE)
     assert [h["memory_id"] for h in now] == [madrid["memory_id"]]
-    july = recall(api, as_of="2026-07-15T00:00:00Z")
+    july = recall(api, ALICE, as_of="2026-07-15T00:00:00Z")
     assert [h["memory_id"] for h in july] == [porto["memory_id"]]
     assert july[0]["valid_until"].startswith("2026-08-01")
-    both = recall(api, include_superseded=True)
+    both = recall(api, ALICE, include_superseded=True)
     by_id = {h["memory_id"]: h for h in both}
     assert set(by_id) == {porto["memory_id"], madrid["memory_id"]}
     old = by_id[porto["memory_id"]]
@@ -238,3 +234,17 @@ def test_time_words_in_the_query_ask_for_the_facts_of_that_time(api):
     # A range that begins after Porto ended leaves it out.
     assert porto["memory_id"] not in [h["memory_id"] for h in
                                       recall(api, "where did Alice live last week?", now=now)]
+
+
+def test_validity_composes_with_the_filters(api):
+    porto = remember(api, PORTO, valid_from="2026-06-01T00:00:00Z", author="crm",
+                     tags=["home"], supersession="off")
+    remember(api, MADRID, valid_from="2026-08-01T00:00:00Z", author="chat",
+             supersedes=[porto["memory_id"]], supersession="off")
+    july = "2026-07-01T00:00:00Z"
+    assert [h["memory_id"] for h in recall(api, "Alice Porto Madrid", as_of=july,
+                                           author="crm", tags=["home"])] == [porto["memory_id"]]
+    assert recall(api, "Alice Porto Madrid", as_of=july, author="chat") == []
+    assert recall(api, "Alice Porto Madrid", author="crm") == []  # ended now
+    both = recall(api, "Alice Porto Madrid", include_superseded=True, author="crm")
+    assert [h["memory_id"] for h in both] == [porto["memory_id"]]
