@@ -166,3 +166,52 @@ def iter_samples(data) -> Iterable[dict]:
     if isinstance(data, list):
         return data
     raise ValueError("a LoCoMo file holds a JSON list of samples (or one sample object)")
+
+
+def extraction_sessions(sample: dict) -> list[dict]:
+    """The sessions of ``sample`` as a user would post them for extraction, with the gold
+    evidence of their ``observation`` facts: ``[{"session": n, "date", "speakers": [first,
+    second], "messages": [{"role", "content", "dia_id"}], "evidence": {seq}}]``.
+
+    The session's first speaker is ``user``, the other ``assistant``; each message's content
+    is ``"Speaker: text"`` (no photo caption: what a user would type); ``seq`` counts from 1
+    in the session. ``evidence`` holds the seqs of the turns that the session's observation
+    facts name (ids not in the session are dropped). Sessions without observations are left
+    out.
+    """
+    observations = sample.get("observation") or {}
+    out = []
+    for n, _key, turns, date_string in sessions(sample["conversation"]):
+        facts = observations.get(f"session_{n}_observation")
+        if not facts or not turns:
+            continue
+        seq_of = {turn.get("dia_id"): seq for seq, turn in enumerate(turns, start=1)}
+        evidence = set()
+        for items in facts.values():
+            for item in items:
+                ids = item[1] if len(item) > 1 else []
+                for dia_id in ids if isinstance(ids, list) else re.split(r"[;,\s]+", ids):
+                    if dia_id in seq_of:
+                        evidence.add(seq_of[dia_id])
+        speakers: list[str] = []
+        for turn in turns:
+            if turn["speaker"] not in speakers:
+                speakers.append(turn["speaker"])
+        out.append({
+            "session": n,
+            "date": parse_session_date(date_string) if date_string else None,
+            "speakers": speakers,
+            "messages": [{"role": "user" if turn["speaker"] == speakers[0] else "assistant",
+                          "content": f"{turn['speaker']}: {(turn.get('text') or '').strip()}",
+                          "dia_id": turn.get("dia_id")} for turn in turns],
+            "evidence": evidence,
+        })
+    return out
+
+
+def turn_prf(selected: int, correct: int, gold: int) -> dict:
+    """Precision, recall and F1 from counts (micro-averaged over sessions)."""
+    p = correct / selected if selected else 0.0
+    r = correct / gold if gold else 0.0
+    return {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0,
+            "selected": selected, "correct": correct, "gold": gold}
