@@ -12,6 +12,14 @@ def create(content: str, user_id: str = "u-a", **kw):
     return services.memory_create(user_id=user_id, content=content, **kw)[0]
 
 
+def recall(api, query: str, *, user_id: str = "u-a", **body) -> list[dict]:
+    """``POST /recall`` through an API client (tests/conftest.py ``ApiClient``); its results,
+    after checking it answered 200. ``body`` adds fields (``limit``, ``as_of``, ``now``…)."""
+    resp = api.post("/recall", {"user_id": user_id, "query": query, **body})
+    assert resp.status_code == 200, resp.content
+    return resp.json()["results"]
+
+
 def postings_of(user_id: str, term: str, field: str = index_fields.CONTENT) -> set[str]:
     client = store.get_client()
     live = postings.live_field(client, user_id, field)

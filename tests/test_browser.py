@@ -5,7 +5,6 @@ Screenshots go to ``var/screenshots/`` for a person to look at.
 """
 
 import shutil
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -13,9 +12,8 @@ import pytest
 from memories import access, services
 from memories.models import Memory
 from sessions.services import session_append, session_create
+from tests.browser import CHROMIUM, SHOTS, login
 
-CHROMIUM = "/usr/bin/chromium"
-SHOTS = Path(__file__).resolve().parent.parent / "var" / "screenshots"
 ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -193,11 +191,7 @@ def test_it_edits_importance_inline_and_searches(browser_page, live_server, admi
 def test_a_viewer_sees_a_read_only_page(browser_page, live_server, viewer):
     page, errors = browser_page
     memory, _ = services.memory_create(user_id="alice", content="read only please")
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("#id_username", "vera")
-    page.fill("#id_password", "pw-vera")
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/")
+    login(page, live_server.url, "vera")
     page.goto(f"{live_server.url}/memories/{memory.memory_id}/")
     assert page.locator("#importance-form").count() == 0
     assert "needs the editor role" in page.inner_text("#memory-actions")

@@ -22,6 +22,7 @@ from memories import services
 from memories.models import AuditEvent, Memory
 from sessions.services import session_append, session_create
 from tests import test_browser
+from tests.browser import login
 from tests.test_browser import CHROMIUM, shot
 
 # The same headless-Chromium page fixture as tests/test_browser.py (login, error capture).
@@ -34,14 +35,6 @@ pytestmark = [
         not shutil.which(CHROMIUM), reason=f"{CHROMIUM} is not installed (apt-get install chromium)"
     ),
 ]
-
-
-def login(page, base: str, username: str) -> None:
-    page.goto(f"{base}/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", f"pw-{username}")
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/")
 
 
 def test_diff_rollback_and_reindex(browser_page, live_server, admin_user, editor):

@@ -4,50 +4,13 @@ memory purged after the page was loaded) shows in place, and the page around it 
 styled, usable console (django-htmx's debug error handler must not replace the document).
 Screenshots go to ``var/screenshots/in-place-*`` and ``gone-*``."""
 
-import shutil
-from pathlib import Path
-
 import pytest
 
 from memories import services
 from memories.models import Memory
+from tests.browser import CHROMIUM, MARKS, MODES, SHOTS  # noqa: F401  (CHROMIUM: other modules read it here)
 
-CHROMIUM = "/usr/bin/chromium"
-SHOTS = Path(__file__).resolve().parent.parent / "var" / "screenshots"
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not shutil.which(CHROMIUM), reason=f"{CHROMIUM} is not installed"),
-]
-
-MODES = [pytest.param(True, id="debug-on"), pytest.param(False, id="debug-off")]
-
-
-@pytest.fixture
-def console(live_server, admin_user, monkeypatch, settings):
-    """``open(width, debug)``: a page logged in as the admin, the live server rendering with
-    ``DEBUG`` as asked (the htmx script tag adds django-htmx's debug script when it is on)."""
-    sync_api = pytest.importorskip("playwright.sync_api")
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-
-        def open_page(width: int, debug: bool):
-            settings.DEBUG = debug  # the live server reads the same settings
-            page = browser.new_page(viewport={"width": width, "height": 900})
-            page.errors = []
-            page.on("pageerror", lambda exc: page.errors.append(str(exc)))
-            page.goto(f"{live_server.url}/accounts/login/")
-            page.fill("#id_username", "ada")
-            page.fill("#id_password", "pw-ada")
-            page.click("button[type=submit]")
-            page.wait_for_url(f"{live_server.url}/")
-            return page
-
-        yield open_page
-        browser.close()
+pytestmark = MARKS
 
 
 def _shot(page, name: str) -> None:

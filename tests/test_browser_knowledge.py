@@ -10,11 +10,11 @@ import pytest
 
 from memories import services
 from memories.models import Memory
-from tests import test_browser_gone as gone
-from tests.test_browser_gone import MODES, SHOTS, _shows, _still_the_console, pytestmark  # noqa: F401  (the markers)
+from tests.browser import MARKS, MODES, SHOTS
+from tests.test_browser_gone import _shows, _still_the_console
 from tests.test_browser_phone import OVERFLOW
 
-console = gone.console  # the fixture: a page logged in as the admin, DEBUG as asked
+pytestmark = MARKS
 
 
 def _shot(page, name: str, debug: bool, width: int) -> None:

@@ -19,6 +19,7 @@ from lab.models import Judgment
 from memories import services
 from memories.models import Memory
 from tests import test_browser
+from tests.browser import MODES, login
 from tests.test_browser import CHROMIUM, SHOTS
 
 # The browser, its launch flags and the screenshot folder are test_browser's.
@@ -67,11 +68,7 @@ def test_it_tunes_b_live_grades_and_explains(browser_page, live_server, admin_us
             actor=admin_user,
         )
     base = live_server.url
-    page.goto(f"{base}/accounts/login/")
-    page.fill("#id_username", "ada")
-    page.fill("#id_password", "pw-ada")
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/")
+    login(page, base)
 
     page.goto(f"{base}/search/compare/?user_id=team&q=deploy&a=bm25&b=bm25&k=6")
     page.wait_for_function("() => window.htmx !== undefined")
@@ -144,33 +141,6 @@ def test_it_tunes_b_live_grades_and_explains(browser_page, live_server, admin_us
 
 # Screenshots of the lab pages for a person to look at (outside the repository).
 LAB_SHOTS = Path("/tmp/shots27")
-MODES = [pytest.param(True, id="debug-on"), pytest.param(False, id="debug-off")]
-
-
-@pytest.fixture
-def console(live_server, admin_user, monkeypatch, settings):
-    """``open(width, debug)``: a page logged in as the admin (ada), the live server rendering
-    with ``DEBUG`` as asked; ``page.errors`` collects the page's script errors."""
-    sync_api = pytest.importorskip("playwright.sync_api")
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    LAB_SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-
-        def open_page(width: int, debug: bool):
-            settings.DEBUG = debug  # the live server reads the same settings
-            page = browser.new_page(viewport={"width": width, "height": 900})
-            page.errors = []
-            page.on("pageerror", lambda exc: page.errors.append(str(exc)))
-            page.goto(f"{live_server.url}/accounts/login/")
-            page.fill("#id_username", "ada")
-            page.fill("#id_password", "pw-ada")
-            page.click("button[type=submit]")
-            page.wait_for_url(f"{live_server.url}/")
-            return page
-
-        yield open_page
-        browser.close()
 
 
 def _notes(actor) -> None:

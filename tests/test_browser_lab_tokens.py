@@ -16,6 +16,7 @@ from memories import services
 from operations import consolidate
 from search import profile_services
 from search.synonyms import synonyms_replace
+from tests.browser import login
 from tests.test_browser import ARGS, CHROMIUM, SHOTS, pytestmark  # noqa: F401  (the markers)
 
 pytestmark = [*pytestmark, pytest.mark.django_db(transaction=True)]  # noqa: F811
@@ -80,11 +81,7 @@ def world(admin_user, editor, viewer):
 
 
 def _login(page, base, who=("ada", "pw-ada")):
-    page.goto(f"{base}/accounts/login/")
-    page.fill("#id_username", who[0])
-    page.fill("#id_password", who[1])
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/")
+    login(page, base, *who)
 
 
 @pytest.fixture

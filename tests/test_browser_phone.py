@@ -9,6 +9,7 @@ import pytest
 
 from memories import services
 from sessions.services import session_append, session_create
+from tests.browser import login
 from tests.test_browser import ARGS, CHROMIUM, SHOTS, pytestmark  # noqa: F401  (the markers)
 
 LONG = ("The release checklist for v2.6.0 says: send the notice from "
@@ -40,11 +41,7 @@ def pages(admin_user):
 
 
 def _login(page, base):
-    page.goto(f"{base}/accounts/login/")
-    page.fill("#id_username", "ada")
-    page.fill("#id_password", "pw-ada")
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/")
+    login(page, base)
 
 
 @pytest.mark.parametrize("width", [390, 1400])

@@ -14,12 +14,9 @@ from django.utils import timezone
 from accounts.models import ApiToken
 from accounts.roles import role_of
 from accounts.tokens import token_create, token_lookup
-from tests.test_browser_gone import (  # noqa: F401  (the fixture and the markers)
-    MODES,
-    SHOTS,
-    console,
-    pytestmark,
-)
+from tests.browser import MARKS, MODES, SHOTS
+
+pytestmark = MARKS
 
 OUT = Path(os.environ.get("SCREENSHOTS_DIR", SHOTS))
 FITS = "document.documentElement.scrollWidth <= window.innerWidth"

@@ -17,6 +17,7 @@ from operations.backup import export_memories
 from search.memory_search import memory_search
 from search.serving import feed as serving_feed
 from tests.conftest import ApiClient
+from tests.helpers import recall
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): the context rebuild's raw SQL.
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
@@ -39,12 +40,6 @@ def turn(api, content, n, conversation="c-1", **kw):
 
 def get(api, memory_id):
     return api.get(f"/memories/{memory_id}").json()
-
-
-def recall(api, query, limit=5):
-    resp = api.post("/recall", {"user_id": "u-a", "query": query, "limit": limit})
-    assert resp.status_code == 200
-    return resp.json()["results"]
 
 
 def test_a_turn_gets_the_previous_turns_and_then_the_next(api):
