@@ -1,5 +1,6 @@
 """/memories: create, read, change, forget, restore, roll back, promote, history."""
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from ninja import Router, Status
 from pydantic import Field
@@ -13,6 +14,7 @@ from memories.models import Memory, MemoryType
 from memories.validation import (
     MEMORY_ID_RE,
     clean_identifier,
+    clean_text,
     parse_iso_datetime,
 )
 
@@ -40,6 +42,9 @@ class MemoryIn(Strict):
     supersedes: list[str] | None = Field(default=None, max_length=50)
     valid_from: str | None = None
     supersession: str | None = None
+    # A transcript ("Speaker: text" lines) or a note: write the memories extracted from it
+    # (sessions.extract) instead of the text itself; the answer lists them.
+    infer: bool = False
 
 
 class MemoryPatch(Strict):
@@ -150,10 +155,46 @@ def create_memory(request: HttpRequest, payload: MemoryIn):
         value = fields.pop(name)
         if value is not None:
             fields[name] = parse_iso_datetime(value, name)
+    if fields.pop("infer"):
+        return _create_inferred(request, fields)
     memory, dup = services.memory_create(actor=request.user, **fields)
     if dup:
         return Status(200, memory_out(memory, deduplicated=True))
     return _answer(request, memory, 201, deduplicated=False)
+
+
+def _create_inferred(request, fields: dict):
+    """``infer``: the memories extracted from the text, each written with the request's other
+    fields (validation, dedup and supersession proposals as every write; all or nothing):
+    201 ``{"memories": [...], "inferred": true, "method"}`` (``deduplicated`` on each)."""
+    from sessions import extract
+
+    if fields.pop("supersedes"):
+        raise InvalidInput("supersedes cannot be combined with infer", field="supersedes")
+    text = fields.pop("content")
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInput("content must not be empty", field="content")
+    if len(text) > settings.MEMORY_MAX_CONTENT_CHARS:
+        raise InvalidInput(f"content over {settings.MEMORY_MAX_CONTENT_CHARS} characters",
+                           field="content")
+    clean_text(text, "content")
+    supersession = fields.pop("supersession")
+    fields.pop("keywords")  # the text's keywords are not each memory's
+    metadata = fields.pop("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise InvalidInput("metadata must be an object", field="metadata")
+    found, method = extract.text_candidates(text, at=fields.get("created_at"))
+    items = [{**fields, "content": c.content, "type": c.type if fields["type"] == "long_term"
+              else fields["type"],
+              "metadata": {**metadata, "inferred": {"seqs": c.seqs, "method": method,
+                                                    "confidence": round(c.confidence, 3)}}}
+             for c in found]
+    written = services.memory_create_many(items=items, actor=request.user,
+                                          supersession=supersession) if items else []
+    body = {"memories": [_with_warning(m, deduplicated=dup) for m, dup in written],
+            "inferred": True, "method": method}
+    response = api.create_response(request, body, status=201)
+    return _pending_header(response, any(m.needs_resync for m, _ in written))
 
 
 class BulkIn(Strict):

@@ -15,6 +15,7 @@ from memories.validation import (
     clean_identifier,
     parse_iso_datetime,
 )
+from sessions import extract as session_extract
 from sessions import promote as session_promote
 from sessions import services as sessions
 from sessions import store as session_store
@@ -24,6 +25,12 @@ log = logging.getLogger(__name__)
 
 
 router = Router()
+
+
+class PromoteIn(ReasonIn):
+    content: str | None = None
+    type: str | None = None
+    importance: float | None = None
 
 
 class SessionIn(Strict):
@@ -119,13 +126,31 @@ def append_messages(request, session_id: str, payload: MessagesIn):
 
 @router.post("/sessions/{path:session_id}/messages/{int:seq}/promote", response={200: dict, 201: dict},
           tags=["sessions"])
-def promote_message(request, session_id: str, seq: int, payload: ReasonIn | None = None):
-    """A session message → user-wide long-term memory (201; 200 + deduplicated)."""
+def promote_message(request, session_id: str, seq: int, payload: PromoteIn | None = None):
+    """A session message → user-wide long-term memory (201; 200 + deduplicated); optional
+    ``content``, ``type`` and ``importance`` edit it before it is written."""
     require_role(request.user, "editor")
     _session_or_404(request, session_id)
-    memory, dup = session_promote.message_promote(session_id=session_id, seq=seq, actor=request.user,
-                                           reason=payload.reason if payload else "")
+    edits = payload.model_dump() if payload else {}
+    memory, dup = session_promote.message_promote(session_id=session_id, seq=seq,
+                                                  actor=request.user, **edits)
     return Status(200 if dup else 201, memory_out(memory, deduplicated=dup))
+
+
+class ExtractIn(Strict):
+    dry_run: bool = True
+
+
+@router.post("/sessions/{path:session_id}/extract", response=dict, tags=["sessions"])
+def extract_memories(request, session_id: str, payload: ExtractIn | None = None):
+    """The memories worth keeping from the session's messages: ``{"candidates": [{"content",
+    "seqs", "type", "confidence"}], "method"}`` (viewer); ``dry_run: false`` writes them
+    (editor) and adds ``"memory_ids"``."""
+    dry_run = payload.dry_run if payload else True
+    require_role(request.user, "viewer" if dry_run else "editor")
+    _session_or_404(request, session_id)
+    return session_extract.session_extract(session_id=session_id, dry_run=dry_run,
+                                           actor=request.user)
 
 
 

@@ -256,6 +256,9 @@ MEMORY_LLM_URL = os.environ.get("MEMORY_LLM_URL", "")
 MEMORY_LLM_MODEL = os.environ.get("MEMORY_LLM_MODEL", "")
 MEMORY_LLM_API_KEY = os.environ.get("MEMORY_LLM_API_KEY", "")
 MEMORY_LLM_TIMEOUT = float(os.environ.get("MEMORY_LLM_TIMEOUT", "20"))
+# Each fold of a session also writes the memories drawn from its folded messages (a job on
+# the default queue: sessions.jobs.session_extract_job). Off by default.
+MEMORY_EXTRACT_ON_FOLD = env_bool("MEMORY_EXTRACT_ON_FOLD", False)
 # Supersession proposals on every write (memories/services/conflicts.py): off | propose |
 # apply; apply also accepts proposals of at least this confidence (0..1).
 MEMORY_SUPERSESSION = os.environ.get("MEMORY_SUPERSESSION", "propose")

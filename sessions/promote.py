@@ -26,9 +26,12 @@ def session_context(session_id: str, seq: int) -> str:
 
 
 @transaction.atomic
-def message_promote(*, session_id: str, seq: int, actor=None,
-                    reason: str = "") -> tuple[Memory, bool]:
-    """Promote one session message to a user-wide long-term memory (deduplicated)."""
+def message_promote(*, session_id: str, seq: int, actor=None, reason: str = "",
+                    content: str | None = None, type: str | None = None,
+                    importance: float | None = None) -> tuple[Memory, bool]:
+    """Promote one session message to a user-wide memory (deduplicated); ``content``,
+    ``type`` (default long-term) and ``importance`` (default: estimated) edit it before it
+    is written (validated as every write)."""
     from sessions.models import Message
 
     message = Message.objects.select_related("session").filter(
@@ -37,7 +40,9 @@ def message_promote(*, session_id: str, seq: int, actor=None,
         raise NotFound(f"message {seq} of session {session_id!r} not found", field="seq")
     return memory_create(
         actor=actor, kind=ChangeKind.PROMOTE, reason=reason,
-        user_id=message.session.user_id, content=message.content, type=MemoryType.LONG_TERM,
+        user_id=message.session.user_id,
+        content=message.content if content is None else content,
+        type=MemoryType.LONG_TERM if type is None else type, importance=importance,
         source="session", author=message.role, created_at=message.ts,
         context=session_context(session_id, seq), context_from=context_service.SESSION,
         metadata={"promoted_from": {"session_id": session_id, "seq": seq}})

@@ -196,6 +196,9 @@ def _fold_commit(session_id: str, start: int, upto: int, summary: str, method: s
             log.warning("session window not trimmed: %s", type(exc).__name__)
 
     transaction.on_commit(trim)
+    if settings.MEMORY_EXTRACT_ON_FOLD:  # enqueued on commit, as every job
+        job_queue.enqueue("sessions.jobs.session_extract_job", session.session_id, start + 1,
+                          upto, queue="default", namespaces=[session.user_id])
     return {"folded": upto - start, "summary_upto_seq": upto, "method": method}
 
 

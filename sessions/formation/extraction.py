@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from sessions.formation import extraction_weights
 
-__all__ = ["Candidate", "Turn", "extract", "features", "parse_text", "scores"]
+__all__ = ["Candidate", "Turn", "extract", "extract_text", "features", "parse_text", "scores"]
 
 MAX_CONTENT = 2000  # characters of a candidate's text (the turn's own text is cut there)
 
@@ -304,3 +304,25 @@ def parse_text(text: str, *, at: dt.datetime | None = None) -> list[Turn]:
                 for n, p in enumerate(turns, start=1)]
     sentences = [s.strip() for s in _SENT_RE.findall(text) if len(s.strip()) > 1]
     return [Turn(seq=n, role="user", content=s, at=at) for n, s in enumerate(sentences, start=1)]
+
+
+def is_transcript(turns: Sequence[Turn]) -> bool:
+    return any(split_speaker(t.content)[0] for t in turns)
+
+
+def extract_text(text: str, *, at: dt.datetime | None = None) -> list[Candidate]:
+    """The candidates of a pasted text: a transcript's as :func:`extract` picks them; a
+    note's (written to be remembered) every sentence that is not a bare question, greeting
+    or acknowledgement, as written."""
+    turns = parse_text(text, at=at)
+    if is_transcript(turns):
+        return extract(turns)
+    out = []
+    for turn, f, score in zip(turns, features(turns), scores(turns), strict=True):
+        if bare(f):
+            continue
+        body = turn.content.strip()
+        if len(body) > MAX_CONTENT:
+            body = body[:MAX_CONTENT - 1].rstrip() + "\u2026"
+        out.append(Candidate(content=body, seqs=[turn.seq], confidence=max(score, 0.5)))
+    return out
