@@ -164,11 +164,20 @@ def create_memory(request: HttpRequest, payload: MemoryIn):
 
 
 def _create_inferred(request, fields: dict):
-    """``infer``: the memories extracted from the text, each written with the request's other
-    fields (validation, dedup and supersession proposals as every write; all or nothing):
-    201 ``{"memories": [...], "inferred": true, "method"}`` (``deduplicated`` on each)."""
+    body = create_inferred(request.user, fields)
+    response = api.create_response(request, body, status=201)
+    return _pending_header(response, any(m.get("warning") for m in body["memories"]))
+
+
+def create_inferred(actor, fields: dict) -> dict:
+    """``infer``: the memories extracted from the text (``sessions.extract``), each written
+    with the request's other fields (validation, dedup and supersession proposals as every
+    write; all or nothing): ``{"memories": [...], "inferred": true, "method"}``
+    (``deduplicated`` on each). REST and MCP answer it."""
     from sessions import extract
 
+    fields = dict(fields)
+    fields.pop("infer", None)
     if fields.pop("supersedes"):
         raise InvalidInput("supersedes cannot be combined with infer", field="supersedes")
     text = fields.pop("content")
@@ -189,12 +198,10 @@ def _create_inferred(request, fields: dict):
               "metadata": {**metadata, "inferred": {"seqs": c.seqs, "method": method,
                                                     "confidence": round(c.confidence, 3)}}}
              for c in found]
-    written = services.memory_create_many(items=items, actor=request.user,
+    written = services.memory_create_many(items=items, actor=actor,
                                           supersession=supersession) if items else []
-    body = {"memories": [_with_warning(m, deduplicated=dup) for m, dup in written],
+    return {"memories": [_with_warning(m, deduplicated=dup) for m, dup in written],
             "inferred": True, "method": method}
-    response = api.create_response(request, body, status=201)
-    return _pending_header(response, any(m.needs_resync for m, _ in written))
 
 
 class BulkIn(Strict):

@@ -77,6 +77,27 @@ def figures(p, y, t):
     return turn_prf(int(sel.sum()), int((sel & y).sum()), int(y.sum()))
 
 
+def held_out(data) -> tuple[dict, dict]:
+    """Leave each conversation out: ``(pooled figures, {sample_id: figures})``."""
+    per = {s["sample_id"]: session_rows(s) for s in data}
+    names = _names(per)
+    each, held_p, held_y = {}, [], []
+    for out_id in per:
+        train = [r for sid, rows in per.items() if sid != out_id for r in rows]
+        w = fit(train, names)
+        t = best_threshold(probs(train, w), np.array([g for _, g in train]))
+        p, y = probs(per[out_id], w), np.array([g for _, g in per[out_id]])
+        each[out_id] = figures(p, y, t)
+        held_p.append(p >= t)
+        held_y.append(y)
+    sel, y = np.concatenate(held_p), np.concatenate(held_y)
+    return turn_prf(int(sel.sum()), int((sel & y).sum()), int(y.sum())), each
+
+
+def _names(per) -> list[str]:
+    return sorted({k for rows in per.values() for f, _ in rows for k in f})
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--write", action="store_true")

@@ -91,3 +91,26 @@ def test_parse_text_reads_a_transcript_or_a_note():
     note = parse_text("Flight to Lisbon on 3 June. I am allergic to shellfish. Budget 6000 EUR.")
     assert [t.content for t in note] == ["Flight to Lisbon on 3 June.",
                                          "I am allergic to shellfish.", "Budget 6000 EUR."]
+
+
+@needs_data
+@pytest.mark.django_db(transaction=True)
+def test_the_extract_endpoint_gives_the_same_figures_on_one_conversation(builtins, api):
+    sample = next(s for s in _load() if s["sample_id"] == "conv-26")
+    api_counts = [0, 0, 0]
+    for session in extraction_sessions(sample):
+        session_id = f"conv-26/session_{session['session']}"
+        assert api.post("/sessions", {"user_id": "conv-26", "session_id": session_id}
+                        ).status_code == 201
+        at = session["date"].isoformat()
+        r = api.post(f"/sessions/{session_id}/messages", {"messages": [
+            {"role": m["role"], "content": m["content"], "at": at}
+            for m in session["messages"]]})
+        assert r.status_code == 201, r.content
+        body = api.post(f"/sessions/{session_id}/extract", {"dry_run": True}).json()
+        assert body["method"] == "local"
+        chosen = {seq for c in body["candidates"] for seq in c["seqs"]}
+        api_counts[0] += len(chosen)
+        api_counts[1] += len(chosen & session["evidence"])
+        api_counts[2] += len(session["evidence"])
+    assert turn_prf(*api_counts) == measure([sample], local_pick)

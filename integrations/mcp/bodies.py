@@ -18,17 +18,19 @@ from api.memories import (
     MemoryPatch,
     RevalidateIn,
     _memory_or_404,
+    create_inferred,
     memories_out,
     memory_out,
 )
 from api.search import RecallIn, hit_out
-from api.sessions import MessagesIn, SessionIn, SummariseIn, _session_or_404, session_out
+from api.sessions import ExtractIn, MessagesIn, SessionIn, SummariseIn, _session_or_404, session_out
 from integrations.metrics.registry import count_redis_error, observe_recall
 from memories import access, listing, services, store
 from memories.errors import InvalidInput
 from memories.models import Memory
 from memories.validation import clean_identifier, parse_iso_datetime
 from search.memory_search import memory_search
+from sessions import extract as session_extract
 from sessions import services as sessions
 from sessions.promote import message_promote
 
@@ -52,6 +54,8 @@ def add_memory(caller, **args) -> dict:
         value = fields.pop(name)
         if value is not None:
             fields[name] = parse_iso_datetime(value, name)
+    if fields.pop("infer"):
+        return create_inferred(caller.user, fields)
     memory, dup = services.memory_create(actor=caller.user, **fields)
     return _written(memory, deduplicated=dup)
 
@@ -241,3 +245,12 @@ def summarise_session(caller, *, session_id: str, max_chars=None) -> dict:
     _session_or_404(caller, session_id)
     payload = SummariseIn.model_validate({"max_chars": max_chars})
     return sessions.session_summarise(session_id=session_id, max_chars=payload.max_chars)
+
+
+def extract_memories(caller, *, session_id: str, dry_run: bool = True) -> dict:
+    """As ``POST /sessions/{id}/extract``: a viewer's dry run, an editor's write."""
+    payload = ExtractIn.model_validate({"dry_run": dry_run})
+    require_role(caller.user, "viewer" if payload.dry_run else "editor")
+    _session_or_404(caller, session_id)
+    return session_extract.session_extract(session_id=session_id, dry_run=payload.dry_run,
+                                           actor=caller.user)

@@ -15,6 +15,7 @@ from pydantic import Field
 from integrations.mcp import bodies
 from integrations.mcp.runner import call_tool_body
 from integrations.mcp.shapes import (
+    AddMemoryOut,
     ConflictOut,
     ConflictPage,
     Forgotten,
@@ -57,10 +58,14 @@ async def add_memory(
     supersedes: Supersedes = None,
     valid_from: ValidFrom = None,
     supersession: Supersession = None,
-) -> MemoryOut:
+    infer: Annotated[bool, Field(description=(
+        "content is a chat transcript ('Speaker: text' lines) or a note: write the memories "
+        "extracted from it instead of the text; the answer lists them in memories"))] = False,
+) -> AddMemoryOut:
     """Remember one memory. The same content in the same scope (user_id, conversation_id,
     type) returns the existing memory with deduplicated true. When it replaces an older
-    fact (a new address, employer, deadline), name the old memory in supersedes."""
+    fact (a new address, employer, deadline), name the old memory in supersedes. With
+    infer, the facts worth keeping are drawn from the text and each remembered."""
     return await call_tool_body(bodies.add_memory, **locals())
 
 

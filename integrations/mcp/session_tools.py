@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from integrations.mcp import bodies
 from integrations.mcp.runner import call_tool_body, read_resource_body
-from integrations.mcp.shapes import Appended, ContextOut, SessionOut, SummaryOut
+from integrations.mcp.shapes import Appended, ContextOut, ExtractOut, SessionOut, SummaryOut
 
 SessionId = Annotated[str, Field(description="the session's id")]
 
@@ -69,6 +69,17 @@ async def summarise_session(
     return await call_tool_body(bodies.summarise_session, **locals())
 
 
+async def extract_memories(
+    session_id: SessionId,
+    dry_run: Annotated[bool, Field(description="true: only answer the candidates; false: "
+                                               "also write them as memories")] = True,
+) -> ExtractOut:
+    """The memories worth keeping from a session's messages (statements about people,
+    plans, preferences, decisions; never bare questions or greetings), each standing alone
+    with the seqs it comes from; dry_run false writes them in the session's namespace."""
+    return await call_tool_body(bodies.extract_memories, **locals())
+
+
 TOOLS = [
     (create_session, ToolAnnotations(title="Start a session", read_only_hint=False,
                                      destructive_hint=False, open_world_hint=False)),
@@ -78,6 +89,9 @@ TOOLS = [
                                   idempotent_hint=True, open_world_hint=False)),
     (summarise_session, ToolAnnotations(title="Summarise a session", read_only_hint=True,
                                         idempotent_hint=True, open_world_hint=False)),
+    (extract_memories, ToolAnnotations(title="Extract memories", read_only_hint=False,
+                                       destructive_hint=False, idempotent_hint=True,
+                                       open_world_hint=False)),
 ]
 
 

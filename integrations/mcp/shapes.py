@@ -152,3 +152,34 @@ class SummaryOut(_Open):
     summary: str
     method: str = Field(description="local, or llm when the language model wrote it")
     chars: int
+
+
+class CandidateOut(_Open):
+    content: str = Field(description="the memory, standing alone (speaker and date resolved)")
+    seqs: list[int] = Field(description="the session messages it comes from")
+    type: str
+    confidence: float = Field(description="0..1")
+
+
+class ExtractOut(_Open):
+    """``POST /api/v1/sessions/{id}/extract``: the memories worth keeping from a session."""
+
+    candidates: list[CandidateOut]
+    method: str = Field(description="local, or llm when the language model found them")
+    memory_ids: list[str] | None = Field(
+        default=None, description="the memories written (dry_run false), in candidate order")
+
+
+class AddMemoryOut(MemoryOut):
+    """``add_memory``'s answer: the memory; with ``infer``, ``memories`` (those extracted
+    from the text and written), ``inferred`` true and ``method`` instead."""
+
+    memory_id: str | None = None
+    user_id: str | None = None
+    type: str | None = None
+    content: str | None = None
+    importance: float | None = Field(default=None, description="0..1")
+    version: int | None = None
+    memories: list[MemoryOut] | None = None
+    inferred: bool | None = None
+    method: str | None = None

@@ -60,9 +60,14 @@ class Endpoints:
                  keywords: list[str] | None = None, ttl_seconds: int | None = None,
                  created_at: datetime | str | None = None, context: str | None = None,
                  supersedes: list[str] | None = None, valid_from: datetime | str | None = None,
-                 supersession: m.Supersession | None = None) -> m.Memory:
+                 supersession: m.Supersession | None = None,
+                 infer: bool = False) -> m.Memory | m.Inferred:
         """``POST /memories``: 201 a new memory, or 200 the live duplicate
         (``deduplicated`` true). ``ttl_seconds`` only for ``short_term``. Never retried.
+
+        ``infer=True``: ``content`` is a chat transcript ("Speaker: text" lines) or a note;
+        the memories extracted from it are written instead of the text, each with the other
+        fields, and an :class:`~memory_console_client.models.Inferred` lists them.
 
         Facts over time: ``supersedes`` names the memories this one makes no longer true
         (they stay readable, ``superseded_by`` this one, and leave recall); ``valid_from``
@@ -75,6 +80,9 @@ class Endpoints:
                             ttl_seconds=ttl_seconds, created_at=iso(created_at),
                             context=context, supersedes=supersedes,
                             valid_from=iso(valid_from), supersession=supersession))
+        if infer:
+            body["infer"] = True
+            return self._run(Call("POST", "/memories", _one(m.Inferred), json=body))
         return self._run(Call("POST", "/memories", _one(m.Memory), json=body))
 
     def get_memory(self, memory_id: str) -> m.Memory:
@@ -336,10 +344,23 @@ class Endpoints:
                               _one(m.Summary), json=compact({"max_chars": max_chars}),
                               idempotent=True))
 
-    def promote_message(self, session_id: str, seq: int, *, reason: str | None = None
-                        ) -> m.Memory:
+    def promote_message(self, session_id: str, seq: int, *, reason: str | None = None,
+                        content: str | None = None, type: m.MemoryType | None = None,
+                        importance: float | None = None) -> m.Memory:
+        """A session message as a user-wide memory; ``content``, ``type`` and ``importance``
+        edit it before it is written."""
         return self._run(Call("POST", f"/sessions/{seg(session_id)}/messages/{int(seq)}/promote",
-                              _one(m.Memory), json=compact({"reason": reason})))
+                              _one(m.Memory), json=compact({
+                                  "reason": reason, "content": content, "type": type,
+                                  "importance": importance})))
+
+    def extract(self, session_id: str, dry_run: bool = True) -> m.Extraction:
+        """``POST /sessions/{id}/extract``: the memories worth keeping from the session's
+        messages (``candidates``, each with the ``seqs`` it comes from); ``dry_run=False``
+        writes them (editor) and answers their ``memory_ids``. Retried only as a dry run."""
+        return self._run(Call("POST", f"/sessions/{seg(session_id)}/extract",
+                              _one(m.Extraction), json={"dry_run": dry_run},
+                              idempotent=dry_run))
 
     # webhooks (admin) -------------------------------------------------------------------
     def list_webhooks(self, *, cursor: str | None = None, limit: int | None = None

@@ -297,6 +297,34 @@ class Summary(Model):
     chars: int
 
 
+class Inferred(Model):
+    """``POST /memories`` with ``infer``: the memories extracted from the text and written
+    (each with ``deduplicated``); ``method`` ``local`` or ``llm``."""
+
+    memories: list[Memory]
+    inferred: bool = True
+    method: str = "local"
+
+
+class Candidate(Model):
+    """A memory drawn from a session: standing alone, with the messages (``seqs``) it comes
+    from and the extractor's ``confidence`` (0..1)."""
+
+    content: str
+    seqs: list[int]
+    type: MemoryType = "long_term"
+    confidence: float = 0.0
+
+
+class Extraction(Model):
+    """``POST /sessions/{id}/extract``: ``candidates``; ``memory_ids`` (in candidate order)
+    when they were written; ``method`` ``local`` or ``llm``."""
+
+    candidates: list[Candidate]
+    method: str = "local"
+    memory_ids: list[str] | None = None
+
+
 class NamespaceRow(Model):
     """One row of ``GET /namespaces``: a namespace (``user_id``) and one conversation of it
     (None = its user-wide memories), with the number of live memories there."""
