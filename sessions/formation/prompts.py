@@ -4,7 +4,7 @@ Bump ``VERSION`` with any change of wording: it is logged with every model call,
 can be traced to the prompt that asked for it.
 """
 
-VERSION = "2026-12-04.1"
+VERSION = "2026-12-04.2"
 
 SUMMARY_SYSTEM = (
     "You maintain the rolling summary of a conversation between a user and an assistant. "
@@ -22,6 +22,8 @@ EXTRACT_SYSTEM = (
     "memory must stand alone: resolve who is speaking and the date. Answer with JSON: "
     '{"memories": [{"content": str, "seqs": [int], "type": "long_term", '
     '"confidence": number between 0 and 1}]} where seqs are the numbers of the turns it '
-    "comes from."
+    "comes from (only numbers listed below). Each content is one fact of at most 2000 "
+    'characters, e.g. "Caroline (8 May 2023): Caroline went to an LGBTQ support group on '
+    '7 May 2023". Answer {"memories": []} when nothing is worth keeping.'
 )
-EXTRACT_USER = "Turns (number, speaker, date, text):\n{turns}"
+EXTRACT_USER = "Turns, one a line (number | speaker | date | text):\n{turns}"
