@@ -91,7 +91,8 @@ def main():
             built = time.perf_counter() - started
             started = time.perf_counter()
             snapshot.save(client, ns, field, served.index, gen=served.gen, format=served.format,
-                          last_id=served.last_id, added=served.added)
+                          last_id=served.last_id, added=served.added,
+                          purge_count=snapshot.purges(client, ns))
             saved = time.perf_counter() - started
             head = feed.feed_reply(client, ns, field, "0-0", 0)
             started = time.perf_counter()

@@ -112,7 +112,8 @@ def test_a_snapshot_whose_counts_differ_from_redis_is_rebuilt(builtins, large, r
     # A snapshot one document short of the live index, at the same stream position.
     index = FieldIndex([Doc(f"mem_{n:016d}", 2, {"prairie": 1, "wind": 1}) for n in range(11)])
     snapshot.save(redis_client, "u-a", "c", index, gen=served.gen, format=served.format,
-                  last_id=served.last_id, added=served.added)
+                  last_id=served.last_id, added=served.added,
+                  purge_count=snapshot.purges(redis_client, "u-a"))
     assert path.exists()
     loads = serving.counters.loads
     serving.clear()
@@ -200,3 +201,30 @@ def test_arrays_round_trip_to_an_equal_index():
         a = index.search(terms, k=50, mode="any", now=1e9 + 10, **kw)
         b = again.search(terms, k=50, mode="any", now=1e9 + 10, **kw)
         assert (a.rows, a.expired, a.df) == (b.rows, b.expired, b.df)
+
+
+def test_another_hosts_snapshot_from_before_a_purge_is_removed_not_loaded(
+        builtins, large, monkeypatch, redis_client):
+    """A purge removes this host's snapshots; another host's copy (here: the file as it was,
+    put back after the purge, as that host's disk would still hold it) holds the purged
+    terms. Its loader finds the purge count moved, removes the file and builds instead."""
+    ids = [create(f"harbour crane {n}").memory_id for n in range(12)]
+    secret = create("harbour ZEBRA-4471 PIN").memory_id
+    _built()
+    path = snapshot.path_for(*KEY)
+    other_host = path.read_bytes()
+    services.memory_purge(memory_id=secret, reason="erase")
+    assert not path.exists()  # this host's: removed by the purge itself
+    path.write_bytes(other_host)  # another host's disk
+    loads = serving.counters.loads
+    serving.clear()
+    with pytest.raises(serving.NotReady):  # refused: built from Redis instead
+        serving.serving_index(redis_client, "u-a", "c")
+    assert serving.counters.loads == loads
+    _join_build()
+    saved = np.load(path, allow_pickle=False) if path.exists() else None
+    if saved is not None:  # the fresh build's own snapshot, after the purge
+        assert "zebra" not in json.loads(bytes(saved["meta"]))["vocab"]
+    assert secret not in {h.memory_id for h in memory_search(
+        user_id="u-a", query="ZEBRA-4471", profile="bm25").results}
+    assert ids

@@ -13,6 +13,7 @@ redacted. A context the client wrote is the client's text, and a session-built o
 session's messages (which erasing a memory does not touch): both are left as they are.
 """
 
+import logging
 from dataclasses import dataclass, field
 from functools import reduce
 from operator import or_
@@ -21,11 +22,14 @@ from django.db import transaction
 from django.db.models import Q
 
 from integrations.webhooks import outbox
+from memories import store
 from memories.mirror import sync_instances
 from memories.models import Memory
 from memories.services import context as context_service
 from memories.services.audit import audit_record
 from search.serving import snapshot
+
+log = logging.getLogger(__name__)
 
 # The contexts the server wrote from other memories' text.
 SERVER_COPIES = (context_service.CONVERSATION, context_service.COPY)
@@ -75,6 +79,14 @@ def memories_erase(*, memory_ids: list[str], user_ids: list[str], actor=None,
         sync_instances(rebuilt)
         for user_id in namespaces:
             snapshot.discard(user_id)
+        try:
+            client = store.get_client()
+            for user_id in namespaces:
+                snapshot.purged(client, user_id)
+        except store.RedisError as exc:
+            # The purge stands; other hosts' snapshots go when their index next builds.
+            log.warning("purge of %s not counted in Redis: %s", namespaces,
+                        type(exc).__name__)
 
     transaction.on_commit(after_commit)
     return erased

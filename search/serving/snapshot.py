@@ -17,6 +17,12 @@ than ``MAX_BEHIND`` entries back. After the catch-up the
 field's N and total length must equal the statistics in Redis, or the index is built from
 Redis after all (``feed.serving_index``). Arrays only (``allow_pickle=False``); a damaged or
 unreadable file is logged, removed and built again.
+
+A purge must leave no copy of the purged text, snapshots on every host included, while the
+purging process can reach only its own host's disk. So every purge counts itself in Redis
+(``<base>purges``, :func:`purged`), a snapshot records the count read before its build began,
+and a loader on any host that finds the count moved removes the file instead of loading it;
+a build that a purge overtook saves a file no loader will take.
 """
 
 from __future__ import annotations
@@ -53,6 +59,17 @@ def path_for(user_id: str, field_name: str) -> Path | None:
     return Path(root) / f"{hashlib.sha256(name.encode()).hexdigest()[:32]}.npz"
 
 
+def purges(client, user_id: str) -> int:
+    """How many purges the namespace has had (Redis's count)."""
+    return int(client.get(store.key(user_id, "purges")) or 0)
+
+
+def purged(client, user_id: str) -> None:
+    """Count a purge of the namespace: every snapshot saved before it is refused (and
+    removed) by the next loader on any host. Raises ``redis.RedisError``."""
+    client.incr(store.key(user_id, "purges"))
+
+
 def discard(user_id: str) -> None:
     """Remove the namespace's snapshots from this host's disk (a purge: they hold the
     purged memories' terms; the next background build saves them again without). Never
@@ -77,9 +94,10 @@ def _entry(client, user_id: str, entry_id: str) -> dict[str, str] | None:
 
 
 def save(client, user_id: str, field_name: str, index: FieldIndex, *, gen: str, format: str,
-         last_id: str, added: int) -> None:
-    """Write ``index`` (as of stream entry ``last_id``, the ``added``-th) to its file, with
-    that entry's fields (which a loader compares); an index as of an empty stream is not
+         last_id: str, added: int, purge_count: int) -> None:
+    """Write ``index`` (as of stream entry ``last_id``, the ``added``-th, built after
+    ``purge_count`` purges) to its file, with that entry's fields (which a loader compares);
+    an index as of an empty stream is not
     written (nothing could vouch for it). Raises ``redis.RedisError``; never raises for the
     disk: a failed write is logged and the file left as it was."""
     path = path_for(user_id, field_name)
@@ -89,7 +107,7 @@ def save(client, user_id: str, field_name: str, index: FieldIndex, *, gen: str, 
     arrays, names = index.arrays()
     meta = {"version": VERSION, "namespace": store.namespace_base(user_id),
             "field": field_name, "gen": gen, "format": format, "last_id": last_id,
-            "added": added, "entry": entry, **names}
+            "added": added, "entry": entry, "purges": purge_count, **names}
     tmp = path.with_name(f"{path.stem}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -123,6 +141,10 @@ def load(client, user_id: str, field_name: str, head: dict) -> tuple[FieldIndex,
                     # the very entry: its id and its fields (another Redis, a clone, a
                     # recreated stream would not hold both at that position)
                     or _entry(client, user_id, meta["last_id"]) != meta["entry"]):
+                return None
+            if meta.get("purges") != purges(client, user_id):
+                # Built before a purge: it may hold the purged terms. Not kept anywhere.
+                path.unlink(missing_ok=True)
                 return None
             index = FieldIndex.from_arrays({name: z[name] for name in FieldIndex.ARRAYS}, meta)
     except store.RedisError:
