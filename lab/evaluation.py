@@ -1,13 +1,16 @@
 """Evaluation of a ranking profile on judged queries: nDCG@k, P@k, recall@k, MRR, and the
 rank-biased overlap of two result lists."""
 
+import contextlib
 import math
+import secrets
 import time
 from collections.abc import Mapping, Sequence
 
 from django.conf import settings
 
-from memories.errors import InvalidInput, TooLarge
+from memories import store
+from memories.errors import Busy, InvalidInput, TooLarge
 from memories.validation import clean_identifier
 from search import metrics as ir
 from search.memory_search import memory_search
@@ -46,12 +49,47 @@ def clean_k(value, field: str = "k") -> int:
 class Deadline:
     """The time one evaluation (``evaluate``, a run) may hold the worker that serves it:
     ``MEMORY_EVALUATION_SECONDS`` of wall clock from its first search. Checked after each
-    search, so it stops within one search of the limit rather than answering late."""
+    search, so it stops within one search of the limit rather than answering late.
+
+    Used as a context manager, it also holds one of ``MEMORY_EVALUATIONS_AT_ONCE`` slots
+    shared by every process (a sorted set in Redis, each slot leased for the deadline plus
+    a margin, so a crashed process frees its slot): more evaluations at once would hold as
+    many worker threads and slow every other request. Entering raises Busy (429, naming
+    ``field``, ``retry_after_seconds``) when every slot is taken."""
+
+    LEASE_MARGIN_SECONDS = 5
 
     def __init__(self, *, field: str):
         self.field = field
         self.seconds = settings.MEMORY_EVALUATION_SECONDS
         self.ends = time.monotonic() + self.seconds
+        self._slot = None
+
+    def __enter__(self):
+        client = store.get_client()
+        key = store.global_key("evaluations")
+        slot = secrets.token_hex(8)
+        now = time.time()
+        pipe = client.pipeline(transaction=True)
+        pipe.zremrangebyscore(key, "-inf", now)
+        pipe.zadd(key, {slot: now + self.seconds + self.LEASE_MARGIN_SECONDS})
+        pipe.zcard(key)
+        pipe.expire(key, int(self.seconds + self.LEASE_MARGIN_SECONDS) + 1)
+        held = pipe.execute()[2]
+        if held > settings.MEMORY_EVALUATIONS_AT_ONCE:
+            client.zrem(key, slot)
+            raise Busy(f"{settings.MEMORY_EVALUATIONS_AT_ONCE} evaluations are running "
+                       "(MEMORY_EVALUATIONS_AT_ONCE): try again shortly", field=self.field,
+                       retry_after_seconds=int(self.seconds) or 1)
+        self._slot = (key, slot)
+        self.ends = time.monotonic() + self.seconds
+        return self
+
+    def __exit__(self, *exc):
+        if self._slot is not None:
+            with contextlib.suppress(store.RedisError):  # else its lease ends by itself
+                store.get_client().zrem(*self._slot)
+            self._slot = None
 
     def check(self, *, done: int, total: int) -> None:
         """Raise TooLarge (413) naming ``field``, with ``limit_seconds``, ``done`` and
@@ -140,29 +178,29 @@ def evaluate(*, profile, k: int, queries: Sequence[Mapping], now: float | None =
         raise InvalidInput(f"queries takes at most {QUERIES_MAX} items", field="queries")
     checked = [_clean_item(item, f"queries.{i}") for i, item in enumerate(queries)]
     now = time.time() if now is None else now
-    deadline = Deadline(field="queries")
-    rows = []
-    for user_id, conversation_id, query, gains in checked:
-        found = memory_search(
-            user_id=user_id,
-            query=query,
-            limit=k,
-            profile=prof,
-            conversation_id=conversation_id,
-            now=now,
-        )
-        ranked = [h.memory_id for h in found.results]
-        rows.append(
-            {
-                "user_id": user_id,
-                "query": query,
-                "conversation_id": conversation_id,
-                **query_metrics(ranked, gains, k),
-                "results": ranked,
-                "relevant": sum(1 for g in gains.values() if g > 0),
-            }
-        )
-        deadline.check(done=len(rows), total=len(checked))
+    with Deadline(field="queries") as deadline:
+        rows = []
+        for user_id, conversation_id, query, gains in checked:
+            found = memory_search(
+                user_id=user_id,
+                query=query,
+                limit=k,
+                profile=prof,
+                conversation_id=conversation_id,
+                now=now,
+            )
+            ranked = [h.memory_id for h in found.results]
+            rows.append(
+                {
+                    "user_id": user_id,
+                    "query": query,
+                    "conversation_id": conversation_id,
+                    **query_metrics(ranked, gains, k),
+                    "results": ranked,
+                    "relevant": sum(1 for g in gains.values() if g > 0),
+                }
+            )
+            deadline.check(done=len(rows), total=len(checked))
     return {"k": k, "metrics": mean_metrics(rows), "per_query": rows}
 
 

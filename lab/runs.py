@@ -76,46 +76,46 @@ def run_create(
             raise NotFound(f"profile {profile_name!r} not found", field="profiles")
         resolved.append(prof)
     now = time.time() if now is None else now
-    deadline = Deadline(field="query_set")
-    per_query, unjudged, judged_rows = [], {}, {p.name: [] for p in resolved}
-    for query in qs.queries:
-        grades = judgment_grades(user_id=qs.user_id, query=query, reviewer=reviewer)
-        live = _live_ids(grades)
-        gains = {m: g for m, g in grades.items() if m in live}
-        has_relevant = any(g > 0 for g in gains.values())
-        for prof in resolved:
-            found = memory_search(user_id=qs.user_id, query=query, limit=k, profile=prof, now=now)
-            ranked = [h.memory_id for h in found.results]
-            row = {
-                "profile": prof.name,
-                "user_id": qs.user_id,
-                "query": query,
-                "ranked": ranked,
-                "scores": [h.score for h in found.results],
-                "gains": {m: gains[m] for m in ranked if m in gains},
-                "relevant": sum(1 for g in gains.values() if g > 0),
-                "judged": has_relevant,
-            }
-            row.update(query_metrics(ranked, gains, k) if has_relevant else dict.fromkeys(METRICS))
-            per_query.append(row)
-            deadline.check(done=len(per_query), total=len(qs.queries) * len(resolved))
-            if has_relevant:
-                judged_rows[prof.name].append(row)
-            for rank, memory_id in enumerate(ranked, start=1):
-                if memory_id in grades:
-                    continue
-                entry = unjudged.setdefault(
-                    (query, memory_id),
-                    {
-                        "user_id": qs.user_id,
-                        "query": query,
-                        "memory_id": memory_id,
-                        "profiles": [],
-                        "best_rank": rank,
-                    },
-                )
-                entry["profiles"].append(prof.name)
-                entry["best_rank"] = min(entry["best_rank"], rank)
+    with Deadline(field="query_set") as deadline:
+        per_query, unjudged, judged_rows = [], {}, {p.name: [] for p in resolved}
+        for query in qs.queries:
+            grades = judgment_grades(user_id=qs.user_id, query=query, reviewer=reviewer)
+            live = _live_ids(grades)
+            gains = {m: g for m, g in grades.items() if m in live}
+            has_relevant = any(g > 0 for g in gains.values())
+            for prof in resolved:
+                found = memory_search(user_id=qs.user_id, query=query, limit=k, profile=prof, now=now)
+                ranked = [h.memory_id for h in found.results]
+                row = {
+                    "profile": prof.name,
+                    "user_id": qs.user_id,
+                    "query": query,
+                    "ranked": ranked,
+                    "scores": [h.score for h in found.results],
+                    "gains": {m: gains[m] for m in ranked if m in gains},
+                    "relevant": sum(1 for g in gains.values() if g > 0),
+                    "judged": has_relevant,
+                }
+                row.update(query_metrics(ranked, gains, k) if has_relevant else dict.fromkeys(METRICS))
+                per_query.append(row)
+                deadline.check(done=len(per_query), total=len(qs.queries) * len(resolved))
+                if has_relevant:
+                    judged_rows[prof.name].append(row)
+                for rank, memory_id in enumerate(ranked, start=1):
+                    if memory_id in grades:
+                        continue
+                    entry = unjudged.setdefault(
+                        (query, memory_id),
+                        {
+                            "user_id": qs.user_id,
+                            "query": query,
+                            "memory_id": memory_id,
+                            "profiles": [],
+                            "best_rank": rank,
+                        },
+                    )
+                    entry["profiles"].append(prof.name)
+                    entry["best_rank"] = min(entry["best_rank"], rank)
     client = store.get_client()
     fields = sorted(
         {index_fields.content_field(stemming=p.stemming, context=p.context) for p in resolved}

@@ -45,6 +45,14 @@ class TooLarge(ServiceError):
     code = "too_large"
 
 
+class Busy(ServiceError):
+    """Too many of this kind of request run at once; ``retry_after_seconds`` says when to try
+    again."""
+
+    status = 429
+    code = "busy"
+
+
 class IndexRebuilding(ServiceError):
     """Redis lost a namespace's index (a restart without persistence, a flush) and it is
     being rebuilt from the database: a recall cannot answer truthfully yet."""

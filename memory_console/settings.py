@@ -249,6 +249,8 @@ MEMORY_DRIFT_CACHE_SECONDS = env_int("MEMORY_DRIFT_CACHE_SECONDS", 60)
 # 413: how long such a request holds its worker thread, plus the one search under way
 # (lab.evaluation.Deadline).
 MEMORY_EVALUATION_SECONDS = env_int("MEMORY_EVALUATION_SECONDS", 15)
+# At most this many evaluations run at once across every process; another answers 429.
+MEMORY_EVALUATIONS_AT_ONCE = env_int("MEMORY_EVALUATIONS_AT_ONCE", 2)
 # An optional language model for summaries and extraction (sessions/formation/llm.py): the
 # base URL of an OpenAI-compatible API ending in /v1 (empty: none, the local methods answer),
 # the model's name, its key, and the seconds one call may take, retries included.

@@ -288,6 +288,34 @@ def test_evaluate_stops_at_its_time_limit_with_a_413_saying_how_far_it_got(
                            ).status_code == 200
 
 
+def test_evaluations_beyond_the_shared_slots_answer_429_until_one_ends(
+        viewer_api, api, corpus, settings):
+    """Nine evaluations at once held nine worker threads for their whole time limit and a
+    tiny recall waited 84 s. At most MEMORY_EVALUATIONS_AT_ONCE run together, across every
+    process (slots in Redis); another answers 429 with Retry-After, naming its field, and a
+    slot left by a crashed process ends with its lease."""
+    from lab.evaluation import Deadline
+    from memories import store
+
+    settings.MEMORY_EVALUATIONS_AT_ONCE = 1
+    body = {"profile": "bm25", "k": 3,
+            "queries": [{"user_id": "u-lab", "query": "alpha", "relevant": [corpus["m1"]]}]}
+    qs = api.post("/query-sets", {"name": "busy", "user_id": "u-lab",
+                                  "queries": ["alpha"]}).json()
+    with Deadline(field="elsewhere"):  # another request's evaluation, under way
+        busy = viewer_api.post("/evaluate", body)
+        assert busy.status_code == 429, busy.content
+        assert (error_of(busy)["code"], error_of(busy)["field"]) == ("busy", "queries")
+        assert int(busy["Retry-After"]) >= 1
+        run = api.post("/runs", {"name": "r", "query_set": qs["id"], "profiles": ["bm25"]})
+        assert run.status_code == 429 and error_of(run)["field"] == "query_set"
+        assert not EvalRun.objects.exists()
+    assert viewer_api.post("/evaluate", body).status_code == 200  # the slot was given back
+    # A crashed process's slot: its lease is over, so it no longer counts.
+    store.get_client().zadd(store.global_key("evaluations"), {"crashed": 1.0})
+    assert viewer_api.post("/evaluate", body).status_code == 200
+
+
 def test_a_run_past_its_time_limit_is_a_413_and_saves_nothing(api, corpus, settings):
     from memories.models import AuditEvent
 
