@@ -128,20 +128,51 @@ def session_extract(*, session_id: str, dry_run: bool = True, actor=None,
     if dry_run:
         return out
     at = {t.seq: t for t in turns}
-    items = []
-    for c in found:
-        last = at[c.seqs[-1]]
-        items.append({
-            "user_id": session.user_id, "conversation_id": session.session_id,
-            "content": c.content, "type": c.type, "source": "session",
-            "author": last.role[:128], "created_at": last.at,
-            "context": session_context(session.session_id, c.seqs[-1]),
-            "context_from": context_service.SESSION,
-            "metadata": {"source": {"session_id": session.session_id, "seqs": c.seqs},
-                         "extraction": {"method": method,
-                                        "confidence": round(c.confidence, 3)}}})
+    items = [_item(session, at, c, method) for c in found]
     out["memory_ids"] = [m.memory_id for m, _ in write(items, actor=actor)]
     return out
+
+
+def _item(session, at: dict[int, Turn], c: Candidate, method: str, *,
+          importance: float | None = None, edited: bool = False) -> dict:
+    """The ``memory_create_many`` item of candidate ``c`` of ``session`` (``at``: its
+    turns by seq)."""
+    last = at[c.seqs[-1]]
+    extraction_meta = {"method": method, "confidence": round(c.confidence, 3)}
+    if edited:
+        extraction_meta["edited"] = True
+    item = {
+        "user_id": session.user_id, "conversation_id": session.session_id,
+        "content": c.content, "type": c.type, "source": "session",
+        "author": last.role[:128], "created_at": last.at,
+        "context": session_context(session.session_id, c.seqs[-1]),
+        "context_from": context_service.SESSION,
+        "metadata": {"source": {"session_id": session.session_id, "seqs": c.seqs},
+                     "extraction": extraction_meta}}
+    if importance is not None:
+        item["importance"] = importance
+    return item
+
+
+def candidate_accept(*, session_id: str, content: str, seqs: list[int], type: str,
+                     method: str = "local", confidence: float = 0.0,
+                     importance: float | None = None, edited: bool = False, actor=None,
+                     reason: str = "accepted from the suggested memories"):
+    """One candidate (as suggested, or edited) written as a memory of the session, like
+    ``session_extract(dry_run=False)`` writes each: ``(memory, deduplicated)``. ``seqs``
+    must name the session's non-system messages (InvalidInput otherwise)."""
+    if not seqs:
+        raise InvalidInput("a candidate names its source messages", field="seqs")
+    session, turns = session_turns(session_id, first_seq=min(seqs), last_seq=max(seqs))
+    at = {t.seq: t for t in turns if t.role != "system"}
+    unknown = sorted(set(seqs) - set(at))
+    if unknown:
+        raise InvalidInput(f"unknown messages {unknown}", field="seqs")
+    if type not in TYPES:
+        raise InvalidInput(f"unknown type {type!r}", field="type")
+    c = Candidate(content=content, seqs=sorted(set(seqs)), type=type, confidence=confidence)
+    item = _item(session, at, c, method, importance=importance, edited=edited)
+    return write([item], actor=actor, reason=reason)[0]
 
 
 def write(items: list[dict], *, actor=None, reason: str = "extracted from a conversation"):

@@ -27,15 +27,18 @@ from memories import store
 from memories.errors import NotFound, ServiceError
 from memories.errors import PermissionDenied as ServicePermissionDenied
 from memories.models import Memory
+from memories.services.create import content_hash
+from sessions import extract as session_extraction
 from sessions import promote as session_promote
 from sessions import store as session_store
-from sessions.forms import SessionFilterForm
+from sessions.forms import CandidateForm, SessionFilterForm
 from sessions.models import Session
 
 log = logging.getLogger(__name__)
 
 SESSION_MEMORIES = 50
 HOT_FILTER_SCAN = 2000
+SUGGEST_PANEL = "memories/_session_suggest.html"
 
 
 def hot_states(sessions) -> dict[str, bool | None]:
@@ -121,30 +124,165 @@ def _session_memories(session: Session) -> list[Memory]:
     )
 
 
-@require_GET
-@role_required("viewer")
-def session_detail(request, session_id: str):
-    """The whole transcript from the database (it outlives the Redis hot window), the
-    session's memories and, per message, the memory it was promoted to (if any)."""
-    session = get_object_or_404(Session, session_id=session_id)
+def _suggestions(session: Session, *, bound: dict | None = None, note: str = "") -> dict:
+    """The suggested memories panel: the session's candidates (a dry run), each with the
+    live memory already holding its text (dedup answers that one) or its edited version,
+    and ``bound`` (``{index: form}``) for a form shown again with its errors."""
+    result = session_extraction.session_extract(session_id=session.session_id, dry_run=True)
+    found = result["candidates"]
+    hashes = {content_hash(c["content"]) for c in found}
+    live = (Memory.objects.filter(user_id=session.user_id, conversation_id=session.session_id,
+                                  deleted_at__isnull=True)
+            .filter(Q(content_hash__in=hashes) | Q(metadata__extraction__edited=True))
+            .only("memory_id", "type", "content_hash", "metadata", "content")
+            .order_by("created_at", "memory_id")[:2000])
+    by_hash, by_seqs = {}, {}
+    for m in live:
+        by_hash.setdefault((m.type, m.content_hash), m)
+        source = (m.metadata or {}).get("source")
+        if isinstance(source, dict) and source.get("session_id") == session.session_id:
+            by_seqs.setdefault((m.type, tuple(source.get("seqs") or ())), m)
+    rows = []
+    for n, c in enumerate(found):
+        memory = by_hash.get((c["type"], content_hash(c["content"])))
+        edited = None
+        if memory is None:
+            edited = by_seqs.get((c["type"], tuple(c["seqs"])))
+        initial = {"content": c["content"], "type": c["type"],
+                   "seqs": ",".join(str(x) for x in c["seqs"]),
+                   "confidence": c["confidence"], "method": result["method"], "index": n}
+        form = (bound or {}).get(n) or CandidateForm(initial={**initial, "edited": True},
+                                                     auto_id=f"cand{n}_%s")
+        rows.append({"c": c, "index": n, "memory": memory or edited, "edited": edited is not None,
+                     "initial": initial, "form": form,
+                     "open": n in (bound or {})})
+    return {"rows": rows, "method": result["method"], "note": note,
+            "pending": sum(1 for r in rows if r["memory"] is None)}
+
+
+def _detail_context(request, session: Session, *, suggest: dict | None = None) -> dict:
     memories_ = _session_memories(session)
     promoted = {}
     for m in memories_:
         source = (m.metadata or {}).get("promoted_from")
         if isinstance(source, dict) and source.get("session_id") == session.session_id:
             promoted.setdefault(source.get("seq"), m)
-    hot = hot_states([session]).get(session.session_id)
-    return render_page(
-        request,
-        "memories/session_detail.html",
-        {
-            "session": session,
-            "messages_": [(msg, promoted.get(msg.seq)) for msg in session.messages.order_by("seq")],
-            "session_memories": memories_,
-            "hot": hot,
-            "can_edit": has_role(request.user, "editor"),
-        },
-    )
+    if suggest is None and request.GET.get("suggest") == "1":
+        suggest = _suggestions(session)
+    return {
+        "session": session,
+        "messages_": [(msg, promoted.get(msg.seq)) for msg in session.messages.order_by("seq")],
+        "session_memories": memories_,
+        "hot": hot_states([session]).get(session.session_id),
+        "can_edit": has_role(request.user, "editor"),
+        "suggest": suggest,
+    }
+
+
+@require_GET
+@role_required("viewer")
+def session_detail(request, session_id: str):
+    """The whole transcript from the database (it outlives the Redis hot window), the
+    session's memories and, per
+    message, the memory it was promoted to (if any). ``?suggest=1`` opens the suggested memories (a dry run of the
+    extraction, computed only when asked)."""
+    session = get_object_or_404(Session, session_id=session_id)
+    return render_page(request, "memories/session_detail.html",
+                       _detail_context(request, session))
+
+
+@require_GET
+@role_required("viewer")
+def session_suggest(request, session_id: str):
+    """The suggested memories panel: htmx gets it alone; a plain browser the session page
+    with the panel open."""
+    session = get_object_or_404(Session, session_id=session_id)
+    if not request.htmx:
+        return redirect(_panel_url(session))
+    return render_page(request, SUGGEST_PANEL, {
+        "session": session, "suggest": _suggestions(session),
+        "can_edit": has_role(request.user, "editor")})
+
+
+def _panel_url(session: Session) -> str:
+    return (reverse("memories:memories-session", args=[session.session_id])
+            + "?suggest=1#suggested-memories")
+
+
+def _panel_answer(request, session: Session, text: str, *, bound: dict | None = None,
+                  status: int = 200):
+    """After an accept: htmx gets the panel (and the session's memories out of band); a
+    plain browser a redirect back to the panel (PRG), or the page again with the errors."""
+    if bound:
+        suggest = _suggestions(session, bound=bound)
+        if request.htmx:
+            return render_page(request, SUGGEST_PANEL, {
+                "session": session, "suggest": suggest, "can_edit": True}, status=status)
+        return render_page(request, "memories/session_detail.html",
+                           _detail_context(request, session, suggest=suggest), status=status)
+    if request.htmx:
+        return render_page(request, SUGGEST_PANEL, {
+            "session": session, "suggest": _suggestions(session, note=text), "can_edit": True,
+            "session_memories": _session_memories(session), "oob_panel": True})
+    messages.success(request, text)
+    return redirect(_panel_url(session))
+
+
+def _written(memory, deduplicated: bool) -> str:
+    if deduplicated:
+        return f"Already a memory: {memory.memory_id} (the live one holding that text)."
+    return f"Memory written: {memory.memory_id}."
+
+
+@require_POST
+@role_required("editor")
+def candidate_accept(request, session_id: str):
+    """Accept one suggested memory, as suggested or edited first (text, type, importance):
+    written through the extraction's write path (validation, dedup, supersession
+    proposals) with ``metadata.source``; errors shown in the candidate's form."""
+    session = get_object_or_404(Session, session_id=session_id)
+    form = CandidateForm(request.POST)
+    index = request.POST.get("index", "")
+    index = int(index) if index.isdigit() else -1
+    form.auto_id = f"cand{index}_%s"
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            memory, deduplicated = session_extraction.candidate_accept(
+                session_id=session.session_id, content=data["content"], seqs=data["seqs"],
+                type=data["type"], method=data["method"] or "local",
+                confidence=data["confidence"] or 0.0, importance=data["importance"],
+                edited=data["edited"], actor=request.user)
+        except ServicePermissionDenied as exc:
+            return forbidden(request, exc.message)
+        except ServiceError as exc:
+            field = getattr(exc, "field", None)
+            form.add_error(field if field in form.fields and field not in ("seqs",) else None,
+                           exc.message)
+        else:
+            return _panel_answer(request, session, _written(memory, deduplicated))
+    if index < 0:
+        return bad_request(request, "That suggestion is not one this page showed.")
+    return _panel_answer(request, session, "", bound={index: form}, status=400)
+
+
+@require_POST
+@role_required("editor")
+def candidate_accept_all(request, session_id: str):
+    """Accept every suggested memory (``session_extract(dry_run=False)``: those already
+    memories answer the live one)."""
+    session = get_object_or_404(Session, session_id=session_id)
+    try:
+        result = session_extraction.session_extract(session_id=session.session_id,
+                                                    dry_run=False, actor=request.user)
+    except ServicePermissionDenied as exc:
+        return forbidden(request, exc.message)
+    except ServiceError as exc:
+        return bad_request(request, exc.message)
+    n = len(result["memory_ids"])
+    text = (f"Accepted all: {n} suggestion{'s' if n != 1 else ''} "
+            "(a text already a memory keeps the live one).") if n else "Nothing to accept."
+    return _panel_answer(request, session, text)
 
 
 @require_POST
