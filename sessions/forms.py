@@ -23,6 +23,20 @@ class SessionFilterForm(PagedFilterForm):
 
 
 
+class SessionAtForm(forms.Form):
+    """Time travel on the session page: the context as it was at ``at``."""
+
+    at = forms.DateTimeField(
+        required=False,
+        label="As of",
+        input_formats=["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M",
+                       "%Y-%m-%d %H:%M:%S", "%Y-%m-%d"],
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local", "step": "1"},
+                                   format="%Y-%m-%dT%H:%M:%S"),
+        error_messages={"invalid": "Enter a date and time, e.g. 2026-12-04T10:30."},
+    )
+
+
 class CandidateForm(forms.Form):
     """One suggested memory accepted (as suggested, or edited first): the candidate travels
     in the form, so what is written is what the page showed."""

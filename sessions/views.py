@@ -30,14 +30,16 @@ from memories.models import Memory
 from memories.services.create import content_hash
 from sessions import extract as session_extraction
 from sessions import promote as session_promote
+from sessions import services as session_services
 from sessions import store as session_store
-from sessions.forms import CandidateForm, SessionFilterForm
+from sessions.forms import CandidateForm, SessionAtForm, SessionFilterForm
 from sessions.models import Session
 
 log = logging.getLogger(__name__)
 
 SESSION_MEMORIES = 50
 HOT_FILTER_SCAN = 2000
+TRAVEL_LAST = 50  # messages of the context shown as of a past moment
 SUGGEST_PANEL = "memories/_session_suggest.html"
 
 
@@ -124,6 +126,19 @@ def _session_memories(session: Session) -> list[Memory]:
     )
 
 
+def _travel(session: Session, form: SessionAtForm) -> dict | None:
+    """The context as of the form's moment (``session_context(at=...)``), None for now."""
+    if not form.is_valid() or not form.cleaned_data.get("at"):
+        return None
+    at = form.cleaned_data["at"]
+    context = session_services.session_context(session_id=session.session_id,
+                                               last=TRAVEL_LAST, at=at)
+    upto = session.messages.filter(ts__lte=at).count()
+    rows = [(dt.datetime.fromisoformat(m["at"]), m) for m in context["messages"]]
+    return {"at": at, "summary": context["summary"], "upto": upto,
+            "messages": [{**m, "ts": ts} for ts, m in rows]}
+
+
 def _suggestions(session: Session, *, bound: dict | None = None, note: str = "") -> dict:
     """The suggested memories panel: the session's candidates (a dry run), each with the
     live memory already holding its text (dedup answers that one) or its edited version,
@@ -167,6 +182,8 @@ def _detail_context(request, session: Session, *, suggest: dict | None = None) -
         source = (m.metadata or {}).get("promoted_from")
         if isinstance(source, dict) and source.get("session_id") == session.session_id:
             promoted.setdefault(source.get("seq"), m)
+    at_form = SessionAtForm(request.GET if "at" in request.GET else None)
+    travel = _travel(session, at_form) if at_form.is_bound else None
     if suggest is None and request.GET.get("suggest") == "1":
         suggest = _suggestions(session)
     return {
@@ -175,6 +192,8 @@ def _detail_context(request, session: Session, *, suggest: dict | None = None) -
         "session_memories": memories_,
         "hot": hot_states([session]).get(session.session_id),
         "can_edit": has_role(request.user, "editor"),
+        "at_form": at_form,
+        "travel": travel,
         "suggest": suggest,
     }
 
@@ -182,13 +201,16 @@ def _detail_context(request, session: Session, *, suggest: dict | None = None) -
 @require_GET
 @role_required("viewer")
 def session_detail(request, session_id: str):
-    """The whole transcript from the database (it outlives the Redis hot window), the
-    session's memories and, per
-    message, the memory it was promoted to (if any). ``?suggest=1`` opens the suggested memories (a dry run of the
+    """The whole transcript from the database (it outlives the Redis hot window), each
+    message marked folded (into the summary) or hot; the session's memories and, per
+    message, the memory it was promoted to (if any). ``?at=`` shows the context as it was
+    at that moment instead; ``?suggest=1`` opens the suggested memories (a dry run of the
     extraction, computed only when asked)."""
     session = get_object_or_404(Session, session_id=session_id)
-    return render_page(request, "memories/session_detail.html",
-                       _detail_context(request, session))
+    context = _detail_context(request, session)
+    bad_at = context["at_form"].is_bound and not context["at_form"].is_valid()
+    return render_page(request, "memories/session_detail.html", context,
+                       status=400 if bad_at else 200)
 
 
 @require_GET

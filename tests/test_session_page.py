@@ -161,3 +161,30 @@ def test_accept_all(trip, editor_client):
     plain = editor_client.post(_url(trip, "suggested/accept-all/"))
     assert plain.status_code == 302 and plain["Location"].endswith("#suggested-memories")
     assert Memory.objects.filter(conversation_id=trip).count() == len(found)  # dedup
+
+
+def test_time_travel_shows_the_context_as_it_was(trip, viewer_client):
+    page = viewer_client.get(_url(trip) + "?at=2026-05-01T12:02:30").content.decode()
+    assert 'id="travel-banner"' in page and "Viewing as of 2026-05-01 12:02:30" in page
+    assert TURNS[2][1] in page and TURNS[4][1] not in page
+    assert "Back to now" in page and "the last 3 of the 3 messages" in page
+    now = viewer_client.get(_url(trip)).content.decode()
+    assert 'id="travel-banner"' not in now and TURNS[4][1] in now
+
+
+def test_time_travel_with_a_bad_date_says_so_in_place(trip, viewer_client):
+    answer = viewer_client.get(_url(trip) + "?at=yesterday-ish")
+    body = answer.content.decode()
+    assert answer.status_code == 400
+    assert 'id="travel-error"' in body and "Enter a date and time" in body
+    assert 'id="travel-banner"' not in body and TURNS[4][1] in body  # the page as now
+
+
+def test_folded_and_hot_messages_are_marked(trip, viewer_client):
+    sessions.session_fold(session_id=trip, keep=2)
+    page = viewer_client.get(_url(trip)).content.decode()
+    assert 'id="fold-legend"' in page and "messages up to #4" in page
+    for seq in range(1, 5):
+        assert f'id="msg-{seq}" data-fold="folded"' in page
+    for seq in (5, 6):
+        assert f'id="msg-{seq}" data-fold="hot"' in page
