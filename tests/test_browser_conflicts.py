@@ -11,11 +11,11 @@ import pytest
 
 from memories import services
 from memories.models import Conflict, Memory
-from tests import test_browser_gone as gone
-from tests.test_browser_gone import MODES, _shows, _still_the_console, pytestmark  # noqa: F401  (the markers)
+from tests.browser import CHROMIUM, MARKS, MODES, login
+from tests.test_browser_gone import _shows, _still_the_console
 from tests.test_browser_phone import OVERFLOW
 
-console = gone.console  # the fixture: a page logged in as the admin, DEBUG as asked
+pytestmark = MARKS
 SHOTS = Path("/tmp/conflict-shots")
 
 
@@ -166,13 +166,10 @@ def test_without_javascript_the_queue_still_works(live_server, admin_user, monke
         services.memory_create(user_id="household", content=f"{who} moved to {new}.")
     bob = Conflict.objects.get(newer__content="Bob moved to Paris.")
     with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=gone.CHROMIUM, args=["--no-sandbox"])
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         page = browser.new_context(java_script_enabled=False,
                                    viewport={"width": width, "height": 900}).new_page()
-        page.goto(f"{live_server.url}/accounts/login/")
-        page.fill("#id_username", "ada")
-        page.fill("#id_password", "pw-ada")
-        page.click("button[type=submit]")
+        login(page, live_server.url)
         page.goto(f"{live_server.url}/conflicts/")
         assert page.locator("#nav-conflicts .nav-count").inner_text() == "3"
         page.check(f"#conflict-{bob.pk} input[name=conflict_ids]")

@@ -8,7 +8,7 @@ import pytest
 
 from memories import services
 from memories.models import Memory
-from tests.browser import CHROMIUM, MARKS, MODES, SHOTS  # noqa: F401  (CHROMIUM: other modules read it here)
+from tests.browser import MARKS, MODES, SHOTS
 
 pytestmark = MARKS
 

@@ -150,6 +150,10 @@ def test_a_killed_reindex_never_blocks_its_namespace_and_leaves_no_keys(
     assert [r["memory_id"] for r in during["results"]] == [
         r["memory_id"] for r in before["results"]]
     time.sleep(CLAIM_SECONDS + 1)  # the dead builder's heartbeat is stale now
+    # The retry's own claim lives as long as in production: it beats once per batch (of
+    # 1000 here), and a batch could outlast 3 s on a loaded machine, the claim expiring under
+    # the build ("no generation is being built": the other way this test failed now and then).
+    settings.MEMORY_REINDEX_CLAIM_SECONDS = 60
     retry = admin_api.post("/reindex", {"user_id": "big"})
     assert retry.status_code == 202
     work()

@@ -7,6 +7,7 @@ import threading
 import time
 
 import pytest
+from django.conf import settings
 from django.db import connection
 
 from memories import access, services, store
@@ -36,13 +37,15 @@ def test_b01_no_cross_user_leak_and_no_read_of_other_keys(builtins, redis_client
     ready = [threading.Event() for _ in servers]
 
     def watch(server, monitor_ready):
-        # MONITOR shows every database of the server: only this test's counts (another
-        # suite on the same server, in a database of its own, has keys of a "{u-a}" too).
+        # MONITOR shows every client of the server: only this test's counts (another suite
+        # on the same server, in a database of its own or in this one under its own key
+        # prefix, e.g. the other pytest-xdist worker, has keys of a "{u-a}" too).
         db = int(server.connection_pool.connection_kwargs.get("db") or 0)
+        ours = f"{settings.MEMORY_KEY_PREFIX}:"
         with server.monitor() as mon:
             monitor_ready.set()
             for cmd in mon.listen():
-                if int(cmd.get("db") or 0) == db:
+                if int(cmd.get("db") or 0) == db and ours in cmd["command"]:
                     seen.append(cmd["command"])
                 if "STOP-WATCH" in cmd["command"]:
                     return
