@@ -154,6 +154,25 @@ def _item(session, at: dict[int, Turn], c: Candidate, method: str, *,
     return item
 
 
+def candidates_write(*, session_id: str, found: list[dict], method: str = "local", actor=None,
+                     reason: str = "accepted from the suggested memories"):
+    """Several candidates (``as_dict`` shapes, e.g. those of a dry run not yet memories)
+    written as ``session_extract(dry_run=False)`` writes each: ``[(memory,
+    deduplicated)]``."""
+    if not found:
+        return []
+    session, turns = session_turns(session_id)
+    at = {t.seq: t for t in turns if t.role != "system"}
+    items = []
+    for c in found:
+        if not c["seqs"] or not set(c["seqs"]) <= set(at):
+            raise InvalidInput("a candidate names unknown messages", field="seqs")
+        items.append(_item(session, at, Candidate(
+            content=c["content"], seqs=sorted(set(c["seqs"])), type=c["type"],
+            confidence=c.get("confidence", 0.0)), method))
+    return write(items, actor=actor, reason=reason)
+
+
 def candidate_accept(*, session_id: str, content: str, seqs: list[int], type: str,
                      method: str = "local", confidence: float = 0.0,
                      importance: float | None = None, edited: bool = False, actor=None,

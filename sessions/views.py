@@ -168,7 +168,10 @@ def _suggestions(session: Session, *, bound: dict | None = None, note: str = "")
                    "confidence": c["confidence"], "method": result["method"], "index": n}
         form = (bound or {}).get(n) or CandidateForm(initial={**initial, "edited": True},
                                                      auto_id=f"cand{n}_%s")
+        source = ((memory or edited).metadata or {}).get("source") if (memory or edited) else None
+        accepted = isinstance(source, dict) and source.get("session_id") == session.session_id
         rows.append({"c": c, "index": n, "memory": memory or edited, "edited": edited is not None,
+                     "accepted": accepted,
                      "initial": initial, "form": form,
                      "open": n in (bound or {})})
     return {"rows": rows, "method": result["method"], "note": note,
@@ -291,19 +294,23 @@ def candidate_accept(request, session_id: str):
 @require_POST
 @role_required("editor")
 def candidate_accept_all(request, session_id: str):
-    """Accept every suggested memory (``session_extract(dry_run=False)``: those already
-    memories answer the live one)."""
+    """Accept every suggested memory not yet one (a candidate accepted, edited or not,
+    stays as it was): the dry run again, its pending candidates written as the extraction
+    writes them."""
     session = get_object_or_404(Session, session_id=session_id)
+    suggest = _suggestions(session)
+    pending = [row["c"] for row in suggest["rows"] if row["memory"] is None]
     try:
-        result = session_extraction.session_extract(session_id=session.session_id,
-                                                    dry_run=False, actor=request.user)
+        written = session_extraction.candidates_write(
+            session_id=session.session_id, found=pending, method=suggest["method"],
+            actor=request.user)
     except ServicePermissionDenied as exc:
         return forbidden(request, exc.message)
     except ServiceError as exc:
         return bad_request(request, exc.message)
-    n = len(result["memory_ids"])
-    text = (f"Accepted all: {n} suggestion{'s' if n != 1 else ''} "
-            "(a text already a memory keeps the live one).") if n else "Nothing to accept."
+    n = sum(1 for _, deduplicated in written if not deduplicated)
+    text = (f"Accepted all: {n} memor{'ies' if n != 1 else 'y'} written."
+            if pending else "Nothing left to accept.")
     return _panel_answer(request, session, text)
 
 

@@ -101,7 +101,7 @@ def test_accept_one_without_javascript_redirects_back_to_the_panel(trip, editor_
     assert memory.metadata["source"] == {"session_id": trip, "seqs": c["seqs"]}
     page = editor_client.get(answer["Location"]).content.decode()
     assert f"Memory written: {memory.memory_id}" in page
-    assert f'/memories/{memory.memory_id}/' in page and "Already a memory:" in page
+    assert f'/memories/{memory.memory_id}/' in page and "Accepted: <a" in page
     # Accepting it again answers the live one (dedup), writing nothing.
     again = editor_client.post(_url(trip, "suggested/accept/"), _post_fields(c, 0), follow=True)
     assert f"Already a memory: {memory.memory_id}" in again.content.decode()
@@ -143,6 +143,19 @@ def test_edit_then_accept_shows_errors_in_place_then_writes(trip, editor_client)
     assert "Accepted, edited:" in page and memory.memory_id in page
 
 
+def test_a_text_already_a_memory_of_the_conversation_says_so(trip, editor_client):
+    from memories import services
+
+    c = _candidates(trip)[0]
+    existing, _ = services.memory_create(user_id="marta", conversation_id=trip,
+                                         content=c["content"], type=c["type"])
+    page = editor_client.get(_url(trip) + "?suggest=1").content.decode()
+    assert f'Already a memory: <a class="mono" href="/memories/{existing.memory_id}/"' in page
+    answer = editor_client.post(_url(trip, "suggested/accept/"), _post_fields(c, 0), follow=True)
+    assert f"Already a memory: {existing.memory_id}" in answer.content.decode()
+    assert Memory.objects.count() == 1
+
+
 def test_an_unknown_source_turn_is_an_error_in_place(trip, editor_client):
     c = _candidates(trip)[0]
     answer = editor_client.post(_url(trip, "suggested/accept/"),
@@ -155,12 +168,24 @@ def test_accept_all(trip, editor_client):
     found = _candidates(trip)
     answer = editor_client.post(_url(trip, "suggested/accept-all/"), **HTMX)
     body = answer.content.decode()
-    assert answer.status_code == 200 and f"Accepted all: {len(found)}" in body
+    assert answer.status_code == 200 and f"Accepted all: {len(found)} memor" in body
     assert Memory.objects.filter(conversation_id=trip).count() == len(found)
-    assert body.count("Already a memory:") == len(found) and "Accept all" not in body
+    assert body.count("Accepted: <a") == len(found) and "Accept all" not in body
     plain = editor_client.post(_url(trip, "suggested/accept-all/"))
     assert plain.status_code == 302 and plain["Location"].endswith("#suggested-memories")
-    assert Memory.objects.filter(conversation_id=trip).count() == len(found)  # dedup
+    assert Memory.objects.filter(conversation_id=trip).count() == len(found)  # nothing new
+    page = editor_client.get(plain["Location"]).content.decode()
+    assert "Nothing left to accept." in page
+
+
+def test_accept_all_leaves_an_edited_candidate_as_accepted(trip, editor_client):
+    found = _candidates(trip)
+    editor_client.post(_url(trip, "suggested/accept/"), _post_fields(
+        found[0], 0, content="Marta Silva lives in Lisbon.", edited="True"))
+    editor_client.post(_url(trip, "suggested/accept-all/"))
+    contents = set(Memory.objects.filter(conversation_id=trip).values_list("content", flat=True))
+    assert "Marta Silva lives in Lisbon." in contents and found[0]["content"] not in contents
+    assert contents == {"Marta Silva lives in Lisbon."} | {c["content"] for c in found[1:]}
 
 
 def test_time_travel_shows_the_context_as_it_was(trip, viewer_client):
@@ -177,6 +202,7 @@ def test_time_travel_with_a_bad_date_says_so_in_place(trip, viewer_client):
     body = answer.content.decode()
     assert answer.status_code == 400
     assert 'id="travel-error"' in body and "Enter a date and time" in body
+    assert 'id="travel-now"' in body
     assert 'id="travel-banner"' not in body and TURNS[4][1] in body  # the page as now
 
 
