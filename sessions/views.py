@@ -41,6 +41,7 @@ SESSION_MEMORIES = 50
 HOT_FILTER_SCAN = 2000
 TRAVEL_LAST = 50  # messages of the context shown as of a past moment
 SUGGEST_PANEL = "memories/_session_suggest.html"
+SUGGEST_SHOWN = 100  # candidates listed in the panel (Accept all takes every one)
 
 
 def hot_states(sessions) -> dict[str, bool | None]:
@@ -174,8 +175,13 @@ def _suggestions(session: Session, *, bound: dict | None = None, note: str = "")
                      "accepted": accepted,
                      "initial": initial, "form": form,
                      "open": n in (bound or {})})
-    return {"rows": rows, "method": result["method"], "note": note,
-            "pending": sum(1 for r in rows if r["memory"] is None)}
+    shown = rows[:SUGGEST_SHOWN]
+    # A form whose candidate is no longer listed (the suggestions changed meanwhile) says
+    # its errors at the top of the panel.
+    lost = [" ".join(e for errors in form.errors.values() for e in errors)
+            for n, form in (bound or {}).items() if n >= len(shown)]
+    return {"rows": rows, "shown": shown, "method": result["method"], "note": note,
+            "error": " ".join(lost), "pending": sum(1 for r in rows if r["memory"] is None)}
 
 
 def _detail_context(request, session: Session, *, suggest: dict | None = None) -> dict:

@@ -161,6 +161,12 @@ def test_an_unknown_source_turn_is_an_error_in_place(trip, editor_client):
     answer = editor_client.post(_url(trip, "suggested/accept/"),
                                 _post_fields(c, 0, seqs="99"), **HTMX)
     assert answer.status_code == 400 and "unknown messages [99]" in answer.content.decode()
+    # A form for a candidate no longer listed says its error at the top of the panel.
+    gone = editor_client.post(_url(trip, "suggested/accept/"),
+                              _post_fields(c, 40, seqs="99"), **HTMX)
+    assert gone.status_code == 400
+    assert 'id="suggest-error"' in gone.content.decode()
+    assert "unknown messages [99]" in gone.content.decode()
     assert Memory.objects.count() == 0
 
 
@@ -214,3 +220,16 @@ def test_folded_and_hot_messages_are_marked(trip, viewer_client):
         assert f'id="msg-{seq}" data-fold="folded"' in page
     for seq in (5, 6):
         assert f'id="msg-{seq}" data-fold="hot"' in page
+
+
+def test_the_panel_lists_a_bounded_number_of_suggestions(trip, editor_client, monkeypatch):
+    import sessions.views as views
+
+    found = _candidates(trip)
+    assert len(found) >= 2
+    monkeypatch.setattr(views, "SUGGEST_SHOWN", len(found) - 1)
+    page = editor_client.get(_url(trip) + "?suggest=1").content.decode()
+    assert page.count('<li class="candidate"') == len(found) - 1
+    assert f"Showing the first {len(found) - 1} of {len(found)} suggestions" in page
+    editor_client.post(_url(trip, "suggested/accept-all/"))  # every one, the unlisted too
+    assert Memory.objects.filter(conversation_id=trip).count() == len(found)
