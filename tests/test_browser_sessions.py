@@ -12,7 +12,7 @@ import pytest
 
 from memories.models import Memory
 from sessions import services as sessions
-from tests.browser import MARKS, MODES
+from tests.browser import MARKS, MODES, login
 from tests.test_browser_gone import _shows, _still_the_console
 from tests.test_browser_phone import OVERFLOW
 
@@ -121,3 +121,32 @@ def test_suggest_edit_accept_all_and_time_travel(console, live_server, admin_use
     assert page.locator("#travel-banner").count() == 0
     assert page.locator("#transcript li").count() == len(TURNS)
     assert page.errors == []
+
+
+@pytest.mark.parametrize("debug", MODES)
+def test_the_panel_works_without_javascript(console, live_server, admin_user, debug):
+    """JavaScript off: Suggest memories, Accept and Accept all are plain forms, each answered
+    by a redirect back to the panel."""
+    base = live_server.url
+    sessions.session_create(user_id="marta", session_id="trip-2")
+    sessions.session_append(session_id="trip-2", messages=[
+        {"role": role, "content": text, "at": BASE + dt.timedelta(minutes=n)}
+        for n, (role, text) in enumerate(TURNS)])
+    browser = console(390, debug).context.browser
+    page = browser.new_context(java_script_enabled=False,
+                               viewport={"width": 390, "height": 900}).new_page()
+    login(page, base)
+    page.goto(f"{base}/sessions/trip-2/")
+    page.click("#suggest-button")
+    page.wait_for_url(f"{base}/sessions/trip-2/?suggest=1#suggested-memories")
+    page.locator("#candidate-0 .accept-form button").click()
+    page.wait_for_url(f"{base}/sessions/trip-2/?suggest=1#suggested-memories")
+    assert "Memory written: " in page.locator(".messages").inner_text()
+    assert page.locator("#candidate-0 .candidate-status").inner_text().startswith("Accepted:")
+    page.click("#accept-all-form button")
+    page.wait_for_url(f"{base}/sessions/trip-2/?suggest=1#suggested-memories")
+    assert "Accepted all: " in page.locator(".messages").inner_text()
+    n = page.locator("#suggested-memories li.candidate").count()
+    assert Memory.objects.filter(conversation_id="trip-2").count() == n
+    assert page.evaluate(OVERFLOW)
+    _shot(page, "nojs-accepted", debug, 390)

@@ -213,6 +213,8 @@ def test_time_travel_with_a_bad_date_says_so_in_place(trip, viewer_client):
 
 
 def test_folded_and_hot_messages_are_marked(trip, viewer_client):
+    page = viewer_client.get(_url(trip)).content.decode()
+    assert "Nothing folded into the summary yet" in page and 'data-fold="folded"' not in page
     sessions.session_fold(session_id=trip, keep=2)
     page = viewer_client.get(_url(trip)).content.decode()
     assert 'id="fold-legend"' in page and "messages up to #4" in page
