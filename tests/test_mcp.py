@@ -198,6 +198,33 @@ def test_sessions_context_and_promotion(connect, editor):
 
 
 @pytest.mark.django_db(transaction=True)
+def test_promote_edits_a_session_message_before_writing_it(connect, editor):
+    token = token_create(user=editor)
+
+    async def steps(client):
+        await client.call_tool("create_session", {"user_id": "alice", "session_id": "s-2"})
+        await client.call_tool("append_messages", {
+            "session_id": "s-2", "role": "user", "content": "um so I moved to Lisbon in May"})
+        edited = await client.call_tool("promote", {
+            "session_id": "s-2", "seq": 1, "content": "Alice moved to Lisbon in May 2026",
+            "type": "short_term", "importance": 0.9})
+        plain = await client.call_tool("add_memory", {"user_id": "alice",
+                                                      "content": "Alice keeps bees",
+                                                      "type": "working"})
+        refused = await client.call_tool("promote", {
+            "memory_id": plain.structured_content["memory_id"], "content": "other"})
+        return edited, refused
+
+    edited, refused = run(connect(token), steps)
+    memory = edited.structured_content
+    assert memory["content"] == "Alice moved to Lisbon in May 2026"
+    assert memory["type"] == "short_term" and memory["importance"] == 0.9
+    assert memory["metadata"]["promoted_from"] == {"session_id": "s-2", "seq": 1}
+    assert error_of(refused)["error"]["field"] == "content"
+    assert not Memory.objects.filter(content="other").exists()
+
+
+@pytest.mark.django_db(transaction=True)
 def test_errors_name_the_field_as_the_rest_api_does(connect, editor):
     token = token_create(user=editor)
 

@@ -167,19 +167,26 @@ def resolve_conflict(caller, *, conflict_id: int, accept: bool, reason: str = ""
     return conflict_out(decide(conflict_id=conflict_id, actor=caller.user, reason=reason))
 
 
-def promote(caller, *, memory_id=None, session_id=None, seq=None, reason: str = "") -> dict:
+def promote(caller, *, memory_id=None, session_id=None, seq=None, reason: str = "",
+            content=None, type=None, importance=None) -> dict:
+    """As ``POST /memories/{id}/promote`` or ``/sessions/{id}/messages/{seq}/promote`` (whose
+    edits ``content``, ``type`` and ``importance`` only a session message takes)."""
     require_role(caller.user, "editor")
     ReasonIn.model_validate({"reason": reason})
+    edits = {"content": content, "type": type, "importance": importance}
     if memory_id is not None:
         if session_id is not None or seq is not None:
             raise InvalidInput("give either memory_id or session_id + seq", field="memory_id")
+        edited = next((name for name, value in edits.items() if value is not None), None)
+        if edited:
+            raise InvalidInput(f"{edited} edits a session message only", field=edited)
         _memory_or_404(caller, memory_id)
         memory, dup = services.memory_promote(memory_id=memory_id, actor=caller.user,
                                               reason=reason)
     elif session_id is not None and seq is not None:
         _session_or_404(caller, session_id)
-        memory, dup = message_promote(session_id=session_id, seq=seq,
-                                               actor=caller.user, reason=reason)
+        memory, dup = message_promote(session_id=session_id, seq=seq, actor=caller.user,
+                                      reason=reason, **edits)
     else:
         raise InvalidInput("memory_id, or session_id and seq, is required", field="memory_id")
     return _written(memory, deduplicated=dup)

@@ -141,9 +141,16 @@ async def promote(
     session_id: Annotated[str | None, Field(description="with seq: a session message")] = None,
     seq: Annotated[int | None, Field(description="the message's number in the session")] = None,
     reason: Reason = "",
+    content: Annotated[str | None, Field(description=(
+        "with session_id + seq: the text to write instead of the message's"))] = None,
+    type: Annotated[MemoryType | None, Field(description=(
+        "with session_id + seq: the memory's type; default long_term"))] = None,
+    importance: Annotated[float | None, Field(description=(
+        "with session_id + seq: 0..1; default estimated from the text"))] = None,
 ) -> MemoryOut:
     """Make a working or short-term memory, or a session message, a user-wide long-term
-    memory (deduplicated against the user's long-term memories)."""
+    memory (deduplicated against the user's long-term memories). A session message can be
+    edited (content, type, importance) before it is written."""
     return await call_tool_body(bodies.promote, **locals())
 
 
