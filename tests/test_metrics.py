@@ -163,3 +163,22 @@ def test_bulk_creates_of_an_import_are_counted(admin_api, viewer):
     assert answer.status_code == 200, answer.content
     after = value(scrape(token), "memory_console_memory_writes_total", kind="create")
     assert after - before == Memory.objects.filter(user_id="u-imp").count() == 2
+
+
+def test_redis_errors_show_at_zero_before_the_first_error(viewer):
+    """An alert on ``redis_errors_total`` needs its series before the first error: every
+    place that counts one shows from the start (at 0 in a process that met none)."""
+    families = scrape(token_create(user=viewer))
+    places = {s.labels["where"] for s in families["memory_console_redis_errors"]
+              if s.name == "memory_console_redis_errors_total"}
+    assert places >= {"api", "mirror", "recall_hits", "mcp", "metrics"}
+
+
+def test_process_metrics_show_in_multiprocess_mode(viewer, tmp_path, monkeypatch):
+    """Under gunicorn (multiprocess files) the answer holds prometheus-client's process
+    collector, as a single process's registry does."""
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    families = scrape(token_create(user=viewer))
+    assert value(families, "process_resident_memory_bytes") > 0
+    assert value(families, "process_start_time_seconds") > 0
+    assert "memory_console_index_pending" in families

@@ -2,7 +2,10 @@
 
 Multiprocess mode (``PROMETHEUS_MULTIPROC_DIR`` set): the files of every gunicorn process,
 and of the directories in ``settings.METRICS_EXTRA_DIRS`` (the RQ worker's), merged with
-prometheus-client's own ``MultiProcessCollector.merge``. Otherwise this process's registry.
+prometheus-client's own ``MultiProcessCollector.merge``, plus prometheus-client's
+``ProcessCollector`` (``process_*``: CPU, memory, open files, start time) of the process that
+answers the scrape: custom collectors cannot be merged across processes, so the figures are
+that one process's. Otherwise this process's registry (which holds the process collector).
 Read at scrape time, bounded in cost: ``index_pending`` (one COUNT over the memory table),
 and the length of each job queue and of its failed-job registry (one Redis call each).
 """
@@ -11,7 +14,7 @@ import glob
 import os
 
 from django.conf import settings
-from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
+from prometheus_client import REGISTRY, CollectorRegistry, ProcessCollector, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 from rq.registry import FailedJobRegistry
@@ -69,6 +72,10 @@ def render() -> bytes:
     """The exposition text (Prometheus text format 0.0.4)."""
     registry = CollectorRegistry()
     dirs = multiprocess_dirs()
-    registry.register(_MergedFiles(dirs) if dirs else REGISTRY)
+    if dirs:
+        registry.register(_MergedFiles(dirs))
+        ProcessCollector(registry=registry)
+    else:
+        registry.register(REGISTRY)
     registry.register(_State())
     return generate_latest(registry)

@@ -42,6 +42,12 @@ REDIS_ERRORS = Counter(
     "redis_errors", "Redis errors met while serving, by where they were met.",
     ["where"], namespace=NAMESPACE)
 
+# Where Redis errors are counted. Each series exists at 0 from the start, so a rate or an
+# alert on it has a series to read before the first error (an absent series is no data).
+REDIS_ERROR_PLACES = ("api", "mirror", "recall_hits", "mcp", "metrics")
+for _where in REDIS_ERROR_PLACES:
+    REDIS_ERRORS.labels(where=_where)
+
 JOB_SECONDS = Histogram(
     "job_duration_seconds", "Wall time of one background job, by job and outcome.",
     ["job", "status"], namespace=NAMESPACE, buckets=JOB_BUCKETS)
@@ -109,3 +115,34 @@ def count_webhook_delivery(*, event: str, outcome: str, seconds: float | None = 
     WEBHOOK_DELIVERIES.labels(event=event, outcome=outcome).inc()
     if seconds is not None:
         WEBHOOK_SECONDS.labels(outcome=outcome).observe(seconds)
+
+
+MCP_TOOL_CALLS = Counter(
+    "mcp_tool_calls", "MCP tool calls, by tool (an unknown tool's name counts as unknown).",
+    ["tool"], namespace=NAMESPACE)
+
+MCP_TOOL_ERRORS = Counter(
+    "mcp_tool_errors", "MCP tool calls answered with an error, by tool and error code "
+    "(invalid, forbidden, not_found, conflict, unavailable ...; internal: an unexpected "
+    "failure).", ["tool", "code"], namespace=NAMESPACE)
+
+MCP_TOOL_SECONDS = Histogram(
+    "mcp_tool_duration_seconds", "Time of one MCP tool call, by tool.",
+    ["tool"], namespace=NAMESPACE, buckets=LATENCY_BUCKETS)
+
+
+def mcp_tools_known(names) -> None:
+    """Create the call series of every tool in ``names`` at 0 (a tool never called still
+    shows, with 0 calls)."""
+    for name in names:
+        MCP_TOOL_CALLS.labels(tool=name)
+
+
+def observe_mcp_tool(*, tool: str, seconds: float, error_code: str | None) -> None:
+    """One MCP tool call of ``tool`` (a registered tool's name, or ``unknown``) that took
+    ``seconds``; ``error_code`` is its error's code (``invalid`` ...) or None when it
+    succeeded."""
+    MCP_TOOL_CALLS.labels(tool=tool).inc()
+    MCP_TOOL_SECONDS.labels(tool=tool).observe(seconds)
+    if error_code is not None:
+        MCP_TOOL_ERRORS.labels(tool=tool, code=error_code).inc()
