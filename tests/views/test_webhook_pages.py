@@ -110,3 +110,13 @@ def test_disable_rotate_and_delete(admin_role_client, receiver):
     assert admin_role_client.post(url, {"action": "delete"}).status_code == 302
     assert not WebhookEndpoint.objects.exists()
     assert admin_role_client.get(f"/integrations/webhooks/{endpoint.pk}/").status_code == 404
+
+
+@pytest.mark.parametrize("allowed", [True, False])
+def test_the_form_says_whether_private_addresses_are_refused(admin_role_client, settings,
+                                                             allowed):
+    """The help text follows WEBHOOKS_ALLOW_PRIVATE: it used to say "refused" when allowed."""
+    settings.WEBHOOKS_ALLOW_PRIVATE = allowed
+    page = text(admin_role_client.get("/integrations/webhooks/"))
+    assert ("networks are allowed" in page) is allowed
+    assert ("networks are refused" in page) is not allowed
