@@ -52,7 +52,7 @@ def delivery_out(d: WebhookDelivery) -> dict:
     return {"id": d.pk, "event_id": d.event.event_id, "type": d.event.type,
             "namespace": d.event.namespace, "status": d.status, "attempts": d.attempts,
             "last_status_code": d.last_status_code, "last_error": d.last_error,
-            "last_attempt_at": _iso(d.last_attempt_at),
+            "attempt_log": d.attempt_log, "last_attempt_at": _iso(d.last_attempt_at),
             "next_attempt_at": _iso(d.next_attempt_at), "delivered_at": _iso(d.delivered_at),
             "created_at": _iso(d.created_at)}
 

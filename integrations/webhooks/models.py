@@ -4,6 +4,7 @@ Writers: ``endpoints.py`` for WebhookEndpoint, ``outbox.py`` for WebhookEvent an
 WebhookDelivery; nobody else saves these rows.
 """
 
+import datetime as dt
 import secrets
 
 from django.conf import settings
@@ -71,7 +72,13 @@ class WebhookEvent(models.Model):
 
 
 class WebhookDelivery(models.Model):
-    """One event for one endpoint: its attempts so far and how the last one went."""
+    """One event for one endpoint: its attempts so far and how the last one went.
+
+    ``attempt_log``: every attempt, oldest first, ``[{"at": ISO 8601, "status_code": int |
+    None, "error": str ("" when delivered)}]``, at most ``ATTEMPT_LOG_MAX`` (the newest), so
+    the errors before a success stay readable."""
+
+    ATTEMPT_LOG_MAX = 20
 
     PENDING, DELIVERED, FAILED, CANCELLED = "pending", "delivered", "failed", "cancelled"
     STATUSES = [(s, s) for s in (PENDING, DELIVERED, FAILED, CANCELLED)]
@@ -84,6 +91,7 @@ class WebhookDelivery(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     last_status_code = models.PositiveIntegerField(null=True, blank=True)
     last_error = models.TextField(blank=True)
+    attempt_log = models.JSONField(default=list, blank=True)
     last_attempt_at = models.DateTimeField(null=True, blank=True)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
@@ -97,3 +105,7 @@ class WebhookDelivery(models.Model):
 
     def __str__(self):
         return f"{self.event_id} -> {self.endpoint_id}: {self.status}"
+
+    def attempt_rows(self) -> list[dict]:
+        """``attempt_log`` with ``at`` as an aware datetime (for the console's page)."""
+        return [{**a, "at": dt.datetime.fromisoformat(a["at"])} for a in self.attempt_log]

@@ -147,8 +147,9 @@ def outbox_test_event(endpoint: WebhookEndpoint, *, actor=None) -> WebhookEvent:
 def outbox_purge_memories(*, memory_ids) -> int:
     """Remove purged memories' content from the outbox and the delivery log: their events
     keep only ids, pending deliveries of them are cancelled (their content is gone), and
-    delivery errors are cleared. Call it inside the purge's transaction
-    (``memories.services.purge.memories_erase``). Returns the number of events scrubbed."""
+    delivery errors (the last one and the attempt log) are cleared. Call it inside the
+    purge's transaction (``memories.services.purge.memories_erase``). Returns the number of
+    events scrubbed."""
     memory_ids = list(memory_ids)
     scrubbed = 0
     for start in range(0, len(memory_ids), 500):
@@ -161,14 +162,15 @@ def outbox_purge_memories(*, memory_ids) -> int:
         deliveries = WebhookDelivery.objects.filter(event__memory_id__in=chunk)
         deliveries.filter(status=WebhookDelivery.PENDING).update(
             status=WebhookDelivery.CANCELLED, next_attempt_at=None)
-        deliveries.update(last_error="")
+        deliveries.update(last_error="", attempt_log=[])
     return scrubbed
 
 
 def delivery_record(*, delivery_id: int, ok: bool, status_code: int | None, error: str,
                     final: bool, retry_in: float | None) -> None:
     """The outcome of one attempt: delivered, failed for good (``final``), or pending with
-    the next try ``retry_in`` seconds from now. A cancelled row stays cancelled."""
+    the next try ``retry_in`` seconds from now; the attempt joins the row's
+    ``attempt_log``. A cancelled row stays cancelled."""
     now = timezone.now()
     fields = {"last_status_code": status_code, "last_error": error[:2000],
               "last_attempt_at": now}
@@ -185,6 +187,9 @@ def delivery_record(*, delivery_id: int, ok: bool, status_code: int | None, erro
         row.attempts += 1
         for name, value in fields.items():
             setattr(row, name, value)
+        row.attempt_log = [*row.attempt_log, {
+            "at": now.isoformat(), "status_code": status_code, "error": error[:2000],
+        }][-WebhookDelivery.ATTEMPT_LOG_MAX:]
         row.save()
 
 

@@ -97,6 +97,29 @@ def test_a_failed_delivery_can_be_retried(admin_role_client):
         failing.close()
 
 
+def test_a_delivered_event_keeps_each_earlier_attempts_error(admin_role_client):
+    """After a success the errors before it stay in the row and on the page (they used to
+    be overwritten by the last attempt's empty error)."""
+    flaky = Receiver((500, 503, 204))
+    try:
+        add(admin_role_client, flaky.url)
+        endpoint = WebhookEndpoint.objects.get()
+        admin_role_client.post(f"/integrations/webhooks/{endpoint.pk}/test/")
+        work()
+        delivery = WebhookDelivery.objects.get()
+        admin_role_client.post(
+            f"/integrations/webhooks/{endpoint.pk}/deliveries/{delivery.pk}/retry/")
+        work()
+        delivery.refresh_from_db()
+        page = text(admin_role_client.get(f"/integrations/webhooks/{endpoint.pk}/"))
+    finally:
+        flaky.close()
+    assert (delivery.status, delivery.last_error) == ("delivered", "")
+    assert [(a["status_code"], a["error"]) for a in delivery.attempt_log] == [
+        (500, "HTTP 500"), (503, "HTTP 503"), (204, "")]
+    assert "All 3 attempts" in page and "HTTP 500" in page and "HTTP 503" in page
+
+
 def test_disable_rotate_and_delete(admin_role_client, receiver):
     add(admin_role_client, receiver.url)
     endpoint = WebhookEndpoint.objects.get()
