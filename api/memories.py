@@ -7,6 +7,23 @@ from pydantic import Field
 
 from accounts.roles import require_role
 from api.core import ReasonIn, Strict, allowed_namespace, api, iso_or_none, require_namespace
+from api.schemas import (
+    METADATA_FILTER,
+    ONE,
+    READ,
+    WRITE,
+    HistoryOut,
+    InferredOut,
+    MemoriesOut,
+    MemoryOut,
+    MemoryPageOut,
+    MemoryTypeName,
+    NamespacePageOut,
+    ReadyOut,
+    Supersession,
+    errors,
+    page_limit,
+)
 from integrations.metrics.registry import count_redis_error
 from memories import access, listing, services, store, timeline
 from memories.errors import InvalidInput, NotFound
@@ -25,7 +42,7 @@ class MemoryIn(Strict):
     user_id: str
     content: str
     conversation_id: str | None = None
-    type: str = "long_term"
+    type: MemoryTypeName = "long_term"
     importance: float | None = None
     tags: list[str] | None = None
     metadata: dict | None = None
@@ -41,7 +58,7 @@ class MemoryIn(Strict):
     # supersessions the server finds (off | propose | apply; default MEMORY_SUPERSESSION).
     supersedes: list[str] | None = Field(default=None, max_length=50)
     valid_from: str | None = None
-    supersession: str | None = None
+    supersession: Supersession | None = None
     # A transcript ("Speaker: text" lines) or a note: write the memories extracted from it
     # (sessions.extract) instead of the text itself; the answer lists them.
     infer: bool = False
@@ -51,14 +68,14 @@ class MemoryPatch(Strict):
     content: str | None = None
     importance: float | None = None
     tags: list[str] | None = None
-    type: str | None = None
+    type: MemoryTypeName | None = None
     metadata: dict | None = None
     context: str | None = None
     reason: str = Field(default="", max_length=1000)
     version: int | None = None
     supersedes: list[str] | None = Field(default=None, max_length=50)
     valid_from: str | None = None
-    supersession: str | None = None
+    supersession: Supersession | None = None
 
 
 class InvalidateIn(Strict):
@@ -145,7 +162,9 @@ def _memory_or_404(request, memory_id: str) -> Memory:
     return memory
 
 
-@router.post("/memories", response={200: dict, 201: dict}, tags=["memories"])
+@router.post("/memories", response={200: MemoryOut, 201: MemoryOut | InferredOut,
+                                    **errors(*WRITE, 404, 409)},
+             tags=["memories"], exclude_unset=True)
 def create_memory(request: HttpRequest, payload: MemoryIn):
     """Remember one memory. 201 with the memory; 200 + ``deduplicated`` for a duplicate."""
     require_role(request.user, "editor")
@@ -212,7 +231,8 @@ class BulkIn(Strict):
 
 
 # Declared before /memories/{memory_id}: routes match in order.
-@router.post("/memories/bulk", response=dict, tags=["memories"])
+@router.post("/memories/bulk", response={200: MemoriesOut, **errors(*WRITE, 404)},
+             tags=["memories"], exclude_unset=True)
 def bulk(request, payload: BulkIn):
     """Change importance of, forget or restore several memories; each gets its own version."""
     require_role(request.user, "editor")
@@ -224,10 +244,12 @@ def bulk(request, payload: BulkIn):
     return _pending_header(response, any(m.needs_resync for m in done))
 
 
-@router.get("/memories", response=dict, tags=["memories"])
+@router.get("/memories", response={200: MemoryPageOut, **errors(*READ)}, tags=["memories"],
+            exclude_unset=True, openapi_extra=METADATA_FILTER)
 def list_memories(request, user_id: str, conversation_id: str | None = None,
-                  type: str | None = None, include_forgotten: int = 0,
-                  cursor: str | None = None, limit: int = 100):
+                  type: MemoryTypeName | None = None, include_forgotten: int = 0,
+                  cursor: str | None = None,
+                  limit: int = page_limit(100, listing.MAX_LIMIT)):
     """One namespace's memories, newest first: ``{"memories": [...], "next_cursor"}``.
 
     ``conversation_id=`` (empty) selects the user-wide memories; ``metadata.<path>=value``
@@ -250,9 +272,10 @@ def list_memories(request, user_id: str, conversation_id: str | None = None,
     return {"memories": memories_out(rows), "next_cursor": next_cursor}
 
 
-@router.get("/namespaces", response=dict, tags=["memories"])
+@router.get("/namespaces", response={200: NamespacePageOut, **errors(*READ)}, tags=["memories"],
+            exclude_unset=True)
 def list_namespaces(request, user_id: str | None = None, cursor: str | None = None,
-                    limit: int = 100):
+                    limit: int = page_limit(100, listing.MAX_LIMIT)):
     """Every (user_id, conversation_id) pair holding live memories, ordered by both
     (user-wide first): ``{"namespaces": [{"user_id", "conversation_id", "memories"}],
     "next_cursor"}``. A restricted token sees only its namespaces."""
@@ -266,13 +289,15 @@ def list_namespaces(request, user_id: str | None = None, cursor: str | None = No
     return {"namespaces": rows, "next_cursor": next_cursor}
 
 
-@router.get("/memories/{memory_id}", response=dict, tags=["memories"])
+@router.get("/memories/{memory_id}", response={200: MemoryOut, **errors(*ONE)}, tags=["memories"],
+            exclude_unset=True)
 def get_memory(request, memory_id: str):
     require_role(request.user, "viewer")
     return memory_out(access.with_hits_folded(_memory_or_404(request, memory_id)))
 
 
-@router.patch("/memories/{memory_id}", response=dict, tags=["memories"])
+@router.patch("/memories/{memory_id}", response={200: MemoryOut, **errors(*WRITE, 404, 409)},
+              tags=["memories"], exclude_unset=True)
 def patch_memory(request, memory_id: str, payload: MemoryPatch):
     require_role(request.user, "editor")
     _memory_or_404(request, memory_id)
@@ -285,7 +310,7 @@ def patch_memory(request, memory_id: str, payload: MemoryPatch):
     return _answer(request, memory)
 
 
-@router.delete("/memories/{memory_id}", response={204: None}, tags=["memories"])
+@router.delete("/memories/{memory_id}", response={204: None, **errors(*ONE)}, tags=["memories"])
 def delete_memory(request, memory_id: str, reason: str = "", purge: int = 0):
     """Forget (soft delete). ``?purge=1`` (admin) is a hard delete, audit record kept."""
     if purge:
@@ -299,7 +324,8 @@ def delete_memory(request, memory_id: str, reason: str = "", purge: int = 0):
     return _pending_header(HttpResponse(status=204), memory.needs_resync)
 
 
-@router.post("/memories/{memory_id}/restore", response=dict, tags=["memories"])
+@router.post("/memories/{memory_id}/restore", response={200: MemoryOut, **errors(*WRITE, 404)},
+             tags=["memories"], exclude_unset=True)
 def restore_memory(request, memory_id: str, payload: ReasonIn | None = None):
     require_role(request.user, "editor")
     _memory_or_404(request, memory_id)
@@ -308,7 +334,9 @@ def restore_memory(request, memory_id: str, payload: ReasonIn | None = None):
     return _answer(request, memory)
 
 
-@router.post("/memories/{memory_id}/invalidate", response=dict, tags=["memories"])
+@router.post("/memories/{memory_id}/invalidate",
+             response={200: MemoryOut, **errors(*WRITE, 404, 409)}, tags=["memories"],
+             exclude_unset=True)
 def invalidate_memory(request, memory_id: str, payload: InvalidateIn):
     """End the memory's fact with no replacement ("no longer lives in Porto"): it leaves
     recall from ``valid_until`` (default now) and stays readable, with a new version."""
@@ -321,7 +349,9 @@ def invalidate_memory(request, memory_id: str, payload: InvalidateIn):
     return _answer(request, memory)
 
 
-@router.post("/memories/{memory_id}/revalidate", response=dict, tags=["memories"])
+@router.post("/memories/{memory_id}/revalidate",
+             response={200: MemoryOut, **errors(*WRITE, 404, 409)}, tags=["memories"],
+             exclude_unset=True)
 def revalidate_memory(request, memory_id: str, payload: RevalidateIn):
     """Undo a supersession or an end: the fact holds again (a new version)."""
     require_role(request.user, "editor")
@@ -331,7 +361,8 @@ def revalidate_memory(request, memory_id: str, payload: RevalidateIn):
     return _answer(request, memory)
 
 
-@router.post("/memories/{memory_id}/rollback", response=dict, tags=["memories"])
+@router.post("/memories/{memory_id}/rollback", response={200: MemoryOut, **errors(*WRITE, 404)},
+             tags=["memories"], exclude_unset=True)
 def rollback_memory(request, memory_id: str, payload: RollbackIn):
     require_role(request.user, "admin")
     _memory_or_404(request, memory_id)
@@ -340,7 +371,9 @@ def rollback_memory(request, memory_id: str, payload: RollbackIn):
     return _answer(request, memory)
 
 
-@router.post("/memories/{memory_id}/promote", response={200: dict, 201: dict}, tags=["memories"])
+@router.post("/memories/{memory_id}/promote",
+             response={200: MemoryOut, 201: MemoryOut, **errors(*WRITE, 404, 409)},
+             tags=["memories"], exclude_unset=True)
 def promote_memory(request, memory_id: str, payload: ReasonIn | None = None):
     """A working or short-term memory → user-wide long-term (201; 200 + deduplicated)."""
     require_role(request.user, "editor")
@@ -352,7 +385,8 @@ def promote_memory(request, memory_id: str, payload: ReasonIn | None = None):
     return _answer(request, memory, 201, deduplicated=False)
 
 
-@router.get("/memories/{memory_id}/history", response=dict, tags=["memories"])
+@router.get("/memories/{memory_id}/history", response={200: HistoryOut, **errors(*ONE)},
+            tags=["memories"], exclude_unset=True)
 def memory_history(request, memory_id: str):
     """Every version, oldest first."""
     require_role(request.user, "viewer")
@@ -367,7 +401,8 @@ def memory_history(request, memory_id: str):
     return {"versions": versions}
 
 
-@router.get("/memories/{memory_id}/ready", response=dict, tags=["memories"])
+@router.get("/memories/{memory_id}/ready", response={200: ReadyOut, **errors(*ONE, 503)},
+            tags=["memories"], exclude_unset=True)
 def memory_ready(request, memory_id: str):
     """Whether Redis holds this memory's current version (``indexed_at`` epoch seconds)."""
     require_role(request.user, "viewer")

@@ -8,7 +8,9 @@ from pydantic import Field
 
 from accounts.roles import require_role
 from api.core import Strict, api, redis_error_response, require_namespace
-from api.pagination import cursor_page
+from api.pagination import MAX_LIMIT, cursor_page
+from api.schemas import READ, MatchMode, MemoryTypeName, errors, page_limit
+from api.search_schemas import AnalyzeOut, ProfilePageOut, RecallOut
 from integrations.metrics.registry import count_redis_error, observe_recall
 from memories import access, store
 from memories.errors import InvalidInput
@@ -33,9 +35,9 @@ class RecallIn(Strict):
     query: str = Field(max_length=4096)
     conversation_id: str | None = None
     limit: int = Field(default=5, ge=1, le=100)
-    types: list[str] | None = None
+    types: list[MemoryTypeName] | None = None
     profile: str | None = None
-    match_mode: str | None = None
+    match_mode: MatchMode | None = None
     # Filters (ISO 8601 created_at bounds: since inclusive, until exclusive; the author as
     # written; every tag given) and the moment "yesterday" counts from (default: now).
     since: str | None = None
@@ -54,7 +56,8 @@ class AnalyzeIn(Strict):
     profile: str | None = None
 
 
-@router.post("/recall", response=dict, tags=["search"])
+@router.post("/recall", response={200: RecallOut, **errors(*READ, 404, 413, 503)},
+             tags=["search"], by_alias=True)
 def recall(request, payload: RecallIn):
     """Ranked memories for a query, each with its score explained."""
     require_role(request.user, "viewer")
@@ -131,7 +134,7 @@ def hit_out(h) -> dict:
                     "semantic": h.explain.semantic, "validity": validity_note(h)}}
 
 
-@router.post("/analyze", response=dict, tags=["search"])
+@router.post("/analyze", response={200: AnalyzeOut, **errors(*READ, 404, 413)}, tags=["search"])
 def analyze(request, payload: AnalyzeIn):
     """The tokens a profile (default: the default profile) indexes for ``text``."""
     require_role(request.user, "viewer")
@@ -151,8 +154,8 @@ def profile_out(p: RankingProfile) -> dict:
 
 # On the API's own router, with the lab's ``POST /profiles`` (lab/api.py): Django
 # resolves a path to its first pattern, so both methods must share one router.
-@api.get("/profiles", response=dict, tags=["profiles"])
-def list_profiles(request, cursor: str | None = None, limit: int | None = None):
+@api.get("/profiles", response={200: ProfilePageOut, **errors(*READ)}, tags=["profiles"])
+def list_profiles(request, cursor: str | None = None, limit: int = page_limit(100, MAX_LIMIT)):
     """Ranking profiles by name: ``{"profiles", "next_cursor"}``."""
     require_role(request.user, "viewer")
     rows, next_cursor = cursor_page(RankingProfile.objects.all(), order=("name",),

@@ -8,7 +8,17 @@ from pydantic import Field
 from accounts.roles import require_role
 from api.core import ReasonIn, Strict, allowed_namespace, require_namespace
 from api.memories import memory_out
-from api.pagination import cursor_page
+from api.pagination import MAX_LIMIT, cursor_page
+from api.schemas import ONE, READ, WRITE, MemoryOut, MemoryTypeName, errors, page_limit
+from api.session_schemas import (
+    AppendOut,
+    ContextOut,
+    ExtractOut,
+    MessageRole,
+    SessionOut,
+    SessionPageOut,
+    SummaryOut,
+)
 from memories import store
 from memories.errors import InvalidInput, NotFound
 from memories.validation import (
@@ -29,7 +39,7 @@ router = Router()
 
 class PromoteIn(ReasonIn):
     content: str | None = None
-    type: str | None = None
+    type: MemoryTypeName | None = None
     importance: float | None = None
 
 
@@ -43,7 +53,7 @@ class SessionIn(Strict):
 
 
 class MessageIn(Strict):
-    role: str
+    role: MessageRole
     content: str = Field(max_length=65536)
     at: str | None = None  # ISO 8601: when it was said (transcripts loaded after the fact)
 
@@ -53,7 +63,7 @@ class SummariseIn(Strict):
 
 
 class MessagesIn(Strict):
-    role: str | None = None
+    role: MessageRole | None = None
     content: str | None = Field(default=None, max_length=65536)
     messages: list[MessageIn] | None = Field(default=None, max_length=1000)
 
@@ -79,7 +89,7 @@ def session_out(session: Session) -> dict:
             "updated_at": session.updated_at.isoformat()}
 
 
-@router.post("/sessions", response={201: dict}, tags=["sessions"])
+@router.post("/sessions", response={201: SessionOut, **errors(*WRITE)}, tags=["sessions"])
 def create_session(request, payload: SessionIn):
     require_role(request.user, "editor")
     require_namespace(request, payload.user_id)
@@ -87,8 +97,9 @@ def create_session(request, payload: SessionIn):
     return Status(201, session_out(session))
 
 
-@router.get("/sessions", response=dict, tags=["sessions"])
-def list_sessions(request, user_id: str, cursor: str | None = None, limit: int | None = None):
+@router.get("/sessions", response={200: SessionPageOut, **errors(*READ)}, tags=["sessions"])
+def list_sessions(request, user_id: str, cursor: str | None = None,
+                  limit: int = page_limit(100, MAX_LIMIT)):
     """A namespace's sessions, most recently updated first: ``{"sessions", "next_cursor"}``."""
     require_role(request.user, "viewer")
     clean_identifier(user_id, "user_id")
@@ -101,7 +112,8 @@ def list_sessions(request, user_id: str, cursor: str | None = None, limit: int |
 
 
 
-@router.post("/sessions/{path:session_id}/messages", response={201: dict}, tags=["sessions"])
+@router.post("/sessions/{path:session_id}/messages",
+             response={201: AppendOut, **errors(*WRITE, 404)}, tags=["sessions"])
 def append_messages(request, session_id: str, payload: MessagesIn):
     """One message ``{"role", "content"}`` or ``{"messages": [...]}``; 201 ``{"length"}``."""
     require_role(request.user, "editor")
@@ -124,8 +136,9 @@ def append_messages(request, session_id: str, payload: MessagesIn):
 
 
 
-@router.post("/sessions/{path:session_id}/messages/{int:seq}/promote", response={200: dict, 201: dict},
-          tags=["sessions"])
+@router.post("/sessions/{path:session_id}/messages/{int:seq}/promote",
+             response={200: MemoryOut, 201: MemoryOut, **errors(*WRITE, 404, 409)},
+             tags=["sessions"], exclude_unset=True)
 def promote_message(request, session_id: str, seq: int, payload: PromoteIn | None = None):
     """A session message → user-wide long-term memory (201; 200 + deduplicated); optional
     ``content``, ``type`` and ``importance`` edit it before it is written."""
@@ -141,7 +154,9 @@ class ExtractIn(Strict):
     dry_run: bool = True
 
 
-@router.post("/sessions/{path:session_id}/extract", response=dict, tags=["sessions"])
+@router.post("/sessions/{path:session_id}/extract",
+             response={200: ExtractOut, **errors(*WRITE, 404, 409)}, tags=["sessions"],
+             exclude_unset=True)
 def extract_memories(request, session_id: str, payload: ExtractIn | None = None):
     """The memories worth keeping from the session's messages: ``{"candidates": [{"content",
     "seqs", "type", "confidence"}], "method"}`` (viewer); ``dry_run: false`` writes them
@@ -154,7 +169,8 @@ def extract_memories(request, session_id: str, payload: ExtractIn | None = None)
 
 
 
-@router.get("/sessions/{path:session_id}/context", response=dict, tags=["sessions"])
+@router.get("/sessions/{path:session_id}/context", response={200: ContextOut, **errors(*ONE)},
+            tags=["sessions"])
 def session_context(request, session_id: str, last: int = 20, max_tokens: int | None = None,
                     at: str | None = None):
     """The summary and the newest ``last`` messages, oldest first; ``at`` for time travel."""
@@ -171,7 +187,8 @@ def session_context(request, session_id: str, last: int = 20, max_tokens: int | 
                                     at=when)
 
 
-@router.post("/sessions/{path:session_id}/summarise", response=dict, tags=["sessions"])
+@router.post("/sessions/{path:session_id}/summarise",
+             response={200: SummaryOut, **errors(*WRITE, 404)}, tags=["sessions"])
 def summarise_session(request, session_id: str, payload: SummariseIn | None = None):
     """The summary of the whole session now, ``{"summary", "method": "local"|"llm",
     "chars"}``, by the code the rolling fold uses; read-only (the session is not changed)."""
@@ -185,14 +202,16 @@ def summarise_session(request, session_id: str, payload: SummariseIn | None = No
 # routes with a suffix (messages, promote, context, summarise) come first, so an id that
 # itself ends in one of those suffixes is shadowed by that route (docs/agent-developer.md,
 # "Conventions").
-@router.get("/sessions/{path:session_id}", response=dict, tags=["sessions"])
+@router.get("/sessions/{path:session_id}", response={200: SessionOut, **errors(*ONE)},
+            tags=["sessions"])
 def get_session(request, session_id: str):
     require_role(request.user, "viewer")
     return session_out(_session_or_404(request, session_id))
 
 
 
-@router.delete("/sessions/{path:session_id}", response={204: None}, tags=["sessions"])
+@router.delete("/sessions/{path:session_id}", response={204: None, **errors(*ONE)},
+              tags=["sessions"])
 def delete_session(request, session_id: str):
     require_role(request.user, "editor")
     _session_or_404(request, session_id)
