@@ -1,7 +1,7 @@
 """Extraction quality on LoCoMo dev: turn-level precision and recall of the extracted
 candidates' turns against the evidence turns of each session's ``observation`` facts.
 
-    .venv/bin/python bench/extraction_quality.py        # writes bench/results/extraction_quality.md
+    .venv/bin/python bench/extraction_quality.py    # prints a report; the run goes to bench/results/
 
 Sessions are taken as a user would post them (``operations.locomo.extraction_sessions``: the
 first speaker ``user``, the other ``assistant``, content ``Speaker: text``, seqs from 1).
@@ -25,11 +25,11 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import results_io  # noqa: E402
 from operations.locomo import extraction_sessions, turn_prf  # noqa: E402
 from sessions.formation.extraction import Turn, extract  # noqa: E402
 
 DATA = pathlib.Path(os.environ.get("LOCOMO_DEV", "/work/shared/data/locomo_dev.json"))
-OUT = ROOT / "bench" / "results" / "extraction_quality.md"
 
 
 def turns_of(session) -> list[Turn]:
@@ -117,8 +117,10 @@ def main():
               "threshold on six conversations and scores the seventh, for each in turn. "
               "`tests/test_extraction_quality.py` asserts the target on the shipped weights "
               "and checks that the extract endpoint gives the same figures on conv-26."]
-    OUT.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+    results_io.write_run("extraction_quality", title="Memories drawn from LoCoMo dev sessions: "
+                         "turn-level precision, recall, F1", params={"data": str(DATA)},
+                         figures=results_io.tables_from_markdown(lines))
 
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@ their context (``bench/recall_corpus.py``, the default profile's field), a share
 of them superseded at random moments. LoCoMo questions (``recall_corpus.questions``), top 10,
 timed interleaved query by query: no validity filter (``valid=None``, what
 ``include_superseded`` asks), valid now (every recall's default) and as of a moment (``(t,
-t)``). Median over ``--runs`` runs of each way's p50 and p99, as the LAST line (JSON) and in
-``bench/results/recall_validity.md``.
+t)``). Median over ``--runs`` runs of each way's p50 and p99, as the LAST line (JSON) and as a
+run file in ``bench/results/`` (``bench/results_io.py``).
 """
 
 import argparse
@@ -19,11 +19,12 @@ import random
 import statistics
 import sys
 import time
-from datetime import date
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench import results_io  # noqa: E402
 
 
 def main() -> None:
@@ -72,17 +73,14 @@ def main() -> None:
     for way, rows in per_way.items():
         out[f"{way}_p50_ms"] = round(statistics.median(r[0] for r in rows), 3)
         out[f"{way}_p99_ms"] = round(statistics.median(r[1] for r in rows), 3)
-    (ROOT / "bench" / "results" / "recall_validity.md").write_text(
-        f"# The validity filter in the serving index ({date.today().isoformat()})\n\n"
-        f"`bench/recall_validity.py`: one `FieldIndex` of {out['docs']:,} LoCoMo turns with "
-        f"context, {args.ended:.0%} of them superseded; {out['queries']} LoCoMo questions, top "
-        f"10, interleaved; median of {out['runs']} runs.\n\n"
-        "| recall | p50 ms | p99 ms |\n|---|---|---|\n"
-        f"| every fact (`include_superseded`) | {out['all_p50_ms']} | {out['all_p99_ms']} |\n"
-        f"| valid now (default) | {out['now_p50_ms']} | {out['now_p99_ms']} |\n"
-        f"| as of a moment | {out['as_of_p50_ms']} | {out['as_of_p99_ms']} |\n\n"
-        "In-process engine only (no Redis round trip, no database check). Measured on a "
-        "shared 2-core machine under other load: expect tens of percent of noise.\n")
+    rows = [["every fact (`include_superseded`)", out["all_p50_ms"], out["all_p99_ms"]],
+            ["valid now (default)", out["now_p50_ms"], out["now_p99_ms"]],
+            ["as of a moment", out["as_of_p50_ms"], out["as_of_p99_ms"]]]
+    results_io.write_run(
+        "recall_validity", params=vars(args),
+        title=f"The serving index's validity filter at {out['docs']:,} memories (in-process engine)",
+        figures=[results_io.table(f"Top 10, median of {out['runs']} runs", ["recall", "p50 ms", "p99 ms"], rows)],
+        notes="In-process engine only (no Redis round trip, no database check).")
     print(json.dumps(out))
 
 

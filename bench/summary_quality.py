@@ -11,9 +11,10 @@ when ``MEMORY_LLM_URL`` is set ("not measured: no model" otherwise; a session th
 on is counted with the local summary it fell back to, and the failures are reported).
 
     .venv/bin/python bench/summary_quality.py [--data-dir ../shared/data]
-        [--out bench/results/summary_quality.md]
+        [--out report.md]
 
-Last line: one JSON object.
+Prints a Markdown report (also written to ``--out`` when given), writes the run's figures to
+``bench/results/`` (``bench/results_io.py``) and ends with one JSON object.
 """
 
 import argparse
@@ -29,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import results_io  # noqa: E402
 from operations.locomo import parse_session_date  # noqa: E402
 from sessions.formation.summary import Turn, rouge1_recall, summarise  # noqa: E402
 
@@ -91,7 +93,7 @@ def llm_method():
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
-    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "summary_quality.md"))
+    parser.add_argument("--out", help="also write the Markdown report to this file")
     args = parser.parse_args()
     path = Path(args.data_dir) / "locomo_dev.json"
     rows = [measure(path, first_quarter, "first 25 % of the transcript"),
@@ -123,8 +125,12 @@ def main() -> None:
     lines += ["", "The rolling behaviour (the facts of a conversation's first turns kept through "
               "every fold of 200+ turns) is asserted by `tests/test_summary_quality.py` and, "
               "through the API and the worker, `tests/test_session_summaries.py`.", ""]
-    Path(args.out).write_text("\n".join(lines), encoding="utf-8")
+    if args.out:
+        Path(args.out).write_text("\n".join(lines), encoding="utf-8")
     print("\n".join(lines))
+    results_io.write_run("summary_quality", title="Rolling summary quality on LoCoMo dev (ROUGE-1 "
+                         "recall at 25 % of the transcript)", params=vars(args),
+                         figures=results_io.tables_from_markdown(lines))
     print(json.dumps({r["label"]: round(r["recall"], 4) for r in rows}))
 
 

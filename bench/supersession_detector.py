@@ -10,16 +10,16 @@ write's median over the runs, then p50 / p99 over writes, in milliseconds. Propo
 and a few shown, to read by eye.
 
     .venv/bin/python bench/supersession_detector.py [--data-dir ../shared/data] [--runs 5]
-        [--out bench/results/supersession_detector.md]
+        [--out report.md]
 
-Last line: one JSON object.
+Prints a Markdown report (also written to ``--out`` when given), writes the run's figures to
+``bench/results/`` (``bench/results_io.py``) and ends with one JSON object.
 """
 
 import argparse
 import datetime as dt
 import importlib.util
 import json
-import re
 import statistics
 import sys
 import time
@@ -28,12 +28,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import results_io  # noqa: E402
 from memories.supersession import claims, evaluation, propose, slot_keys  # noqa: E402
 
 FRESH_SET = ROOT / "tests" / "test_supersession_generalise.py"
-# A block of the previous report kept as is on every run (the fresh set's figures before the
-# rules were generalised).
-_KEPT = re.compile(r"<!-- kept -->.*?<!-- /kept -->", re.S)
 
 
 def _fresh_cases() -> tuple[list[dict], list[dict]]:
@@ -124,7 +122,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "supersession_detector.md")
+    ap.add_argument("--out", type=Path, help="also write the Markdown report to this file")
     args = ap.parse_args()
 
     dev_path = args.data_dir / "supersession_dev.jsonl"
@@ -149,7 +147,6 @@ def main() -> None:
     fresh = evaluation.score(fresh_cases) if fresh_cases else None
     second = evaluation.score(second_cases) if second_cases else None
     if fresh:
-        kept = _KEPT.search(args.out.read_text(encoding="utf-8")) if args.out.exists() else None
         lines += ["", f"## Fresh cases (`tests/test_supersession_generalise.py`, {len(fresh_cases)} "
                       "cases, pair precision / recall)", "",
                   "An adversarial set written apart from the dev set (new names, wording and subjects; "
@@ -158,7 +155,6 @@ def main() -> None:
         if second:
             lines += ["", f"Second batch (`FRESH_AFTER`, {len(second_cases)} cases, written after the "
                           "rules were generalised):", "", *_figures_table(second)]
-        lines += ["", kept.group(0)] if kept else []
     lines += ["", f"## Cost per write (`slot_keys` + `propose`, each write's median of {args.runs} runs)", "",
               "| texts | writes | p50 ms | p99 ms | mean ms |", "|---|---|---|---|---|"]
     for name, row in timing.items():
@@ -173,9 +169,12 @@ def main() -> None:
         lines += [f"- {newer_id} over {p.older} ({p.confidence}): {p.reason}  \n"
                   f"  newer: {text[:120]!r}  \n  older: {older[:120]!r}"
                   for newer_id, text, p, older in locomo_proposals[:15]]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if args.out:
+        args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
+    results_io.write_run("supersession_detector", title="Supersession detector (pure rules): pair "
+                         "precision and recall, cost per write", params=vars(args),
+                         figures=results_io.tables_from_markdown(lines))
     print(json.dumps({"precision": figures["all"]["precision"], "recall": figures["all"]["recall"],
                       "precision_en": figures["en"]["precision"], "recall_en": figures["en"]["recall"],
                       "precision_zh": figures["zh"]["precision"], "recall_zh": figures["zh"]["recall"],

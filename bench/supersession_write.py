@@ -13,8 +13,8 @@ turn): ``before`` (the proposals' step skipped entirely, as a create was before 
 ``conflicts.propose`` replaced by a no-op for those writes), ``off`` (slots recorded, nothing
 proposed) and ``propose``; half the writes are new values of held slots (each proposes a
 supersession), half new turns (no slot). The median over ``--runs`` runs of each mode's p50
-and p99, and of the import rate, is written as the LAST line (one JSON object) and to
-``bench/results/supersession_write.md``.
+and p99, and of the import rate, is written as the LAST line (one JSON object) and as a run
+file in ``bench/results/`` (``bench/results_io.py``).
 """
 
 import argparse
@@ -23,13 +23,12 @@ import random
 import statistics
 import sys
 import time
-from datetime import date
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import _django  # noqa: E402
+from bench import _django, results_io  # noqa: E402
 
 USER = "bench-facts"
 SYLLABLES = ("ka", "lo", "mi", "ra", "te", "su", "no", "vi", "de", "ba", "po", "li", "fe",
@@ -116,28 +115,23 @@ def main() -> None:
         out[f"{mode}_p99_ms"] = round(statistics.median(r[1] for r in rows), 3)
     out["added_p50_ms"] = round(out["propose_p50_ms"] - out["before_p50_ms"], 3)
     out["added_p99_ms"] = round(out["propose_p99_ms"] - out["before_p99_ms"], 3)
-    _report(out)
+    _report(out, vars(args))
     print(json.dumps(out))
 
 
-def _report(out: dict) -> None:
-    path = ROOT / "bench" / "results" / "supersession_write.md"
-    path.write_text(
-        f"# Supersession proposals on create ({date.today().isoformat()})\n\n"
-        "`bench/supersession_write.py`: in-process `memory_create`, SQLite, one namespace of "
-        f"{out['docs']:,} memories ({out['facts']:,} fact statements, the rest LoCoMo "
-        f"turns); `supersession` off and propose interleaved, {out['writes_per_mode_run']} "
-        f"writes per way per run (half new values of held slots), median of "
-        f"{out['runs']} runs.\n\n"
-        "| way | p50 ms | p99 ms |\n|---|---|---|\n"
-        f"| before (no slots, no proposals) | {out['before_p50_ms']} | {out['before_p99_ms']} |\n"
-        f"| off (slots recorded) | {out['off_p50_ms']} | {out['off_p99_ms']} |\n"
-        f"| propose | {out['propose_p50_ms']} | {out['propose_p99_ms']} |\n\n"
-        f"Added to a create (propose against before): p50 {out['added_p50_ms']} ms, p99 "
-        f"{out['added_p99_ms']} ms. Proposals written: "
-        f"{out['proposals']}. Bulk import rate while building: {out['import_per_s']}/s.\n\n"
-        "Measured on a shared 2-core machine under other load: expect tens of percent of "
-        "noise.\n")
+def _report(out: dict, params: dict) -> None:
+    ways = [["before (no slots, no proposals)", out["before_p50_ms"], out["before_p99_ms"]],
+            ["off (slots recorded)", out["off_p50_ms"], out["off_p99_ms"]],
+            ["propose", out["propose_p50_ms"], out["propose_p99_ms"]]]
+    added = [["p50 ms", out["added_p50_ms"]], ["p99 ms", out["added_p99_ms"]],
+             ["proposals written", out["proposals"]],
+             ["bulk import rate while building, /s", out["import_per_s"]]]
+    results_io.write_run(
+        "supersession_write", params=params,
+        title=f"Supersession proposals on create at {out['docs']:,} memories (in-process, SQLite)",
+        figures=[results_io.table(f"Median of {out['runs']} runs", ["way", "p50 ms", "p99 ms"], ways),
+                 results_io.table("Added to a create (propose against before)",
+                                  ["measure", "value"], added)])
 
 
 if __name__ == "__main__":

@@ -142,7 +142,7 @@ def main():
         OUT.write_text(
             '"""The local extractor\'s weights: written by bench/train_extraction.py (LoCoMo '
             'dev,\nall seven conversations; held-out figures in '
-            'bench/results/extraction_quality.md)."""\n\n'
+            'docs/benchmarks.md, extraction_quality)."""\n\n'
             f"WEIGHTS: dict[str, float] = {{\n{body},\n}}\n"
             f"THRESHOLD = {t:.2f}\n")
         print("written", OUT)

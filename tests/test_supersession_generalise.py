@@ -5,7 +5,7 @@ prices, dates, statuses, and hard negatives (compatible facts, another subject w
 attribute, plans, questions, hedges, paraphrases, two different tickets / meetings / projects).
 
 Precision first: in a namespace a false slot collision ends a true fact. Asserted over the whole
-set: pair precision >= 0.95, recall >= 0.6 (bench/results/supersession_detector.md has the
+set: pair precision >= 0.95, recall >= 0.6 (docs/benchmarks.md, supersession_detector, has the
 figures, per language, before and after the rules were generalised).
 """
 

@@ -1,5 +1,5 @@
 """The local extractor's weights: written by bench/train_extraction.py (LoCoMo dev,
-all seven conversations; held-out figures in bench/results/extraction_quality.md)."""
+all seven conversations; held-out figures in docs/benchmarks.md, extraction_quality)."""
 
 WEIGHTS: dict[str, float] = {
     'bias': -1.6395,
