@@ -215,3 +215,37 @@ def judgment_agreement(*, user_id: str = "", query: str = "") -> dict:
         out.update(statistic="alpha", value=agreement.krippendorff_alpha_interval(
             [list(g.values()) for g in shared]))
     return out
+
+
+@transaction.atomic
+def judgments_restore(*, user_ids: list[str], items: list[dict]) -> int:
+    """Replace the judgments of ``user_ids`` by ``items`` (a backup's: ``{"user_id",
+    "query", "memory_id", "grade", "reviewer", "created_at", "updated_at"}``, times aware
+    datetimes or None). Returns how many. Raises InvalidInput naming ``lab.judgments[n]``
+    (a bad query or grade, a reviewer that is not a name)."""
+    Judgment.objects.filter(user_id__in=user_ids).delete()
+    rows = []
+    for n, item in enumerate(items):
+        grade, reviewer = item.get("grade"), item.get("reviewer")
+        try:
+            query = clean_query(item.get("query"))
+            if isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= 3:
+                raise InvalidInput("grade must be an integer 0..3", field="grade")
+            if not isinstance(reviewer, str) or not 0 < len(reviewer) <= 150:
+                raise InvalidInput("reviewer must be a user name", field="reviewer")
+            if not isinstance(item.get("memory_id"), str) \
+                    or not MEMORY_ID_RE.match(item["memory_id"]):
+                raise InvalidInput("memory_id must be a memory id", field="memory_id")
+        except InvalidInput as exc:
+            raise InvalidInput(f"lab.judgments[{n}].{exc.message}", field="lab",
+                               index=n) from None
+        rows.append(Judgment(user_id=item["user_id"], query=query, memory_id=item["memory_id"],
+                             grade=grade, reviewer=reviewer))
+    Judgment.objects.bulk_create(rows, batch_size=500)
+    for row, item in zip(rows, items, strict=True):
+        times = {k: item[k] for k in ("created_at", "updated_at") if item.get(k)}
+        if times:  # auto_now(_add) stamps the create; the backup's moments win
+            Judgment.objects.filter(user_id=row.user_id, query=row.query,
+                                    memory_id=row.memory_id, reviewer=row.reviewer
+                                    ).update(**times)
+    return len(rows)

@@ -150,3 +150,34 @@ def queryset_get(pk, *, lock: bool = False) -> QuerySet:
         raise NotFound(f"query set {pk!r} not found", field="query_set")
     return qs
 
+
+
+@transaction.atomic
+def querysets_restore(*, user_ids: list[str], items: list[dict]) -> dict[str, QuerySet]:
+    """Replace the query sets of ``user_ids`` by ``items`` (a backup's: ``{"name",
+    "user_id", "queries", "notes", "created_by", "created_at", "updated_at"}``, times aware
+    datetimes or None); their runs go with them (``lab.runs.runs_restore`` writes the
+    backup's). Returns the new sets by name. Raises InvalidInput naming
+    ``lab.query_sets[n]`` (a bad name, query or note; a name another namespace holds)."""
+    from lab.models import EvalRun
+
+    EvalRun.objects.filter(query_set__user_id__in=user_ids).delete()
+    QuerySet.objects.filter(user_id__in=user_ids).delete()
+    out = {}
+    for n, item in enumerate(items):
+        try:
+            name = _clean_set_name(item.get("name"))
+            queries = _clean_queries(item.get("queries"))
+            notes = _clean_notes(item.get("notes") or {}, queries)
+            if name in out or QuerySet.objects.filter(name=name).exists():
+                raise InvalidInput(f"a query set named {name!r} already exists", field="name")
+        except InvalidInput as exc:
+            raise InvalidInput(f"lab.query_sets[{n}].{exc.message}", field="lab",
+                               index=n) from None
+        qs = QuerySet.objects.create(name=name, user_id=item["user_id"], queries=queries,
+                                     notes=notes, created_by=item.get("created_by") or "")
+        times = {k: item[k] for k in ("created_at", "updated_at") if item.get(k)}
+        if times:  # auto_now(_add) stamps the create; the backup's moments win
+            QuerySet.objects.filter(pk=qs.pk).update(**times)
+        out[name] = qs
+    return out

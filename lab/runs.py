@@ -241,3 +241,39 @@ def run_compare(a: EvalRun, b: EvalRun) -> dict:
             **{m: (after[m] - before[m] if pairs else None) for m in METRICS},
         }
     return {"columns": columns, "queries": rows, "shared": shared, "mean_deltas": mean_deltas}
+
+
+RUN_RESULTS = ("profiles", "index_stats", "metrics", "per_query", "unjudged")
+
+
+@transaction.atomic
+def runs_restore(*, items: list[dict], query_sets: dict[str, QuerySet]) -> int:
+    """Write a backup's runs as they were measured (frozen: nothing is evaluated again):
+    ``{"name", "query_set" (a name of ``query_sets``, or None), "k", "reviewer",
+    "created_by", "created_at", "profiles", "index_stats", "metrics", "per_query",
+    "unjudged"}``. Returns how many. Raises InvalidInput naming ``lab.runs[n]``."""
+    for n, item in enumerate(items):
+        where = f"lab.runs[{n}]"
+        name, qs_name = item.get("name"), item.get("query_set")
+        if not isinstance(name, str) or not name.strip() or len(name) > 200:
+            raise InvalidInput(f"{where}.name must be 1-200 characters", field="lab", index=n)
+        if qs_name is not None and qs_name not in query_sets:
+            raise InvalidInput(f"{where}.query_set must name a query set of the document",
+                               field="lab", index=n)
+        try:
+            k = clean_k(item.get("k"))
+        except InvalidInput as exc:
+            raise InvalidInput(f"{where}.{exc.message}", field="lab", index=n) from None
+        kinds = {"profiles": list, "index_stats": dict, "metrics": dict, "per_query": list,
+                 "unjudged": list}
+        for field, kind in kinds.items():
+            if not isinstance(item.get(field, kind()), kind):
+                raise InvalidInput(f"{where}.{field} must be a {kind.__name__}", field="lab",
+                                   index=n)
+        run = EvalRun.objects.create(
+            name=name.strip(), k=k, query_set=query_sets.get(qs_name),
+            reviewer=item.get("reviewer") or "", created_by=item.get("created_by") or "",
+            **{f: item.get(f) or kinds[f]() for f in RUN_RESULTS})
+        if item.get("created_at"):  # auto_now_add stamps the create; the backup's moment wins
+            EvalRun.objects.filter(pk=run.pk).update(created_at=item["created_at"])
+    return len(items)

@@ -1,16 +1,23 @@
 """Backup and restore of memories as versioned JSON.
 
-Schema 3 (current): ``{"schema_version": 3, "exported_at", "user_id" | null, "memories":
-[{memory fields…}], "conflicts": [{proposal fields…}]}``, every memory with every field (its
-id, version, access counts, soft-delete state and validity included) and the review queue's
-proposals and decisions, so an export → replace import round trip keeps every field.
-Schemas 1 and 2 are migrated on import (``operations.import_document``): their memories hold
-from their creation, none superseded. A merge creates new memories (new ids): it keeps each
-one's ``valid_from`` and ``valid_until`` but not ``superseded_by`` nor the proposals, whose
-ids name the document's memories. A ``replace`` import swaps a namespace's memories for the
-document's in one transaction and reindexes it after commit, so recall never sees old and
-new mixed; ``merge`` adds what is new. Both deduplicate as every write does (same content
-hash, user, conversation and type: one live memory).
+Schema 4 (current): ``{"schema_version": 4, "exported_at", "user_id" | null, "memories":
+[{memory fields…, "history": [{version…}]}], "conflicts": [{proposal fields…}],
+"sessions": [{session…, "messages": […]}], "lab": {"profiles", "query_sets", "judgments",
+"runs"}}``, every memory with every field (its id, version, access counts, soft-delete state
+and validity included) and its versions (``operations.export_history``), the review queue's
+proposals and decisions, the sessions with their transcripts and summaries, and the ranking
+lab's objects (``operations.export_extras``), so an export → replace import round trip keeps
+them all. Schemas 1 to 3 still import (``operations.import_document``): schemas 1 and 2
+hold memories from their creation, none superseded; before schema 4 a replace import writes
+one ``restore`` version per memory and leaves sessions and lab objects as they are. A
+document may give its times relative to the import (``operations.relative_times``: the demo
+fixture). A merge creates new memories (new ids): it keeps each one's ``valid_from`` and
+``valid_until`` but not ``superseded_by``, its history, the proposals, sessions nor lab
+objects, whose ids name the document's memories. A ``replace`` import swaps a namespace's
+memories (and the rest the document holds) for the document's in one transaction and
+reindexes it after commit, so recall never sees old and new mixed; ``merge`` adds what is
+new. Both deduplicate as every write does (same content hash, user, conversation and type:
+one live memory).
 """
 
 import logging
@@ -28,6 +35,7 @@ from memories.services.context import CLIENT, CONVERSATION, COPY, SESSION, batch
 from memories.services.create import build_memory
 from memories.text_check import LINE
 from memories.validation import MEMORY_ID_RE, clean_text
+from operations import export_extras, export_history
 from operations.import_document import (
     CONFLICT_FIELDS,
     DATES,
@@ -39,6 +47,7 @@ from operations.import_document import (
     item_date,
     item_error,
 )
+from operations.relative_times import resolve_times
 
 __all__ = ["FIELDS", "SCHEMA_VERSION", "export_memories", "import_memories"]
 
@@ -48,7 +57,7 @@ CONTEXT_SOURCES = (CLIENT, CONVERSATION, SESSION, COPY)
 
 
 def export_memories(*, user_id: str | None = None) -> dict:
-    """One namespace (or every one) as a schema-2 document, pending recall hits folded in
+    """One namespace (or every one) as a schema-4 document, pending recall hits folded in
     first (``memories.access``)."""
     access.access_fold_quietly(user_ids=None if user_id is None else [user_id])
     rows = Memory.objects.order_by("user_id", "created_at", "memory_id")
@@ -60,6 +69,8 @@ def export_memories(*, user_id: str | None = None) -> dict:
         for f in DATES:
             item[f] = item[f].isoformat() if item[f] else None
         memories.append(item)
+    export_history.history_export(user_id=user_id,
+                                  items={m["memory_id"]: m for m in memories})
     proposals = Conflict.objects.order_by("created_at", "id")
     if user_id is not None:
         proposals = proposals.filter(user_id=user_id)
@@ -71,7 +82,9 @@ def export_memories(*, user_id: str | None = None) -> dict:
             row[f] = row[f].isoformat() if row[f] else None
         conflicts.append(row)
     return {"schema_version": SCHEMA_VERSION, "exported_at": timezone.now().isoformat(),
-            "user_id": user_id, "memories": memories, "conflicts": conflicts}
+            "user_id": user_id, "memories": memories, "conflicts": conflicts,
+            "sessions": export_extras.sessions_export(user_id=user_id),
+            "lab": export_extras.lab_export(user_id=user_id)}
 
 
 def _naming_item(exc: ServiceError, n: int) -> ServiceError:
@@ -115,13 +128,15 @@ def import_memories(*, doc, mode: str = "merge", actor=None) -> dict:
 
     ``replace`` deletes every memory (and its history) of the document's namespaces first
     (its ``user_id``, else its memories'), then restores the document's memories with their
-    ids, versions, access counts and states; a document naming a namespace without memories
-    empties it. ``merge`` creates the document's live memories through the bulk writer.
+    ids, versions (history), access counts and states, and swaps the namespaces' sessions
+    and lab objects for those of a schema-4 document; a document naming a namespace without
+    memories empties it. ``merge`` creates the document's live memories through the bulk writer.
     All or nothing: a bad item raises InvalidInput (TooLarge for an over-long content)
     naming it (``memories[n]…``, ``index`` n) and nothing changes.
     """
     if mode not in ("merge", "replace"):
         raise InvalidInput("mode must be merge or replace", field="mode")
+    doc = resolve_times(doc, now=timezone.now())
     items = document_items(doc)
     proposals = document_conflicts(doc)
     result = _merge(items, actor) if mode == "merge" else _replace(doc, items, proposals, actor)
@@ -171,7 +186,10 @@ def _restored(m: dict, n: int) -> Memory:
                                       and MEMORY_ID_RE.match(memory_id)):
         raise item_error(n, "memory_id", "must look like mem_ and 16 hex digits")
     built.memory_id = memory_id or built.memory_id
-    built.version = _whole(m.get("version"), "version", n, minimum=1, default=1)
+    versions = m.get("history") if isinstance(m.get("history"), list) else []
+    last = versions[-1].get("version") if versions and isinstance(versions[-1], dict) else 1
+    built.version = _whole(m.get("version"), "version", n, minimum=1,
+                           default=last if isinstance(last, int) else 1)
     built.access_count = _whole(m.get("access_count"), "access_count", n, minimum=0, default=0)
     built.accessed_at = item_date(m, n, "accessed_at")
     built.updated_at = item_date(m, n, "updated_at") or built.updated_at
@@ -197,11 +215,28 @@ def _deleted_by(m: dict, n: int) -> str:
         raise _naming_item(exc, n) from None
 
 
+def _history(m: dict, n: int, built: Memory) -> list:
+    """The document's versions of ``built`` (item ``n``) as unsaved rows of its history."""
+    versions = export_history.version_items(m, n)
+    export_history.check_versions(versions, n, current=built.version)
+    rows = []
+    for k, version in enumerate(versions):
+        fields = {**m, **version["fields"], "version": version["version"],
+                  "memory_id": built.memory_id, "history": None}
+        rows.append(export_history.history_row(_restored(fields, n), version, first=k == 0))
+    return rows
+
+
 def _replace(doc: dict, items: list[dict], proposals: list[dict], actor) -> dict:
     namespaces = document_namespaces(doc, items)
-    restored, first_at, live_keys, deduplicated = [], {}, set(), 0
+    extras = {"sessions": None, "lab": None}
+    if doc.get("schema_version") == SCHEMA_VERSION:
+        extras = {"sessions": export_extras.document_sessions(doc, namespaces),
+                  "lab": export_extras.document_lab(doc, namespaces)}
+    restored, first_at, live_keys, deduplicated, history = [], {}, set(), 0, {}
     for n, m in enumerate(items):
         built = _restored(m, n)
+        versions = _history(m, n, built)
         if built.memory_id in first_at:
             raise item_error(n, "memory_id", f"{built.memory_id} is also "
                              f"memories[{first_at[built.memory_id]}]: ids are unique")
@@ -215,6 +250,8 @@ def _replace(doc: dict, items: list[dict], proposals: list[dict], actor) -> dict
                 continue
             live_keys.add(key)
         restored.append(built)
+        if versions:
+            history[built.memory_id] = versions
     taken = (Memory.objects.filter(memory_id__in=list(first_at))
              .exclude(user_id__in=namespaces).values_list("memory_id", flat=True)[:1])
     for memory_id in taken:
@@ -231,12 +268,18 @@ def _replace(doc: dict, items: list[dict], proposals: list[dict], actor) -> dict
     # Server-built contexts from the restored neighbours (the same text an export held,
     # unless a neighbour was missing from it); a client's or copied context is kept.
     batch_contexts([m for m in restored if m.deleted_at is None])
-    bulk_create_with_history(restored, Memory, batch_size=500, default_change_reason="restore",
+    # A memory the document gives versions keeps them; any other gets one ``restore``.
+    bulk_create_with_history([m for m in restored if m.memory_id not in history], Memory,
+                             batch_size=500, default_change_reason="restore",
                              custom_historical_attrs={"kind": ChangeKind.RESTORE,
                                                       "changed_by": actor_name(actor)})
+    Memory.objects.bulk_create([m for m in restored if m.memory_id in history], batch_size=500)
+    Memory.history.model.objects.bulk_create(
+        [row for rows in history.values() for row in rows], batch_size=500)
     # Their slots, so later writes find them (no proposals: the document's are restored).
     conflict_service.propose(restored, mode="off")
     conflicts = conflict_service.conflicts_restore(proposals)
+    written = export_extras.extras_restore(namespaces=namespaces, **extras)
     from operations import reindex
 
     def rebuild():
@@ -254,4 +297,5 @@ def _replace(doc: dict, items: list[dict], proposals: list[dict], actor) -> dict
 
     transaction.on_commit(rebuild)
     return {"replaced_namespaces": len(namespaces), "removed": removed,
-            "restored": len(restored), "deduplicated": deduplicated, "conflicts": conflicts}
+            "restored": len(restored), "deduplicated": deduplicated, "conflicts": conflicts,
+            **written}

@@ -1,11 +1,16 @@
 """The shape of an export document, checked before an import writes anything.
 
-Schema 3 (current): ``{"schema_version": 3, "exported_at", "user_id" | null, "memories":
-[{memory fields…}], "conflicts": [{conflict fields…}]}``: schema 2 with each memory's
-validity (``valid_from``, ``valid_until``, ``superseded_by``) and the review queue's
-proposals and decisions. Schema 2 (before validity: its memories hold from their creation,
-none superseded) and schema 1 (before ``context`` and ``keywords`` were exported) are
-brought to schema 3 first. Every item error is an InvalidInput naming the item
+Schema 4 (current): ``{"schema_version": 4, "exported_at", "user_id" | null, "memories":
+[{memory fields…, "history": [{version}]}], "conflicts": [{conflict fields…}],
+"sessions": [{session}], "lab": {…}}``: schema 3 with each memory's versions
+(``operations.export_history``), the sessions and the ranking-lab objects
+(``operations.export_extras``). Schema 3 added each memory's validity (``valid_from``,
+``valid_until``, ``superseded_by``) and the review queue's proposals and decisions. Schema 2
+(before validity: its memories hold from their creation, none superseded) and schema 1
+(before ``context`` and ``keywords`` were exported) are brought to schema 3 first; a
+document before schema 4 holds no history, sessions nor lab objects. A document with
+``"times": "relative"`` holds offsets from the import instead of dates
+(``operations.relative_times``). Every item error is an InvalidInput naming the item
 (``memories[3].created_at``, ``index`` 3) so the caller can answer a 400 that says which one
 to fix; the values themselves are checked by the memory writers' own validation.
 """
@@ -13,8 +18,8 @@ to fix; the values themselves are checked by the memory writers' own validation.
 from memories.errors import InvalidInput
 from memories.validation import parse_iso_datetime
 
-SCHEMA_VERSION = 3
-SCHEMA_VERSIONS = (1, 2, 3)
+SCHEMA_VERSION = 4
+SCHEMA_VERSIONS = (1, 2, 3, 4)
 # Every field of a memory an export holds; ``content_hash`` is accepted and recomputed.
 # ``context_from`` (who built ``context``: client, conversation, session, copy) came later
 # within schema 2: an item without it keeps its context as the client's. An item without
@@ -29,7 +34,7 @@ DATES = ("accessed_at", "created_at", "updated_at", "expire_at", "deleted_at", "
 # Every field of a proposal an export holds (``newer`` and ``older`` are memory ids).
 CONFLICT_FIELDS = ("newer", "older", "confidence", "reason", "evidence", "status",
                    "created_at", "decided_at", "decided_by", "decision_reason")
-_ACCEPTED = frozenset(FIELDS) | {"content_hash"}
+_ACCEPTED = frozenset(FIELDS) | {"content_hash", "history"}
 
 
 def item_error(n: int, field: str | None, message: str) -> InvalidInput:
@@ -38,7 +43,7 @@ def item_error(n: int, field: str | None, message: str) -> InvalidInput:
 
 
 def document_items(doc) -> list[dict]:
-    """The memories of an export document at schema 2, each a dict with known fields only.
+    """The memories of an export document, each a dict with known fields only.
 
     Raises InvalidInput: for a document that is not one (``field`` memories or
     schema_version), and for an item that is not an object or holds an unknown field
@@ -51,11 +56,12 @@ def document_items(doc) -> list[dict]:
     if isinstance(version, bool) or version not in SCHEMA_VERSIONS:
         raise InvalidInput(f"schema_version must be one of {', '.join(map(str, SCHEMA_VERSIONS))}",
                            field="schema_version")
+    accepted = _ACCEPTED if version >= 4 else _ACCEPTED - {"history"}
     items = []
     for n, item in enumerate(doc["memories"]):
         if not isinstance(item, dict):
             raise item_error(n, None, "must be an object holding one memory")
-        unknown = sorted(set(item) - _ACCEPTED)
+        unknown = sorted(set(item) - accepted)
         if unknown:
             raise item_error(n, unknown[0], "is not a memory field")
         if version == 1:
@@ -100,10 +106,10 @@ def document_namespaces(doc: dict, items: list[dict]) -> list[str]:
 
 
 def document_conflicts(doc: dict) -> list[dict]:
-    """The proposals of a schema-3 document (none before it), each checked for shape only:
+    """The proposals of a document of schema 3 or later (none before), each checked for shape only:
     an object with known fields, ``newer`` and ``older`` strings, a status the queue knows.
     Raises InvalidInput naming ``conflicts[n]``."""
-    rows = doc.get("conflicts") if doc.get("schema_version") == SCHEMA_VERSION else None
+    rows = doc.get("conflicts") if doc.get("schema_version") in (3, 4) else None
     if rows is None:
         return []
     if not isinstance(rows, list):

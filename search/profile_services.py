@@ -305,3 +305,55 @@ def profile_version(profile: RankingProfile) -> dict:
     latest = history.first()
     return {"history_id": latest.history_id if latest else None, "version": history.count()}
 
+
+
+@transaction.atomic
+def profiles_restore(*, items: list[dict]) -> int:
+    """Write a backup's ranking profiles with their versions: ``{"name", "created_by",
+    "versions": [{"at", "actor", "reason", setting: value…}]}`` oldest version first (times
+    aware datetimes; the newest version's settings are the profile's). A profile of the
+    same name is replaced, history included; one marked default stays default. Returns
+    how many. Raises InvalidInput naming ``lab.profiles[n]`` (a built-in's name, a bad
+    setting, no version)."""
+    from django.contrib.auth import get_user_model
+
+    users = get_user_model().objects
+    history = RankingProfile.history.model.objects
+    for n, item in enumerate(items):
+        try:
+            name = _clean_name(item.get("name"))
+            if name in BUILTIN_NAMES:
+                raise InvalidInput(f"the built-in profile {name!r} cannot be restored",
+                                   field="name")
+            versions = item.get("versions")
+            if not isinstance(versions, list) or not versions:
+                raise InvalidInput("versions must list at least one version", field="versions")
+            settings = [clean_settings({f: v[f] for f in SETTINGS if f in v}) for v in versions]
+        except InvalidInput as exc:
+            raise InvalidInput(f"lab.profiles[{n}].{exc.message}", field="lab",
+                               index=n) from None
+        old = RankingProfile.objects.select_for_update().filter(name=name).first()
+        is_default = bool(old and old.is_default)
+        if old is not None:  # its versions go too, the one its deletion writes included
+            pk = old.pk
+            old.delete()
+            history.filter(id=pk).delete()
+        profile = RankingProfile(name=name, builtin=False, is_default=is_default,
+                                 created_by=item.get("created_by") or "", **settings[-1])
+        _check_weights(profile)
+        profile.skip_history_when_saving = True
+        profile.save(force_insert=True)
+        del profile.skip_history_when_saving
+        rows = []
+        for k, (version, values) in enumerate(zip(versions, settings, strict=True)):
+            snapshot = RankingProfile(pk=profile.pk, name=name, builtin=False,
+                                      is_default=is_default, created_by=profile.created_by,
+                                      updated_at=version["at"], **values)
+            actor = users.filter(username=version.get("actor") or "").first()
+            rows.append(history.model(
+                history_date=version["at"], history_user=actor, history_type="+" if k == 0
+                else "~", history_change_reason=(version.get("reason") or "")[:100],
+                **{f.attname: getattr(snapshot, f.attname)
+                   for f in RankingProfile.history.model.tracked_fields}))
+        history.bulk_create(rows)
+    return len(items)

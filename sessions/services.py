@@ -310,3 +310,49 @@ def session_context(*, session_id: str, last: int = 20, max_tokens: int | None =
             "total": total, "hot": hot,
             "messages": [{"seq": m["seq"], "role": m["role"], "content": m["content"],
                           "at": m["at"]} for m in messages]}
+
+
+@transaction.atomic
+def sessions_restore(*, user_ids: list[str], sessions: list[dict]) -> int:
+    """Replace every session of ``user_ids`` by ``sessions`` (a backup's, checked by
+    ``operations.export_extras``: ``{"session_id", "user_id", "agent_id", "system_prompt",
+    "metadata", "summary", "summary_method", "summary_upto_seq", "ttl_seconds",
+    "created_at", "updated_at", "messages": [{"seq", "role", "content", "at"}]}``, times
+    aware datetimes), each with its transcript and summary as they were. Their hot windows
+    are dropped after commit (reads warm them from the database). Returns how many.
+    Raises InvalidInput naming ``sessions[n]`` for a session id another namespace holds
+    or a message that is not one."""
+    old = list(Session.objects.filter(user_id__in=user_ids))
+    taken = set(Session.objects.exclude(user_id__in=user_ids).filter(
+        session_id__in=[s["session_id"] for s in sessions]).values_list("session_id", flat=True))
+    rows, messages = [], []
+    for n, spec in enumerate(sessions):
+        if spec["session_id"] in taken:
+            raise InvalidInput(f"sessions[{n}].session_id {spec['session_id']!r} is not "
+                               "available", field="sessions", index=n)
+        session = Session(**{k: v for k, v in spec.items() if k != "messages"})
+        for m in spec["messages"]:
+            if m["role"] not in ROLES:
+                raise InvalidInput(f"sessions[{n}].messages role must be one of "
+                                   f"{', '.join(ROLES)}", field="sessions", index=n)
+            clean_text(m["content"], "content")
+            messages.append(Message(session=session, seq=m["seq"], role=m["role"],
+                                    content=m["content"], ts=m["at"]))
+        session.last_seq = max((m["seq"] for m in spec["messages"]), default=0)
+        session.unfolded_chars = sum(len(m["content"]) for m in spec["messages"]
+                                     if m["seq"] > session.summary_upto_seq)
+        rows.append(session)
+    gone = [session_store.keys(s) for s in old]
+    Session.objects.filter(user_id__in=user_ids).delete()
+    Session.objects.bulk_create(rows, batch_size=500)
+    Message.objects.bulk_create(messages, batch_size=1000)
+
+    def drop():
+        try:
+            for keys in gone + [session_store.keys(s) for s in rows]:
+                session_store.window_drop(keys)
+        except store.RedisError as exc:  # each expires by its TTL
+            log.warning("session windows not dropped after a restore: %s", type(exc).__name__)
+
+    transaction.on_commit(drop)
+    return len(rows)
