@@ -33,7 +33,7 @@ import urllib3
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import embedding_job, recall_corpus, recall_http  # noqa: E402
+from bench import embedding_job, recall_corpus, recall_http, results_io  # noqa: E402
 from bench.load_server import CLK_TCK  # noqa: E402
 from bench.recall import NS, kept_corpus, log  # noqa: E402
 
@@ -186,7 +186,10 @@ def main():
         print(f"{'on' if run['on'] else 'off':<8}{run['start_s']:>8.1f}{firsts:>40}{boot:>16}"
               f"{rss:>16}{pss:>16}{run['memory_after']['pss_total']:>10.0f}  "
               f"{run['load_before']}")
-    print(json.dumps({"n_docs": args.docs, "embedded_here": n_emb, "runs": runs}), flush=True)
+    headline = {"n_docs": args.docs, "embedded_here": n_emb, "runs": runs}
+    results_io.write_headline("encoder_preload", title=f"gunicorn started with and without "
+                              f"({args.compare})", params=vars(args), headline=headline)
+    print(json.dumps(headline), flush=True)
     deploy.cleanup()
     os._exit(0)
 

@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import recall_corpus, recall_http  # noqa: E402
+from bench import recall_corpus, recall_http, results_io  # noqa: E402
 from bench.load_server import redis_cpu_seconds, server_cpu_seconds  # noqa: E402
 from bench.slowlog import SlowLog  # noqa: E402
 
@@ -127,9 +127,11 @@ def main():
             log(f"round {r}: {row}")
     finally:
         server.stop()
-    print(json.dumps({"docs": args.docs, "per_request": args.per_request,
-                      "posters": args.posters, "rounds": rounds}),
-          flush=True)
+    headline = {"docs": args.docs, "per_request": args.per_request, "posters": args.posters,
+                "rounds": rounds}
+    results_io.write_headline("import_rate", title="POST /import alone", params=vars(args),
+                              headline=headline)
+    print(json.dumps(headline), flush=True)
     deploy.cleanup()
     os._exit(0)
 

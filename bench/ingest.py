@@ -43,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import recall_corpus, recall_http  # noqa: E402
+from bench import recall_corpus, recall_http, results_io  # noqa: E402
 from bench.load_server import redis_cpu_seconds, server_cpu_seconds  # noqa: E402
 from bench.slowlog import SlowLog  # noqa: E402
 
@@ -249,6 +249,8 @@ def main():
         server.stop()
     result["api_create_per_s"] = curve.get(f"{BIG}_4", {}).get("per_s")
     result["import_per_s"] = result.get("import_per_s_big")
+    results_io.write_headline("ingest", title="The write path: bulk, POST /import, POST /memories",
+                              params=vars(args), headline=result)
     print(json.dumps(result), flush=True)
     deploy.cleanup()
     os._exit(0)

@@ -48,6 +48,7 @@ import urllib3
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench import results_io  # noqa: E402
 from bench.corpus import WORDS, memory_texts  # noqa: E402
 from bench.load_report import LoadReport  # noqa: E402
 from bench.load_server import (  # noqa: E402
@@ -337,6 +338,8 @@ def main() -> int:
         summary = bench.drive()
     finally:
         bench.stop()
+    results_io.write_headline("load", title=f"Mixed API and page load at {args.rate} requests/s",
+                              params=vars(args), headline=summary)
     print(json.dumps(summary, separators=(",", ":")))
     return 0
 

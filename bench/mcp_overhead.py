@@ -36,6 +36,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
+sys.path.insert(0, str(ROOT))
+
+from bench import results_io  # noqa: E402
 
 
 def free_port() -> int:
@@ -184,7 +187,10 @@ def main() -> None:
         print(f"{name:10} n={len(values)} p50={summary[name]['p50']} ms "
               f"p90={summary[name]['p90']} ms p99={summary[name]['p99']} ms")
     print(f"identical result lists on all three routes: {same}/{len(times['rest'])}")
-    print(json.dumps({"routes": summary, "identical": same, "queries": len(times["rest"])}))
+    headline = {"routes": summary, "identical": same, "queries": len(times["rest"])}
+    results_io.write_headline("mcp_overhead", title="The same recall over REST, MCP over HTTP and "
+                              "MCP over stdio", params=vars(args), headline=headline)
+    print(json.dumps(headline))
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import recall_corpus, recall_http  # noqa: E402
+from bench import recall_corpus, recall_http, results_io  # noqa: E402
 
 
 def pct(values, p):
@@ -113,6 +113,8 @@ def main():
         "rss_growth_per_namespace_kb": round((rss_mb() - rss_before) * 1024 / len(names), 1),
         "evictions": feed.counters.evictions,
     }
+    results_io.write_headline("namespaces", title=f"{args.namespaces:,} namespaces of {args.per} "
+                              "memories", params=vars(args), headline=summary)
     print(json.dumps(summary))
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import _django  # noqa: E402
+from bench import _django, results_io  # noqa: E402
 
 
 def timed(fn, repeat: int) -> float:
@@ -88,6 +88,8 @@ def main() -> None:
         "groups": len(entry["groups"]),
         "plan_stale_after": stale,
     }
+    results_io.write_headline("policy_page", title=f"The Policy page at {args.n:,} memories",
+                              params=vars(args), headline=out)
     print(json.dumps(out))
 
 

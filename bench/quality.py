@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import _django, embedding_job, live_api, memorybank  # noqa: E402
+from bench import _django, embedding_job, live_api, memorybank, results_io  # noqa: E402
 from bench.quality_cmrc import run_cmrc  # noqa: E402
 from bench.quality_data import load_locomo, locomo_questions  # noqa: E402
 from bench.quality_metrics import DEPTH, KS, aggregate, query_metrics  # noqa: E402
@@ -210,6 +210,8 @@ def main():
         headline["cmrc_recall@1"] = {n: round(m["R@1"], 4) for n, m in cmrc.items()}
         headline["cmrc_recall@10"] = {n: round(m["R@10"], 4) for n, m in cmrc.items()}
         headline["cmrc_mrr@10"] = {n: round(m["MRR@10"], 4) for n, m in cmrc.items()}
+    results_io.write_headline("quality", title="Retrieval quality: LoCoMo, MemoryBank and CMRC 2018",
+                              params=vars(args), headline=headline)
     print(json.dumps(headline))
 
 

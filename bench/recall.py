@@ -41,7 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import recall_corpus, recall_http  # noqa: E402
+from bench import recall_corpus, recall_http, results_io  # noqa: E402
 from bench.recall_peers import Bm25sPeer, Fts5Peer, TantivyPeer  # noqa: E402
 from bench.slowlog import SlowLog, recall_shas, redis_answered  # noqa: E402
 
@@ -360,6 +360,8 @@ def main():
         "max_redis_command_http_warmup_ms": round(http_build_cmd, 3) if server else None,
         "writer": writer,
     }
+    results_io.write_headline("recall", title=f"Recall latency at {args.docs:,} memories",
+                              params=vars(args), headline=result)
     print(json.dumps(result), flush=True)
     deploy.cleanup()
     os._exit(0)  # skip the peers' slow destructors

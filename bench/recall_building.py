@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import recall_corpus, recall_http  # noqa: E402
+from bench import recall_corpus, recall_http, results_io  # noqa: E402
 from bench.slowlog import every_command  # noqa: E402
 
 
@@ -60,6 +60,7 @@ def main():
     _, info = recall_corpus.build(args.data_dir, args.docs)
     questions = recall_corpus.questions(args.data_dir, info, n=args.queries)
     ns = "bench-big"
+    reads, builds = [], []
     ways = {"chunked": chunked.search_field, "search.lua": postings.search_field}
     for prof, k in ((RankingProfile.objects.get(name="bm25"), 10),
                     (RankingProfile.objects.get(is_default=True), 100)):
@@ -82,6 +83,8 @@ def main():
             print(f"{field} (k={k}) {way:<10} p50 {pct(ms[way], 50):7.1f}  p99 "
                   f"{pct(ms[way], 99):7.1f} ms; longest command {slow[way][0]:.2f} ms "
                   f"({slow[way][1]})")
+            reads.append([f"{field} (k={k})", way, round(pct(ms[way], 50), 1),
+                          round(pct(ms[way], 99), 1), round(slow[way][0], 2), slow[way][1]])
     with tempfile.TemporaryDirectory() as tmp:
         settings.MEMORY_SERVING_SNAPSHOT_DIR = tmp
         for field in ("c", "xs"):
@@ -101,6 +104,17 @@ def main():
             size = snapshot.path_for(ns, field).stat().st_size / 2**20
             print(f"{field}: built in {built:.2f} s, saved in {saved:.2f} s ({size:.1f} MB), "
                   f"loaded in {load_s:.3f} s ({'ok' if loaded else 'REFUSED'})")
+            builds.append([field, round(built, 2), round(saved, 2), round(size, 1),
+                           round(load_s, 3), bool(loaded)])
+    results_io.write_run(
+        "recall_building", params=vars(args),
+        title=f"Recalls before the process holds the index, and snapshots, at {args.docs:,}",
+        figures=[results_io.table("Caller's wall time (ms) and the longest Redis command",
+                                  ["field (k)", "way", "p50", "p99", "longest command ms",
+                                   "command"], reads),
+                 results_io.table("Build and snapshot, one process alone",
+                                  ["field", "built s", "saved s", "snapshot MB", "loaded s",
+                                   "loaded"], builds)])
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import embedding_job, recall_corpus, recall_http  # noqa: E402
+from bench import embedding_job, recall_corpus, recall_http, results_io  # noqa: E402
 from bench.recall import NS, interleaved, kept_corpus, log, pct  # noqa: E402
 
 W0 = "bench-context-w0"
@@ -170,6 +170,8 @@ def main():
         if name in result:
             s = result[name]
             print(f"{name:<18}{s['p50']:>9.2f}{s['p90']:>9.2f}{s['p99']:>9.2f}")
+    results_io.write_headline("recall_semantic", title=f"What rescoring adds to recall at "
+                              f"{args.docs:,} memories", params=vars(args), headline=result)
     print(json.dumps(result), flush=True)
     deploy.cleanup()
     os._exit(0)

@@ -38,13 +38,20 @@ def table(title: str, columns: list[str], rows: list[list]) -> dict:
 
 
 def table_from_mapping(title: str, mapping: dict) -> dict:
-    """A two-column table (figure, value) from a dict; nested dicts give dotted names."""
+    """A two-column table (figure, value) from a dict; nested dicts and lists of them give
+    dotted names (``http.natural.p50_ms``, ``runs.0.start_s``)."""
     rows = []
 
     def walk(prefix: str, value) -> None:
-        if isinstance(value, dict):
-            for key, inner in value.items():
+        if isinstance(value, dict | list) and any(isinstance(v, dict | list) for v in
+                                                  (value.values() if isinstance(value, dict)
+                                                   else value)):
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, inner in items:
                 walk(f"{prefix}.{key}" if prefix else str(key), inner)
+        elif isinstance(value, dict):
+            for key, inner in value.items():
+                rows.append([f"{prefix}.{key}" if prefix else str(key), inner])
         else:
             rows.append([prefix, value])
 
@@ -81,6 +88,14 @@ def tables_from_markdown(lines: list[str]) -> list[dict]:
             if line.strip():
                 title = line.lstrip("#").strip()
     return tables
+
+
+def write_headline(bench: str, *, title: str, params: dict, headline: dict) -> dict:
+    """Write a run whose figures are a script's headline dict (its last line of output), and
+    return that dict."""
+    write_run(bench, title=title, params=params,
+              figures=[table_from_mapping("Headline figures", headline)])
+    return headline
 
 
 def git_commit() -> tuple[str | None, bool | None]:

@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import _django, embedding_job  # noqa: E402
+from bench import _django, embedding_job, results_io  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 WEIGHTS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 1.0)
@@ -153,7 +153,7 @@ def main():
         results[name] = round(agg["R@10"], 4)
         print(f"{name:<36}{agg['R@5']:8.3f}{agg['R@10']:8.3f}{agg['R@25']:8.3f}"
               f"{agg['nDCG@10']:9.3f}")
-    print(json.dumps({
+    headline = {
         "window": args.window, "recall@10": results,
         "query_encode_p50_ms": round(statistics.median(enc_ms), 2),
         "query_encode_p99_ms": round(pct(enc_ms, 0.99), 2),
@@ -161,7 +161,10 @@ def main():
         "recall_rescored_p99_ms": round(pct(sem_ms, 0.99), 2),
         "recall_bm25_p50_ms": round(statistics.median(plain_ms), 2),
         "recall_bm25_p99_ms": round(pct(plain_ms, 0.99), 2),
-    }))
+    }
+    results_io.write_headline("semantic", title="Re-ranking the BM25 window on LoCoMo dev",
+                              params=vars(args), headline=headline)
+    print(json.dumps(headline))
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import results_io  # noqa: E402
 from operations import locomo  # noqa: E402  (pure module)
 from search.analysis.timeparse import parse_query_time  # noqa: E402
 
@@ -120,13 +121,16 @@ def main():
     print(f"parse time per question (us): ours p50 {statistics.median(ours_us):.0f} p99 "
           f"{pct(ours_us, 0.99):.0f}; dateparser.search_dates p50 {statistics.median(theirs_us):.0f}"
           f" p99 {pct(theirs_us, 0.99):.0f}")
-    print(json.dumps({
+    headline = {
         "sets": stats,
         "ours_p50_us": round(statistics.median(ours_us), 1),
         "ours_p99_us": round(pct(ours_us, 0.99), 1),
         "search_dates_p50_us": round(statistics.median(theirs_us), 1),
         "search_dates_p99_us": round(pct(theirs_us, 0.99), 1),
-    }))
+    }
+    results_io.write_headline("timeparse", title="Time expressions in LoCoMo and MemoryBank "
+                              "questions", params=vars(args), headline=headline)
+    print(json.dumps(headline))
 
 
 if __name__ == "__main__":
