@@ -70,7 +70,14 @@ def redis_error_response(request, exc, what: str = "Redis"):
 
 @api.exception_handler(ValidationError)
 def _validation_error(request, exc: ValidationError):
-    first = exc.errors[0] if exc.errors else {}
+    message, field = validation_message(exc.errors)
+    return error_response(request, 400, "invalid", message, field)
+
+
+def validation_message(errors: list) -> tuple[str, str | None]:
+    """``(message, field)`` of the first of pydantic's ``errors`` (``loc``, ``type``, ``msg``
+    each), the field dotted (``tags.0``)."""
+    first = errors[0] if errors else {}
     # loc is (where, ...): ("body", <parameter>, field, ...), ("query", name), ("path", name).
     # Only that prefix goes: a field may itself be called "query" (recall) or "path".
     loc = [str(p) for p in first.get("loc", [])]
@@ -87,7 +94,7 @@ def _validation_error(request, exc: ValidationError):
     else:
         message = f"{field}: {first.get('msg', 'invalid value')}" if field else first.get(
             "msg", "invalid request")
-    return error_response(request, 400, "invalid", message, field)
+    return message, field
 
 
 @api.exception_handler(AuthenticationError)

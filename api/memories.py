@@ -169,17 +169,24 @@ def create_memory(request: HttpRequest, payload: MemoryIn):
     """Remember one memory. 201 with the memory; 200 + ``deduplicated`` for a duplicate."""
     require_role(request.user, "editor")
     require_namespace(request, payload.user_id)
-    fields = payload.model_dump()
-    for name in ("created_at", "valid_from"):
-        value = fields.pop(name)
-        if value is not None:
-            fields[name] = parse_iso_datetime(value, name)
+    fields = create_fields(payload)
     if fields.pop("infer"):
         return _create_inferred(request, fields)
     memory, dup = services.memory_create(actor=request.user, **fields)
     if dup:
         return Status(200, memory_out(memory, deduplicated=True))
     return _answer(request, memory, 201, deduplicated=False)
+
+
+def create_fields(payload: MemoryIn) -> dict:
+    """``memory_create``'s keyword arguments from a create's body (and ``infer``), times
+    parsed; raises InvalidInput naming a bad ``created_at`` or ``valid_from``."""
+    fields = payload.model_dump()
+    for name in ("created_at", "valid_from"):
+        value = fields.pop(name)
+        if value is not None:
+            fields[name] = parse_iso_datetime(value, name)
+    return fields
 
 
 def _create_inferred(request, fields: dict):

@@ -3,13 +3,15 @@
 Imported by memory_console/urls.py; every router is added here, before ``api.urls`` is read.
 """
 
-from api import audit, conflicts, memories, operations, search, sessions
+from api import audit, conflicts, memories, memory_batch, operations, search, sessions
 from api.core import api
 from integrations.webhooks.api import router as webhooks_router
 from lab.api import router as lab_router
 
-for router in (memories.router, conflicts.router, search.router, operations.router, audit.router,
-               sessions.router, lab_router, webhooks_router):
+# memory_batch first: Django takes a path's first pattern, and "/memories/{memory_id}" would
+# take "/memories/batch".
+for router in (memory_batch.router, memories.router, conflicts.router, search.router,
+               operations.router, audit.router, sessions.router, lab_router, webhooks_router):
     api.add_router("/", router)
 
 __all__ = ["api"]
