@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from ninja import Router
 from pydantic import Field, ValidationError
+from pydantic_core import core_schema
 
 from accounts.roles import require_role
 from api import idempotency
@@ -25,12 +26,22 @@ router = Router()
 BATCH_MAX = 500
 
 
+class _Item:
+    """An item taken as it comes (each is checked on its own: a bad one is its result's
+    error, not a 400 of the request), documented as ``MemoryIn``."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source, handler):
+        return core_schema.any_schema()
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema, handler):
+        return handler(MemoryIn.__pydantic_core_schema__)
+
+
 class BatchIn(Strict):
-    # Each item is checked on its own (a bad one is its result's error, not a 400 of the
-    # request), so the items are taken as they come and documented as MemoryIn.
-    memories: list[Any] = Field(
-        description=f"1..{BATCH_MAX} bodies of POST /memories (413 beyond; infer is refused)",
-        json_schema_extra={"items": {"$ref": "#/components/schemas/MemoryIn"}})
+    memories: list[_Item] = Field(
+        description=f"1..{BATCH_MAX} bodies of POST /memories (413 beyond; infer is refused)")
 
 
 class BatchItemOut(Out):

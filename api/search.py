@@ -4,7 +4,8 @@ import datetime as dt
 import logging
 
 from ninja import Router
-from pydantic import Field
+from pydantic import Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from accounts.roles import require_role
 from api.core import Strict, api, redis_error_response, require_namespace
@@ -49,6 +50,17 @@ class RecallIn(Strict):
     # held then; ``include_superseded`` every match with its validity.
     as_of: str | None = None
     include_superseded: bool = False
+
+
+    @field_validator("types", mode="wrap")
+    @classmethod
+    def _types_named(cls, value, handler):
+        """A bad type is an error of ``types`` (as before the enum), not of ``types.<n>``."""
+        try:
+            return handler(value)
+        except ValueError as exc:
+            raise PydanticCustomError(
+                "enum", "types must be long_term, short_term or working") from exc
 
 
 class AnalyzeIn(Strict):
