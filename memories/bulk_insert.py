@@ -5,8 +5,8 @@ prepared by its field's ``get_db_prep_save``, as ``bulk_create`` prepares it; th
 of a memory as simple-history's ``bulk_history_create`` builds it), inserted with one
 ``executemany`` of a one-row INSERT per table and batch. What it saves is the SQL compiler's
 work per value (placeholders, expressions, the multi-row statement) and the historical model
-instances: 0.19 ms of a bulk-imported memory's 0.47 ms of CPU went to
-``bulk_create_with_history`` (bench/README.md). ``tests/test_bulk_insert.py`` compares the
+instances, which made ``bulk_create_with_history`` a large share of a bulk-imported memory's
+CPU (docs/benchmarks.md, import_rate). ``tests/test_bulk_insert.py`` compares the
 rows, column by column, with those ``bulk_create_with_history`` writes.
 
 Like ``bulk_create``, it sends no signal: the callers mirror the rows to Redis themselves,

@@ -42,8 +42,8 @@ def actor_name(actor) -> str:
 class _OneManagerClass(HistoryDescriptor):
     """simple-history's ``model.history`` descriptor, building its manager class once:
     the original builds a new class (``Manager.from_queryset``, which walks the queryset
-    class with ``inspect``) on every access, and every versioned save reads it once
-    (0.28 ms a save here, ~5 % of a create's CPU). The manager it returns is the same."""
+    class with ``inspect``) on every access, and every versioned save reads it once, a
+    measurable share of a create's CPU. The manager it returns is the same."""
 
     def __get__(self, instance, owner):
         cls = self.__dict__.get("_manager")

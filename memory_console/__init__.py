@@ -2,8 +2,8 @@
 is held to one thread per process unless the environment says otherwise. The sentence
 encoder (search.semantic.encoder) is the one BLAS-heavy user; gunicorn runs 3 processes x 3
 threads on 2 cores, and OpenBLAS's default pool (a thread per core, spinning) oversubscribed
-them: 64 short texts took 110 s to encode on this loaded machine with the default pool and
-7.5 s with one thread (bench/README.md, semantic)."""
+them: encoding was many times slower with the default pool than with one thread on a
+loaded 2-core machine."""
 
 import os
 

@@ -1,14 +1,14 @@
 """The sentence encoder loaded in the gunicorn master, before it forks the web workers.
 
 The default profile (``context``) rescores semantically, and each web worker loaded the
-encoder (``search.semantic.encoder``: weights and ONNX Runtime session, ~290 MB resident,
-1.5-2 s of CPU) on its first rescoring recall: after every start that recall took seconds
+encoder (``search.semantic.encoder``: weights and ONNX Runtime session, hundreds of MB
+resident, seconds of CPU) on its first rescoring recall: after every start that recall took seconds
 in each of the 3 workers, and each held a copy of its own. Loaded once in the master
 (``memory_console.gunicorn_conf``'s ``on_starting``, before the port is bound), the workers
 inherit it copy-on-write and answer the first rescoring recall at once; a worker that
 gunicorn replaces later (a crash, a timeout) inherits it too. Nothing writes to the weights
-or the session's packed copy of them, so their pages stay shared (bench/README.md, encoder
-preload: Pss per worker). As in the job worker (``search.worker``), the session runs one
+or the session's packed copy of them, so their pages stay shared (docs/benchmarks.md,
+encoder_preload: Pss per worker). As in the job worker (``search.worker``), the session runs one
 intra-op thread, no inter-op pool and no spinning, so a run needs no thread of the master's;
 the query-encoding threads (``search.embeddings.query_vector_soon``) are started by each
 worker, after the fork.

@@ -13,8 +13,8 @@ loads it on its first rescoring recall); its workers then leave through ``os._ex
 (``worker_exit``).
 
 Each worker loads the URLconf (the API, the MCP SDK, the pages) before it serves
-(``post_worker_init``, ``memory_console.worker_warm``): its first request used to pay ~0.9 s
-of CPU for it.
+(``post_worker_init``, ``memory_console.worker_warm``): its first request used to pay the
+imports' CPU.
 
 Its worker class (``memory_console.gunicorn_worker``) is gthread answering a request line or
 headers over gunicorn's limits with the API's JSON error (414, 431), not an HTML page; the

@@ -111,8 +111,8 @@ TEMPLATES = [
 (BASE_DIR / "var" / "staticfiles").mkdir(parents=True, exist_ok=True)
 # Connections are kept (60 s by default) rather than opened per request: a connection per
 # request (connecting, the init_command's PRAGMAs, SQLite reading the schema again for the
-# first statement) cost 0.8-1.1 ms of a single create's 4.3 ms of server CPU (bench/ingest.py,
-# bench/README.md). The health check replaces a connection the server closed (a PostgreSQL
+# first statement) was a large share of a single create's server CPU (bench/ingest.py,
+# docs/benchmarks.md). The health check replaces a connection the server closed (a PostgreSQL
 # restart) before a request uses it.
 DATABASES = {
     "default": dj_database_url.parse(

@@ -3,10 +3,10 @@
 gunicorn's worker sets Django up when it boots (``memory_console.wsgi``: settings, apps,
 models, middleware), but Django imports the URLconf on the first request that resolves a
 URL, and with it everything the URLconf names: the official MCP SDK behind ``/mcp`` (its
-server and client modules and a few hundred pydantic models, ~0.6-0.7 s of CPU here), the
-django-ninja API with its routers and schemas (~0.23 s), the admin, django-rq's views and
-the pages (~0.05 s). The first request of every worker after each start or HUP paid ~0.9 s
-of CPU for it (bench/README.md, worker warming). :func:`warm` runs in each worker from
+server and client modules and a few hundred pydantic models, most of the cost), the
+django-ninja API with its routers and schemas, the admin, django-rq's views and the pages.
+The first request of every worker after each start or HUP paid for it (docs/benchmarks.md,
+encoder_preload, ``--compare warm``). :func:`warm` runs in each worker from
 gunicorn's ``post_worker_init`` (``memory_console.gunicorn_conf``), after the application
 is loaded and before the worker accepts a connection.
 

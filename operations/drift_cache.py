@@ -1,7 +1,7 @@
 """Drift at a bounded cost, for ``GET /index/health`` and the Index page.
 
-Computing drift reads every live row and one Redis field per memory (~820 ms at 22k
-memories); six viewers polling it took recall p50 from 7.5 ms to 6.6 s. So the figure is
+Computing drift reads every live row and one Redis field per memory; a few viewers polling
+it made every recall wait behind it. So the figure is
 computed at most once per ``MEMORY_DRIFT_CACHE_SECONDS`` for every process (one holds a
 short lock and computes; the others serve the last figure meanwhile), kept in Redis with
 the time it was computed (``drift_at``, ISO 8601), and recomputed at once after a reindex

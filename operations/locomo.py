@@ -110,9 +110,8 @@ def turn_content(turn: dict, *, captions: bool = True) -> str:
     return content
 
 
-# Neighbouring turns indexed with each turn (as its context field): measured best on
-# locomo_dev (recall@10 0.759 with two previous turns and the next one, against 0.733 with
-# the previous turn only and 0.623 without; see bench/README.md).
+# Neighbouring turns indexed with each turn (as its context field): two previous turns and
+# the next one measured best on locomo_dev (docs/benchmarks.md, quality).
 CONTEXT_PREVIOUS = 2
 CONTEXT_NEXT = 1
 

@@ -2,12 +2,12 @@
 request for a small namespace) and kept in Redis with the time it was computed.
 
 The dry run reads the whole namespace (tokenising, entity extraction, candidate pairs):
-357 s at 20k memories on this 2-core machine at load ~8 (``bench/policy_page.py``), far too
-long for a page view; the page served from the cached plan took 1.6 s there. So the page serves the cached plan of its (namespace, threshold, group size),
+minutes for a large namespace (``bench/policy_page.py``, docs/benchmarks.md), far too long
+for a page view. So the page serves the cached plan of its (namespace, threshold, group size),
 says when it was computed and whether the namespace changed since (its ``stamp``: the
 count of rows and their latest change), and a recompute runs as a job
 (``operations.jobs.policy_plan_job``). A namespace with at most
-``MEMORY_POLICY_INLINE_MAX`` live long-term memories (default 1,000, about 2 s) is still
+``MEMORY_POLICY_INLINE_MAX`` live long-term memories (default 1,000) is still
 computed on the request when nothing fresh is cached. Applying a group never trusts the
 cache: each apply checks its memories again (``consolidate_group``).
 

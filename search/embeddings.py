@@ -68,8 +68,8 @@ def _batch(after: str, size: int):
     """The next ``size`` stale memories after memory id ``after``, in primary-key order:
     ``(memory_id, content, content_hash)``. Walked by the primary key from where the last
     batch ended, so a run reads each memory once; ordered by ``created_at`` (no index of its
-    own), every batch scanned and sorted the whole table (250 ms a batch at 100k memories:
-    a run over a namespace took time quadratic in its size)."""
+    own), every batch scanned and sorted the whole table (a run over a namespace took time
+    quadratic in its size)."""
     return (_stale().filter(memory_id__gt=after).order_by("memory_id")
             .values_list("memory_id", "content", "content_hash")[:size])
 
@@ -124,10 +124,9 @@ def window_read(memory_ids: list[str]) -> tuple[dict[str, bool], dict[str, np.nd
     """``(flags, vectors)`` of a rescoring window: ``{memory_id: needs_resync}`` of the rows
     that exist (search.pending's check) and :func:`vectors_for`'s vectors, in one query.
 
-    One primary-key query in plain SQL, as search.pending's own: for a window of 100 at
-    100k memories the embeddings' join took p50 1.2 ms, where the same join through the ORM
-    took 12 ms (load ~8: its query building and row conversion cost more than the query;
-    bench/README.md, semantic rescoring's latency); and the check's rows come with it, where
+    One primary-key query in plain SQL, as search.pending's own: the same join through the
+    ORM was several times slower (its query building and row conversion cost more than the
+    query; docs/benchmarks.md, recall_semantic); and the check's rows come with it, where
     they were a query of their own."""
     if not memory_ids:
         return {}, {}

@@ -54,7 +54,7 @@ def test_onnx_runtime_gives_the_numpy_reference_vectors(monkeypatch):
 
 
 def test_int8_stays_within_cosine_0_99_of_the_float_model(backend):
-    """The 8-bit model as shipped against the float one (bench/README.md, semantic: min
+    """The 8-bit model as shipped against the float one (docs/benchmarks.md, encoder: min
     0.997 on LoCoMo turns and questions, 0.993 on texts of a word or two)."""
     texts = [*_TEXTS, "ok", "thanks!", "guitar", "Where?"]
     vectors = encoder.encode(texts)

@@ -1,5 +1,5 @@
 """The ``context`` profile (stemmed BM25 over content + neighbouring-turn context) becomes
-the default: it measures best on LoCoMo (bench/quality.py, bench/README.md)."""
+the default: it measures best on LoCoMo (bench/quality.py, docs/benchmarks.md)."""
 
 from django.db import migrations
 

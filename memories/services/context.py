@@ -4,8 +4,8 @@ A memory written with a ``conversation_id`` and no ``context`` gets the text of 
 ``PREVIOUS`` memories before it in that conversation (by ``created_at``) and, once it
 arrives, the ``NEXT`` one after it (``context_from = "conversation"``). A memory promoted
 from a session message gets the messages around that message in its session
-(``context_from = "session"``). Measured on LoCoMo dev: two previous turns and the next one
-(recall@10 0.759 against 0.623 without; see bench/README.md).
+(``context_from = "session"``). Two previous turns and the next one measured best on LoCoMo
+dev (docs/benchmarks.md, quality).
 
 When a neighbour arrives later (the next memory of the conversation, the next message of the
 session), the server-built context of the memories it neighbours is rebuilt in the same
@@ -84,8 +84,8 @@ def conversation_context(memory: Memory) -> str:
 @functools.cache
 def _context_update_sql() -> str:
     """The one statement of a rebuild, built once: the ORM's ``update()`` of the same column
-    compiled it again on every single create whose predecessor gains it as its next turn
-    (0.091 against 0.014 ms in-process; bench/README.md). Like ``update()``, no signal."""
+    compiled it again on every single create whose predecessor gains it as its next turn.
+    Like ``update()``, no signal."""
     qn = connection.ops.quote_name
     field = Memory._meta.get_field
     return (f"UPDATE {qn(Memory._meta.db_table)} SET {qn(field('context').column)} = %s "

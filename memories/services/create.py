@@ -91,14 +91,14 @@ def clean_context(context) -> str:
 def _duplicate_sql(vendor: str, in_conversation: bool) -> str:
     """The live duplicates of one dedup key: ``user_id``, ``conversation_id`` (``IS NULL``
     for a user-wide memory, as the ORM's ``conversation_id=None`` reads), ``type``,
-    ``content_hash``. Built once: the ORM query, compiled per create, made a user-wide
-    create cost 0.4 ms more CPU (1.75 against 1.35 ms in-process; bench/README.md)."""
+    ``content_hash``. Built once: the ORM query, compiled per create, was a measurable share
+    of a user-wide create's CPU (docs/benchmarks.md, ingest)."""
     qn = connection.ops.quote_name
     col = {f.name: qn(f.column) for f in Memory._meta.concrete_fields}
     conversation = "= %s" if in_conversation else "IS NULL"
     # No ORDER BY: with one, a planner without statistics (SQLite before ANALYZE) walked
-    # the namespace's (user_id, created_at) index to avoid a sort (84 ms at 110k
-    # memories). With equalities only, it searches the dedup key's index; the few rows
+    # the namespace's (user_id, created_at) index to avoid a sort (slow in a large
+    # namespace). With equalities only, it searches the dedup key's index; the few rows
     # found (at most a handful) are ordered by the caller.
     return (f"SELECT {', '.join(col.values())} FROM {qn(Memory._meta.db_table)} "
             f"WHERE {col['user_id']} = %s AND {col['conversation_id']} {conversation} "
@@ -141,8 +141,8 @@ def _window_sql(vendor: str) -> str:
 def _duplicate_and_window(memory: Memory) -> tuple[Memory | None, context_service.Window]:
     """The live duplicate of unsaved ``memory`` (the oldest; None) and its conversation
     window. A memory in a conversation reads both in one statement: the duplicate check
-    and the window's two queries as ORM queries cost 3.5 of a create's 8.8 ms of CPU
-    (compiling the SQL, mostly; bench/README.md)."""
+    and the window's two queries as ORM queries cost a large share of a create's CPU
+    (compiling the SQL, mostly; docs/benchmarks.md, ingest)."""
     if not memory.conversation_id:
         return _live_duplicate(user_id=memory.user_id, conversation_id=None,
                                type=memory.type, chash=memory.content_hash), \
@@ -219,8 +219,7 @@ def build_memory(
 def _insert_with_history(memory: Memory, *, kind: str, actor, reason: str) -> None:
     """Insert unsaved ``memory`` and its first history version, with two prepared one-row
     INSERTs (``memories.bulk_insert``) instead of ``save()`` and simple-history's
-    ``post_save``: 0.3 ms less CPU a create (in-process, user-wide, 1.35 -> 1.06 ms;
-    bench/README.md).
+    ``post_save``: less CPU a create (docs/benchmarks.md, ingest).
 
     It writes what the save wrote (``tests/test_create_insert.py`` compares the two rows
     column by column) and does what that save's receivers did, which were these only

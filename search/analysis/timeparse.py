@@ -36,10 +36,11 @@ Resolution rules:
 * Several expressions in one query give the range spanning all of them.
 
 Why not ``dateparser.search.search_dates`` on the whole query: measured here (dateparser 1.5.0)
-it takes 1-2 ms per query after a 130 ms warm-up, reads "we" as a weekday and "may" as the
+it is many times slower than the patterns below (docs/benchmarks.md, timeparse), reads "we"
+as a weekday and "may" as the
 month, and misreads "在4月27号" as 2027-04-01; its Chinese parser also returns nothing for
 "4月27日", "三天前", "这周" and "上星期" and 2026-07-05 for "4 月 27 日". So the time words are
-found by the patterns below (about 0.05 ms per query), English relative phrases go to
+found by the patterns below, English relative phrases go to
 ``dateparser``'s ``DateDataParser`` (date and period), and Chinese and month/day forms are
 resolved here.
 """
@@ -184,8 +185,8 @@ _AMBIGUOUS_MONTHS = {"may", "march", "mar", "jun", "jan", "dec", "sep", "oct", "
 
 @lru_cache(maxsize=8)
 def _dateparser(base: dt.datetime):
-    """``dateparser``'s English parser counting from ``base`` (cached per day: building one
-    takes about 1 ms, the first import about 0.3 s)."""
+    """``dateparser``'s English parser counting from ``base`` (cached per day: building one,
+    and the first import above all, take time a query should not pay)."""
     from dateparser.date import DateDataParser
 
     return DateDataParser(
@@ -194,7 +195,7 @@ def _dateparser(base: dt.datetime):
 
 
 def warm_up() -> None:
-    """Import ``dateparser`` and build today's parser now (about 1 s the first time), so the
+    """Import ``dateparser`` and build today's parser now (slow the first time), so the
     first query with "yesterday" in a server process does not pay for it."""
     now = dt.datetime.now(dt.UTC)
     _en_relative("yesterday", now.date())

@@ -67,7 +67,7 @@ class FieldTerms:
 
 # The most postings one put.lua call writes: a bulk load is cut into calls of at most this
 # many (a single memory of more goes alone), so no call holds Redis much longer than one
-# memory's put does (calls of 500 postings took up to 28 ms here at load 2; bench/ingest.py).
+# memory's put does (longer calls held Redis past a recall's budget; bench/ingest.py).
 PUT_POSTINGS_PER_CALL = 150
 PUT_MEMORIES_PER_CALL = 200
 

@@ -1,6 +1,6 @@
 """The default profile as installed rescores semantically (``w_semantic`` 0.4): with the
 time term and the worker's embeddings it measures best on LoCoMo dev through the API
-(bench/quality.py, bench/README.md). A profile someone already tuned (w_semantic not 0) is
+(bench/quality.py, docs/benchmarks.md). A profile someone already tuned (w_semantic not 0) is
 left as it is; a memory without an embedding yet keeps BM25."""
 
 from django.db import migrations

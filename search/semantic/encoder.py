@@ -10,9 +10,9 @@ the attention mask and L2 normalisation, as the model's own sentence-transformer
 (``sentence_bert_config.json``).
 
 The model as shipped (:data:`MODEL_NAME`) runs its 36 Linear products on 8-bit weights and
-int8 input, in blocks of 128 with a scale each (:data:`_INT8`): ~40 % less CPU per query
-than the float model (3.4 ms against 5.9 ms at load 6), vectors within cosine 0.997 of its
-own on LoCoMo texts (bench/README.md, semantic). Two implementations of the same forward pass: ONNX Runtime
+int8 input, in blocks of 128 with a scale each (:data:`_INT8`): less CPU per query than the
+float model, vectors within cosine 0.997 of its own on LoCoMo texts (docs/benchmarks.md,
+encoder). Two implementations of the same forward pass: ONNX Runtime
 runs a graph built from those weights (``search.semantic.onnx_graph``), and
 :func:`_forward`, in NumPy, is the reference the tests hold it to (and the fallback where
 onnxruntime has no wheel): the same vectors to ~1e-7 for the float model, to cosine 0.9995
@@ -27,10 +27,10 @@ spinning pool steals the cores that gunicorn's other threads wait for.
 their dot product. It runs the English model on any text; Chinese comes out as [UNK] pieces
 and single characters, so Chinese is left to BM25 (see docs/search.md).
 
-Cost on this machine: the first encode of a process loads the weights and builds the
-session, 3.4 s at load 6 (NumPy alone 2.1 s), and the process holds ~290 MB resident
-afterwards against ~136 MB with NumPy alone (ORT's packed weights and its libraries); then a
-few ms per short text, texts batched by length so padding stays small.
+Cost: the first encode of a process loads the weights and builds the session (seconds), and
+the process holds about twice the resident memory of NumPy alone afterwards (ORT's packed
+weights and its libraries); then a few milliseconds per short text, texts batched by length
+so padding stays small (docs/benchmarks.md, encoder_preload).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ _LETTER = re.compile(r"[^\W\d_]")
 # The 36 Linear layers run on 8-bit weights and int8 input, both in blocks of 128 input
 # elements with a scale each (search.semantic.onnx_graph: ORT's MatMulNBits): the encode
 # takes about a third less CPU, and the vectors stay within cosine 0.997 of the float
-# model's (tests/test_semantic_encoder.py; bench/README.md, semantic: LoCoMo unchanged).
+# model's (tests/test_semantic_encoder.py; docs/benchmarks.md, quality: LoCoMo unchanged).
 _INT8 = frozenset(f"encoder.layer.{n}.{name}" for n in range(_LAYERS)
                   for name in ("attention.self.query", "attention.self.key",
                                "attention.self.value", "attention.output.dense",
@@ -89,7 +89,7 @@ def cjk_share(text: str) -> float:
 def model_available() -> bool:
     """Whether the weights package is installed (semantic rescoring needs it). Asked by every
     recall of a rescoring profile, so found once per process (a spec lookup and a file check
-    cost ~0.3 ms under load)."""
+    are not free under load)."""
     try:
         return _zip_path().is_file()
     except ModuleNotFoundError:

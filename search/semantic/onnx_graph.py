@@ -4,8 +4,8 @@ Pure (no Django, no Redis). :func:`build` describes the forward pass of the NumP
 (``encoder._forward``) as an ``onnx.ModelProto`` with ``onnx.helper``: no torch, no export,
 nothing downloaded or written. The weights are not copied into the graph: each is declared
 as external data and handed to ONNX Runtime from the arrays ``encoder`` already holds
-(``SessionOptions.add_external_initializers``), so building takes milliseconds and no second
-90 MB copy. The graph ends at the last hidden state (embeddings + LayerNorm, 6 layers of
+(``SessionOptions.add_external_initializers``), so building is quick and makes no second
+copy of the weights. The graph ends at the last hidden state (embeddings + LayerNorm, 6 layers of
 self-attention and GELU feed-forward, post-LayerNorm, eps 1e-12); pooling and normalisation
 stay in NumPy, shared by both paths.
 
@@ -28,9 +28,9 @@ import numpy as np
 __all__ = ["BLOCK", "OPSET", "build"]
 
 OPSET = 17
-# Input elements per int8 block (weights and input), a scale each: 128 takes 15 % less CPU
-# than 32 (fewer scales to apply), at a cosine to the float model's vectors of 0.997 on
-# LoCoMo texts against 0.999 (bench/README.md, semantic).
+# Input elements per int8 block (weights and input), a scale each: 128 takes less CPU than
+# 32 (fewer scales to apply), at a cosine to the float model's vectors of 0.997 on LoCoMo
+# texts against 0.999 (docs/benchmarks.md, encoder).
 BLOCK = 128
 
 

@@ -23,9 +23,9 @@ from search.serving.feed import (
 )
 from search.serving.partial import partial
 
-# At most this many hits' hashes ride along with the freshness check (one bounded script:
-# 100 hashes with their own-content terms ~2 ms of Redis time under load; a re-ranked
-# window of MEMORY_RERANK_WINDOW = 100 fits).
+# At most this many hits' hashes ride along with the freshness check (one bounded script,
+# whose Redis time grows with the hashes it returns; a re-ranked window of
+# MEMORY_RERANK_WINDOW = 100 fits).
 ROWS_WITH_FEED = 100
 # Searches on the index as it stands before the catch-up path takes over: each one that
 # finds writes since applies them (they came with its reply) and searches again.

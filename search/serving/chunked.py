@@ -3,7 +3,7 @@ index this process is still building (``feed.NotReady``: more than ``feed.SYNC_B
 documents build on a background thread, seconds to a minute).
 
 ``search.lua`` answers the same question in one script, but its time grows with the
-namespace (a context-field question at 300k memories: 211-275 ms a call), and Redis runs
+namespace (hundreds of milliseconds a call in a large namespace), and Redis runs
 nothing else meanwhile: every tenant's writes waited. Here no command is long: each query
 term's postings are read whole, ``CHUNK`` members with their scores per ZRANGE, at most
 ``PER_TRIP`` ZRANGEs per MULTI (about a millisecond of Redis time), and scored in this
@@ -48,8 +48,8 @@ from search.serving.feed import (
 
 log = logging.getLogger(__name__)
 
-# Members per ZRANGE (500 with scores: ~0.3 ms of Redis time here, 1,000 ~0.6) and ZRANGEs
-# per MULTI (one MULTI holds Redis for all of them: ~1.2 ms).
+# Members per ZRANGE and ZRANGEs per MULTI (one MULTI holds Redis for all of them): sized
+# so that no command holds Redis long (docs/benchmarks.md, recall_building).
 CHUNK = 500
 PER_TRIP = 4
 # Members a chunk starts early beyond the writes seen since the list's last read (room for

@@ -107,7 +107,7 @@ class Builder:
     def __init__(self, index: FieldIndex | None = None):
         self.index = index if index is not None else FieldIndex()
         # C int arrays, not lists: 4 bytes a posting instead of a pointer to an int object,
-        # and handed to NumPy without a copy (a list of millions took the GIL ~0.1 s).
+        # and handed to NumPy without a copy (a list of millions held the GIL noticeably).
         self.tids = array.array("i")
         self.dids = array.array("i")
         self.tfs = array.array("i")

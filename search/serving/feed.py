@@ -43,8 +43,8 @@ from search.serving.engine import Builder, Doc, FieldIndex
 
 log = logging.getLogger(__name__)
 
-# Stream entries one feed.lua call reads (with each one's document vector): 256 took 4-14 ms
-# of Redis time here under load, over the 5 ms any command of a recall may take; 64 ~1 ms.
+# Stream entries one feed.lua call reads (with each one's document vector): four times as
+# many went over the 5 ms any command of a recall may take, under load.
 FEED_COUNT = 64
 BUILD_CHUNK = 1000
 # A field with more documents than this is built on a background thread (seconds per 100k
@@ -118,8 +118,8 @@ class Counters:
 _registry: OrderedDict[tuple[str, str], Served] = OrderedDict()
 _registry_lock = threading.Lock()
 # Bytes held by the registry's indexes: the sum of their ``held``, kept as they change, so a
-# recall never walks every namespace the process holds (10,000 small namespaces cost 15 ms
-# per recall when _evict summed them each time).
+# recall never walks every namespace the process holds (with many small namespaces,
+# summing them on each recall cost more than the recall: docs/benchmarks.md, namespaces).
 _held = {"bytes": 0}
 counters = Counters()
 

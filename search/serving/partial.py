@@ -5,7 +5,7 @@ A window ranked by BM25 and meaning alone reads no field of its rows (``UNREAD``
 by recency, importance, a filter or a time range reads ``RANK_FIELDS`` (``partial``). Either
 way the rows that become results are read whole once ranked (``search.lean_window``). A
 window of 100 whole hashes (content, metadata, context) was most of such a recall's Redis
-time and reply (bench/README.md).
+time and reply.
 """
 
 # What ranks a window row: recency (created_at, accessed_at), importance, the filters

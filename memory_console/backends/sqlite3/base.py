@@ -4,7 +4,7 @@ SQLite has one writer at a time. A ``BEGIN IMMEDIATE`` that finds the write lock
 in SQLite's busy handler, which sleeps 1, 2, 5, 10, 15, 20, 25 ... 100 ms between tries:
 after a few tries a waiter sleeps tens of milliseconds while the lock is free again, so
 concurrent writers (gunicorn's threads and processes) spent more time asleep than writing
-(``bench/ingest.py``: p99 of a create 0.5 to 1 s with 4 and 8 clients). Here every
+(``bench/ingest.py``: long create tails with 4 and 8 clients). Here every
 ``IMMEDIATE`` (or ``EXCLUSIVE``) transaction first takes an ``flock`` of
 ``<database>.writelock`` through a descriptor of its own connection, tried again every 0.05
 to 1 ms (:data:`POLL_FIRST`, :data:`POLL_MAX`), so a waiter starts at most a millisecond after
@@ -19,8 +19,8 @@ Fork-safe: a descriptor belongs to the process that opened it; a forked child (a
 worker, a job) that inherited a connection opens its own and never unlocks or reuses the
 parent's (flock locks belong to the open file, which parent and child would share).
 
-Checkpoints: SQLite copies the write-ahead log into the database file (fsyncs included:
-13 ms at p99 and up to 113 ms here, load 6) inside the ``COMMIT`` that crossed
+Checkpoints: SQLite copies the write-ahead log into the database file (fsyncs included)
+inside the ``COMMIT`` that crossed
 ``wal_autocheckpoint``, which would hold this lock for all of it. So the settings raise
 ``wal_autocheckpoint`` to a safety net (10,000 pages) and every :data:`CHECKPOINT_EVERY`-th
 commit of a process runs ``PRAGMA wal_checkpoint(PASSIVE)`` itself, once the lock is let go:
