@@ -4,7 +4,9 @@ from ninja import Router
 
 from accounts.roles import require_role
 from api.core import require_namespace
-from api.pagination import clean_limit, decode_cursor, encode_cursor
+from api.operation_schemas import AuditPageOut
+from api.pagination import MAX_LIMIT, clean_limit, decode_cursor, encode_cursor
+from api.schemas import READ, errors, page_limit
 from memories.audit import audit_feed
 from memories.validation import (
     parse_iso_datetime,
@@ -13,9 +15,9 @@ from memories.validation import (
 router = Router()
 
 
-@router.get("/audit", response=dict, tags=["audit"])
+@router.get("/audit", response={200: AuditPageOut, **errors(*READ)}, tags=["audit"])
 def audit(request, actor: str = "", action: str = "", target: str = "", since: str = "",
-          limit: int = 100, cursor: str | None = None):
+          limit: int = page_limit(100, MAX_LIMIT), cursor: str | None = None):
     """Every change and admin action, newest first: ``{"events": [{"at", "actor", "action",
     "target", "reason"}], "next_cursor"}`` (``limit`` 1..1000, default 100)."""
     require_role(request.user, "viewer")

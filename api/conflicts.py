@@ -8,7 +8,9 @@ from ninja import Router
 
 from accounts.roles import require_role
 from api.core import ReasonIn, allowed_namespace, iso_or_none, require_namespace
-from api.pagination import cursor_page
+from api.operation_schemas import ConflictOut, ConflictPageOut
+from api.pagination import MAX_LIMIT, cursor_page
+from api.schemas import ONE, READ, WRITE, ConflictStatusName, errors, page_limit
 from memories import services
 from memories.errors import InvalidInput, NotFound
 from memories.models import Conflict, ConflictStatus
@@ -35,9 +37,9 @@ def _conflict_or_404(request, conflict_id: int) -> Conflict:
     return c
 
 
-@router.get("/conflicts", response=dict, tags=["conflicts"])
-def list_conflicts(request, user_id: str | None = None, status: str = "open",
-                   cursor: str | None = None, limit: int | None = None):
+@router.get("/conflicts", response={200: ConflictPageOut, **errors(*READ)}, tags=["conflicts"])
+def list_conflicts(request, user_id: str | None = None, status: ConflictStatusName = "open",
+                   cursor: str | None = None, limit: int = page_limit(100, MAX_LIMIT)):
     """Proposed supersessions, newest first: ``{"conflicts": [...], "next_cursor"}``.
     ``status``: open (default), accepted or rejected; without ``user_id``, every namespace
     the token reaches."""
@@ -63,13 +65,15 @@ def conflict_page(request, *, user_id: str | None = None, status: str = "open",
     return {"conflicts": [conflict_out(c) for c in items], "next_cursor": next_cursor}
 
 
-@router.get("/conflicts/{conflict_id}", response=dict, tags=["conflicts"])
+@router.get("/conflicts/{conflict_id}", response={200: ConflictOut, **errors(*ONE)},
+            tags=["conflicts"])
 def get_conflict(request, conflict_id: int):
     require_role(request.user, "viewer")
     return conflict_out(_conflict_or_404(request, conflict_id))
 
 
-@router.post("/conflicts/{conflict_id}/accept", response=dict, tags=["conflicts"])
+@router.post("/conflicts/{conflict_id}/accept",
+             response={200: ConflictOut, **errors(*WRITE, 404, 409)}, tags=["conflicts"])
 def accept_conflict(request, conflict_id: int, payload: ReasonIn | None = None):
     """Supersede ``older`` by ``newer``: 200 with the conflict (409: a cycle)."""
     require_role(request.user, "editor")
@@ -79,7 +83,8 @@ def accept_conflict(request, conflict_id: int, payload: ReasonIn | None = None):
     return conflict_out(c)
 
 
-@router.post("/conflicts/{conflict_id}/reject", response=dict, tags=["conflicts"])
+@router.post("/conflicts/{conflict_id}/reject",
+             response={200: ConflictOut, **errors(*WRITE, 404, 409)}, tags=["conflicts"])
 def reject_conflict(request, conflict_id: int, payload: ReasonIn | None = None):
     """Both hold; the pair is not proposed again (an accepted one is undone): 200."""
     require_role(request.user, "editor")

@@ -5,6 +5,16 @@ from ninja import Field, Router, Status
 
 from accounts.roles import require_role
 from api.core import Strict, require_namespace
+from api.operation_schemas import (
+    CleanupPlanOut,
+    CleanupUndoOut,
+    ConsolidationPlanOut,
+    ExportOut,
+    HealthOut,
+    ImportOut,
+    JobStatusOut,
+)
+from api.schemas import ONE, READ, WRITE, JobOut, errors
 from memories import queue as job_queue
 from memories import services
 from memories.errors import NotFound
@@ -23,7 +33,7 @@ class ReindexIn(Strict):
     user_id: str | None = None
 
 
-@router.post("/reindex", response={202: dict}, tags=["index"])
+@router.post("/reindex", response={202: JobOut, **errors(*WRITE)}, tags=["index"])
 def start_reindex(request, payload: ReindexIn | None = None):
     """Rebuild the index (one namespace or all) in the background: 202 ``{"job_id"}``."""
     require_role(request.user, "admin")
@@ -36,7 +46,7 @@ def start_reindex(request, payload: ReindexIn | None = None):
     return Status(202, {"job_id": job_id})
 
 
-@router.post("/index/reconcile", response={202: dict}, tags=["index"])
+@router.post("/index/reconcile", response={202: JobOut, **errors(*READ)}, tags=["index"])
 def start_reconcile(request):
     """Repair drifted memories in the background: 202 ``{"job_id"}``."""
     require_role(request.user, "admin")
@@ -47,7 +57,7 @@ def start_reconcile(request):
     return Status(202, {"job_id": job_id})
 
 
-@router.get("/jobs/{job_id}", response=dict, tags=["index"])
+@router.get("/jobs/{job_id}", response={200: JobStatusOut, **errors(*ONE)}, tags=["index"])
 def get_job(request, job_id: str):
     require_role(request.user, "viewer")
     status = jobs.job_status(job_id)
@@ -62,7 +72,7 @@ def get_job(request, job_id: str):
     return status
 
 
-@router.get("/index/health", response=dict, tags=["index"])
+@router.get("/index/health", response={200: HealthOut, **errors(*READ, 503)}, tags=["index"])
 def index_health(request, refresh: bool = False):
     """Database vs Redis: counts, drift (cached: ``drift_at`` says when it was computed;
     ``?refresh=1``, admin, computes it now), statistics, Redis memory, queues, failures."""
@@ -73,7 +83,7 @@ def index_health(request, refresh: bool = False):
     return health.index_health(refresh=refresh)
 
 
-@router.get("/export", response=dict, tags=["backup"])
+@router.get("/export", response={200: ExportOut, **errors(*READ)}, tags=["backup"])
 def export(request, user_id: str):
     """One namespace as a versioned JSON document (everything: the export job/command)."""
     require_role(request.user, "admin")
@@ -82,7 +92,8 @@ def export(request, user_id: str):
     return backup.export_memories(user_id=user_id)
 
 
-@router.post("/import", response=dict, tags=["backup"])
+@router.post("/import", response={200: ImportOut, **errors(*WRITE, 404, 409)}, tags=["backup"],
+             exclude_unset=True)
 def import_(request, mode: str = "merge"):
     """An export document in the body; ``?mode=replace`` swaps the namespace for it."""
     require_role(request.user, "admin")
@@ -101,7 +112,8 @@ class PolicyIn(Strict):
     dry_run: bool = False
 
 
-@router.post("/cleanup", response={200: dict, 202: dict}, tags=["jobs"])
+@router.post("/cleanup", response={200: CleanupPlanOut, 202: JobOut, **errors(*WRITE)},
+             tags=["jobs"])
 def cleanup(request, payload: PolicyIn):
     """Forgetting policy: the plan (dry run, 200) or a job applying it (202)."""
     require_role(request.user, "admin")
@@ -121,7 +133,8 @@ class CleanupUndoIn(Strict):
     reason: str = Field(default="", max_length=1000)
 
 
-@router.post("/cleanup/undo", response=dict, tags=["jobs"])
+@router.post("/cleanup/undo", response={200: CleanupUndoOut, **errors(*WRITE, 404, 409)},
+             tags=["jobs"])
 def cleanup_undo(request, payload: CleanupUndoIn):
     """Undo a forgetting-policy run (``run_id``: the job id of ``POST /cleanup``): every
     memory it forgot or archived comes back, in one audited action (reason required).
@@ -142,7 +155,9 @@ class ConsolidateIn(Strict):
     reason: str = Field(default="", max_length=1000)
 
 
-@router.post("/consolidate", response={200: dict, 202: dict}, tags=["jobs"])
+@router.post("/consolidate",
+             response={200: ConsolidationPlanOut, 202: JobOut, **errors(*WRITE, 409)},
+             tags=["jobs"])
 def consolidate(request, payload: ConsolidateIn):
     """Consolidation of near-duplicates. Dry run: 200 ``{"user_id", "threshold",
     "max_members", "groups": [{"group_id", "memory_ids", "merged_text", "similarity"}]}``.
