@@ -27,7 +27,7 @@ def _value(value):
 def history_export(*, user_id: str | None, items: dict[str, dict]) -> None:
     """Add ``history`` to each exported memory of ``items`` (memory id -> exported item),
     read from simple-history's table (one query, in chunks)."""
-    rows = Memory.history.model.objects.order_by("memory_id", "history_date", "history_id")
+    rows = Memory.history.model.objects.order_by("memory_id", "version", "history_id")
     if user_id is not None:
         rows = rows.filter(user_id=user_id)
     for h in rows.iterator(chunk_size=2000):

@@ -152,7 +152,6 @@ def demo_pages(admin_user, editor, settings):
     from django.core.management import call_command
 
     from accounts.tokens import token_create
-    from console import demo_data
     from integrations.webhooks import outbox
     from integrations.webhooks.endpoints import endpoint_create
     from lab.models import EvalRun, QuerySet
@@ -187,21 +186,21 @@ def demo_pages(admin_user, editor, settings):
                                importance=0.1, created_at=old)
     services.memory_create(user_id="team-policy", content="the quarterly budget review",
                            importance=0.8, created_at=old)
-    query = demo_data.LAB_JUDGMENTS[0][0]
-    hit = memory_search(user_id=demo_data.NS_SUPPORT, query=query).results[0]
-    explain = urlencode({"user_id": demo_data.NS_SUPPORT, "q": query, "a": "bm25",
-                         "b": demo_data.LAB_PROFILE, "side": "a", "memory_id": hit.memory_id})
-    qs = QuerySet.objects.get(name=demo_data.LAB_QUERY_SET)
+    query = "refund approval"  # the demo's lab example: a query of its set, a tuned profile
+    hit = memory_search(user_id="agent-support", query=query).results[0]
+    explain = urlencode({"user_id": "agent-support", "q": query, "a": "bm25",
+                         "b": "support-tuned", "side": "a", "memory_id": hit.memory_id})
+    qs = QuerySet.objects.get(name="support questions (demo)")
     return {
         "overview": "/", "memories": "/memories/", "history": f"/memories/{m.memory_id}/",
         "diff": f"/memories/{m.memory_id}/diff/?a=1&b=3",
-        "search": f"/search/?user_id={demo_data.NS_SUPPORT}&q=refund+approval",
+        "search": "/search/?user_id=agent-support&q=refund+approval",
         "sessions": "/sessions/", "index": "/index/", "activity": "/activity/",
         "policy": "/index/policy/?user_id=team-policy", "tokens": "/tokens/",
         "users": "/users/", "webhooks": "/integrations/webhooks/",
         "webhook": f"/integrations/webhooks/{endpoint.pk}/",
         "lab": "/lab/", "profiles": "/lab/profiles/",
-        "profile": f"/lab/profiles/{demo_data.LAB_PROFILE}/",
+        "profile": "/lab/profiles/support-tuned/",
         "querysets": "/lab/query-sets/", "queryset": f"/lab/query-sets/{qs.pk}/",
         "runs": "/lab/runs/", "run": f"/lab/runs/{first.pk}/",
         "compare-runs": f"/lab/runs/compare/?a={first.pk}&b={second.pk}",

@@ -1,70 +1,178 @@
-"""``load_demo``: the demo memories and sessions load once (a second run adds nothing), are
-searchable in Chinese and English, and ``--admin-password`` gives a working console login."""
+"""``load_demo``: the fixture (an export document, times relative to the load) goes in
+through the import service in one command, once (a second run loads nothing, ``--replace``
+loads it again); it tells a story on every page; an export of it imports back whole; and
+``--admin-password`` gives a working console login."""
+
+import datetime as dt
 
 import pytest
 from django.contrib.auth import authenticate as django_authenticate
 from django.core.management import call_command
+from django.utils import timezone
 
 from accounts.roles import role_of
-from console import demo_data
-from console.demo_data import demo_memories, demo_sessions
+from console.management.commands.load_demo import demo_document
 from lab import runs as lab_runs
 from lab.models import EvalRun, Judgment, QuerySet
-from memories.models import Memory
+from memories import services
+from memories.models import AuditEvent, Conflict, Memory
+from operations import backup
 from operations.consolidate import consolidate_group, consolidation_plan
 from search.memory_search import memory_search
 from sessions.models import Message, Session
+from tests.conftest import login
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+DOC = demo_document()
+NAMESPACES = ("team-harbor", "agent-support", "agent-ops", "王磊", "mei.lin@harbor.example")
 
-def test_it_loads_the_demo_once(builtins, capsys):
+
+@pytest.fixture
+def demo(builtins):
+    call_command("load_demo")
+
+
+def _counts():
+    return (Memory.objects.count(), Memory.history.count(), Session.objects.count(),
+            Message.objects.count(), Judgment.objects.count(), EvalRun.objects.count(),
+            Conflict.objects.count())
+
+
+def test_it_loads_the_fixture_through_the_import_service_once(builtins, capsys):
     call_command("load_demo")
     out = capsys.readouterr().out
-    memories = Memory.objects.count()
-    assert memories > 300 and memories == len(demo_memories())
-    assert f"memories: {memories} created" in out
-    assert Session.objects.count() == 12 == len(demo_sessions())
-    messages = Message.objects.count()
-    assert messages == sum(len(s["messages"]) for s in demo_sessions())
+    counts = _counts()
+    assert counts[0] == len(DOC["memories"]) > 300 and f"memories: {counts[0]} loaded" in out
+    assert counts[2:] == (12, sum(len(s["messages"]) for s in DOC["sessions"]), 10, 2, 3)
+    assert AuditEvent.objects.filter(action="import", actor="load_demo").count() == 1
+    assert {m.user_id for m in Memory.objects.all()} == set(NAMESPACES)
 
     call_command("load_demo")
-    out = capsys.readouterr().out
-    assert f"memories: 0 created, {memories} already present" in out
-    assert "sessions: 0 created (0 messages, 0 summaries), 12 already present" in out
-    assert "lab: already present" in out
-    assert (Memory.objects.count(), Session.objects.count(), Message.objects.count()) == (
-        memories,
-        12,
-        messages,
-    )
+    assert "demo already present (agent-ops, agent-support" in capsys.readouterr().out
+    assert _counts() == counts
+
+    services.memory_create(user_id="team-harbor", content="a note of my own")
+    call_command("load_demo", "--replace")
+    assert f"({counts[0] + 1} replaced)" in capsys.readouterr().out
+    assert _counts() == counts and not Memory.objects.filter(content="a note of my own")
 
 
-def test_demo_rows_keep_their_fields(builtins):
-    call_command("load_demo")
-    spec = demo_memories()[0]
-    row = Memory.objects.get(user_id=spec["user_id"], content=spec["content"])
-    assert row.created_at.isoformat() == spec["created_at"]
-    assert (row.importance, row.author, row.source) == (
-        spec["importance"],
-        spec["author"],
-        spec["source"],
-    )
-    session = Session.objects.get(session_id="sess-support-0001")
-    first = session.messages.order_by("seq").first()
-    assert first.role == "system" and first.ts.isoformat() == demo_sessions()[0]["created_at"]
+def test_its_times_are_relative_to_the_load(demo):
+    now = timezone.now()
+    created = list(Memory.objects.values_list("created_at", flat=True))
+    assert max(created) <= now and min(created) > now - dt.timedelta(days=130)
+    assert now - max(created) < dt.timedelta(days=7)  # alive: something from this week
+    short = Memory.objects.filter(type="short_term", deleted_at__isnull=True)
+    assert short.count() > 5
+    assert all(m.expire_at > now + dt.timedelta(days=1) for m in short)
+    last = sorted(Session.objects.values_list("updated_at", flat=True))
+    assert len(set(last)) == 12 and last[-1] <= now and last[0] < now - dt.timedelta(days=21)
+    versions = Memory.history.values_list("history_date", flat=True)
+    assert max(versions) <= now and min(versions) > now - dt.timedelta(days=130)
 
 
-def test_demo_memories_are_searchable(builtins):
-    call_command("load_demo")
-    hits = memory_search(
-        user_id="agent-support", query="海鸥物流的合同什么时候到期？", limit=5
-    ).results
+def test_it_tells_a_story_of_edits_forgets_rollbacks_and_consolidation(demo, admin_user):
+    kinds = set(Memory.history.values_list("kind", flat=True))
+    assert {"create", "edit", "forget", "restore", "rollback", "consolidate", "supersede",
+            "promote"} <= kinds
+    edits = Memory.history.filter(kind="edit").exclude(history_change_reason="")
+    assert edits.count() >= 3 and Memory.history.filter(changed_by="tom.becker").exists()
+    rolled = Memory.objects.get(pk=Memory.history.get(kind="rollback").memory_id)
+    assert "two approvals" in rolled.content and rolled.version == 3
+    assert Memory.objects.filter(deleted_at__isnull=False, deleted_by="tom.becker").exists()
+    # The consolidation can be undone: its sources come back.
+    merged = Memory.objects.get(metadata__consolidated_from__isnull=False,
+                                deleted_at__isnull=True)
+    sources = merged.metadata["consolidated_from"]
+    assert Memory.objects.filter(memory_id__in=sources, deleted_at__isnull=False).count() == 2
+    assert services.consolidation_undo(memory_id=merged.memory_id, actor=admin_user,
+                                       reason="look at both again") == sources
+
+
+def test_it_holds_facts_over_time_sessions_and_a_lab_example(demo):
+    superseded = Memory.objects.get(superseded_by__isnull=False)
+    assert "08:00 UTC" in superseded.content and superseded.valid_until is not None
+    open_ = Conflict.objects.get(status="open")
+    assert "+49 30 5550 1200" in open_.newer.content
+    assert Conflict.objects.filter(status="rejected").exclude(decision_reason="").count() == 2
+    assert all(s.summary and s.summary_upto_seq > 0 for s in Session.objects.all())
+    promoted = Memory.objects.get(metadata__promoted_from__session_id="sess-support-0001")
+    assert promoted.context_from == "session"
+
+    qs = QuerySet.objects.get(name="support questions (demo)")
+    assert qs.user_id == "agent-support" and len(qs.queries) == 6
+    first, second = EvalRun.objects.filter(query_set=qs).order_by("created_at")
+    assert [p["version"] for p in first.profiles if p["name"] == "support-tuned"] == [1]
+    assert [p["version"] for p in second.profiles if p["name"] == "support-tuned"] == [2]
+    cmp = lab_runs.run_compare(first, second)
+    assert cmp["mean_deltas"]["bm25"]["ndcg"] == 0
+    assert cmp["mean_deltas"]["support-tuned"]["ndcg"] > 0  # the tuning shows
+    groups = [g for ns in NAMESPACES for g in consolidation_plan(user_id=ns).groups]
+    assert len(groups) >= 3
+    harbor = next(g for g in groups if "v2.6.0" in g.merged_text)
+    assert "no-reply@mail.harbor.example" in harbor.merged_text  # byte for byte
+
+
+def test_its_memories_are_searchable_in_chinese_and_english(demo):
+    hits = memory_search(user_id="agent-support", query="海鸥物流的合同什么时候到期？",
+                         limit=5).results
     assert hits and "海鸥物流" in hits[0].content
-    hits = memory_search(
-        user_id="team-harbor", query="release candidates regression", limit=5
-    ).results
+    hits = memory_search(user_id="team-harbor", query="release candidates regression",
+                         limit=5).results
     assert hits and "regression" in hits[0].content.lower()
+
+
+def test_the_password_reset_group_merges_into_one_sentence(demo, admin_user):
+    plan = consolidation_plan(user_id="agent-support")
+    group = next(g for g in plan.groups if "Password reset emails" in g.merged_text)
+    want = ("Password reset emails now come from no-reply@mail.harbor.example after the "
+            "INC-228 fix.")
+    merged = consolidate_group(memory_ids=group.memory_ids, actor=admin_user)
+    assert merged.content == want
+
+
+def test_every_console_page_shows_the_demo(demo, admin_user):
+    client = login(admin_user)
+    merged = Memory.objects.get(metadata__consolidated_from__isnull=False)
+    rolled = Memory.objects.get(pk=Memory.history.get(kind="rollback").memory_id)
+    run = EvalRun.objects.order_by("created_at").first()
+    pages = {
+        "/": "agent-support",
+        "/memories/?user_id=agent-support&q=Oakridge": "Oakridge Dental is on the Starter",
+        f"/memories/{rolled.memory_id}/": "Arjun confirmed: billing still needs two approvals",
+        f"/memories/{rolled.memory_id}/diff/?a=1&b=2": "one approval",
+        f"/memories/{merged.memory_id}/": "Undo consolidation",
+        "/conflicts/": "+49 30 5550 1200", "/sessions/": "sess-support-0001",
+        "/sessions/sess-support-0001/": "Bluefin Logistics",
+        "/search/?user_id=agent-support&q=refund+approval": "refund",
+        "/activity/": "load_demo", "/index/": "agent-support",
+        "/index/policy/?user_id=team-harbor": "v2.6.0", "/lab/": "support questions (demo)",
+        "/lab/profiles/support-tuned/": "no recency weight", f"/lab/runs/{run.pk}/": "bm25",
+        "/lab/judgments/": "demo-reviewer",
+    }
+    for url, text in pages.items():
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert text in response.content.decode(), url
+
+
+def test_an_export_of_the_demo_imports_back_whole(demo):
+    before = {"versions": sorted(Memory.history.values_list(
+        "memory_id", "version", "kind", "changed_by", "history_change_reason", "history_date")),
+        "sessions": list(Session.objects.order_by("session_id").values()),
+        "runs": list(EvalRun.objects.order_by("created_at").values("name", "metrics",
+                                                                    "created_at")),
+        "conflicts": sorted(Conflict.objects.values_list("newer", "older", "status"))}
+    doc = backup.export_memories()
+    Session.objects.filter(session_id="sess-support-0001").delete()
+    backup.import_memories(doc=doc, mode="replace")
+    assert before == {"versions": sorted(Memory.history.values_list(
+        "memory_id", "version", "kind", "changed_by", "history_change_reason", "history_date")),
+        "sessions": list(Session.objects.order_by("session_id").values()),
+        "runs": list(EvalRun.objects.order_by("created_at").values("name", "metrics",
+                                                                    "created_at")),
+        "conflicts": sorted(Conflict.objects.values_list("newer", "older", "status"))}
 
 
 def test_it_creates_and_updates_the_admin_login(builtins, rf):
@@ -79,56 +187,3 @@ def test_it_creates_and_updates_the_admin_login(builtins, rf):
     call_command("load_demo", "--admin-password", "second-pw")
     assert authenticate(username="admin", password="first-pw") is None
     assert authenticate(username="admin", password="second-pw") is not None
-
-
-def test_it_seeds_summaries_a_lab_example_and_near_duplicates(builtins, capsys):
-    """A newcomer sees every page alive: sessions with summaries, a query set with graded
-    judgments and two runs (the same profile before and after tuning), and consolidation
-    groups on the Policy page."""
-    call_command("load_demo")
-    out = capsys.readouterr().out
-    assert "12 summaries" in out
-    summarised = Session.objects.exclude(summary="")
-    assert summarised.count() == 12
-    assert all(s.summary_upto_seq > 0 for s in summarised)
-
-    qs = QuerySet.objects.get(name=demo_data.LAB_QUERY_SET)
-    assert qs.user_id == "agent-support" and len(qs.queries) == 6
-    assert Judgment.objects.filter(reviewer="demo-reviewer").count() == len(
-        demo_data.LAB_JUDGMENTS
-    )
-    first, second = EvalRun.objects.filter(query_set=qs).order_by("pk")
-    assert [p["version"] for p in first.profiles if p["name"] == "support-tuned"] == [1]
-    assert [p["version"] for p in second.profiles if p["name"] == "support-tuned"] == [2]
-    assert first.metrics["bm25"]["queries"] == 6 and first.metrics["bm25"]["ndcg"] > 0.5
-    cmp = lab_runs.run_compare(first, second)
-    assert cmp["shared"] == ["bm25", "support-tuned"]
-    assert cmp["mean_deltas"]["bm25"]["ndcg"] == 0  # same profile, same data: no change
-    # The tuning the example shows is visible: v2 (no recency weight) ranks better than v1.
-    assert cmp["mean_deltas"]["support-tuned"]["ndcg"] > 0.1
-
-    groups = {
-        ns: consolidation_plan(user_id=ns).groups for ns in demo_data.NAMESPACES
-    }
-    assert sum(len(g) for g in groups.values()) >= 4
-    assert all(len(g.memory_ids) == 2 for gs in groups.values() for g in gs)
-    harbor = next(g for g in groups["team-harbor"] if "v2.6.0" in g.merged_text)
-    assert "no-reply@mail.harbor.example" in harbor.merged_text  # byte for byte
-
-    call_command("load_demo")  # idempotent: the lab example is written once
-    assert QuerySet.objects.count() == 1 and EvalRun.objects.count() == 2
-
-
-def test_the_demo_password_reset_group_merges_into_one_sentence(builtins, admin_user):
-    """The same fact noted twice in agent-support ("... since the INC-228 fix." / "... now
-    ... after the INC-228 fix.") becomes a memory that says it once."""
-    call_command("load_demo")
-    plan = consolidation_plan(user_id=demo_data.NS_SUPPORT)
-    group = next(g for g in plan.groups if "Password reset emails" in g.merged_text)
-    want = ("Password reset emails now come from no-reply@mail.harbor.example after the "
-            "INC-228 fix.")
-    assert group.merged_text == want
-    merged = consolidate_group(memory_ids=group.memory_ids, actor=admin_user)
-    assert merged.content == want and merged.content.lower().count("password reset") == 1
-    assert Memory.objects.filter(memory_id__in=group.memory_ids,
-                                 deleted_at__isnull=False).count() == 2

@@ -1,112 +1,94 @@
-"""Load the fictional demo data (``console.demo_data``) and, optionally, a console login.
+"""Load the demo (``console/fixtures/demo.json``) through the import service and,
+optionally, a console login.
 
-Idempotent: memories go through ``services.memory_create_many`` (a second run deduplicates
-every one of them), sessions whose id exists already are skipped (a new one gets its rolling
-summary), and the ranking-lab example (``console.demo_lab``) is written once, so the command
-can run on every start. ``--admin-password`` creates or updates the superuser ``admin`` (group
-``admin``) with that password.
+The fixture is an export document (schema 4) with times relative to the load: a fictional
+team's bilingual memories in five namespaces (``team-harbor``, ``agent-support``,
+``agent-ops``, ``王磊``, ``mei.lin@harbor.example``) with their versions (edited with
+reasons, forgotten, restored, rolled back, consolidated, superseded), the review queue's
+proposals, twelve sessions with summaries and a ranking-lab example (a query set, graded
+judgments, the profile ``support-tuned`` in two versions and a run of each). It is written
+with ``backup.import_memories(mode="replace")``, the path of every backup, so the command:
+
+- loads it when none of its namespaces, sessions or query sets is there yet;
+- otherwise says the demo is present and loads nothing (``scripts/run`` runs it on every
+  start), unless ``--replace``: the demo namespaces are then swapped for a fresh copy.
+
+``--admin-password`` creates or updates the superuser ``admin`` (group ``admin``).
 """
 
-import datetime as dt
+import json
+from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from console import demo_data, demo_lab
+from lab.models import QuerySet
 from memories import services
-from sessions import services as sessions
+from memories.models import Memory
+from operations import backup
 from sessions.models import Session
 
 ADMIN_USERNAME = "admin"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "demo.json"
+REVIEWER = "demo-reviewer"  # grades the lab example; an editor without a password
 
 
-def _when(value):
-    """ISO 8601 string -> aware datetime (naive is taken as UTC); datetimes pass through."""
-    if value is None or isinstance(value, dt.datetime):
-        moment = value
-    else:
-        moment = dt.datetime.fromisoformat(value)
-    if moment is not None and moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    return moment
+def demo_document() -> dict:
+    """The fixture as a document (its times still relative)."""
+    with open(FIXTURE, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def demo_present(doc: dict) -> list[str]:
+    """What of the demo is there already: its namespaces holding memories, its sessions
+    and its query sets, by name."""
+    namespaces = sorted({m["user_id"] for m in doc["memories"]})
+    found = sorted(set(Memory.objects.filter(user_id__in=namespaces)
+                       .values_list("user_id", flat=True)))
+    found += sorted(Session.objects.filter(
+        session_id__in=[s["session_id"] for s in doc["sessions"]])
+        .values_list("session_id", flat=True))
+    found += sorted(QuerySet.objects.filter(
+        name__in=[q["name"] for q in doc["lab"]["query_sets"]]).values_list("name", flat=True))
+    return found
 
 
 class Command(BaseCommand):
-    help = "Load the demo memories and sessions (idempotent); optionally set the admin login."
+    help = "Load the demo data once (or --replace it); optionally set the admin login."
 
     def add_arguments(self, parser):
         parser.add_argument(
-            "--admin-password",
-            default=None,
-            metavar="PASSWORD",
-            help="create or update the superuser 'admin' with this password",
-        )
+            "--admin-password", default=None, metavar="PASSWORD",
+            help="create or update the superuser 'admin' with this password")
+        parser.add_argument(
+            "--replace", action="store_true",
+            help="load the demo again, replacing what its namespaces hold now")
 
-    def handle(self, *args, admin_password, **options):
+    def handle(self, *args, admin_password, replace, **options):
         if admin_password is not None:
             if not admin_password:
                 raise CommandError("--admin-password must not be empty")
             created = self._ensure_admin(admin_password)
-            self.stdout.write(
-                f"{'created' if created else 'updated'} login {ADMIN_USERNAME} "
-                "(superuser, group admin)"
-            )
-
-        items = [{**m, "created_at": _when(m.get("created_at"))} for m in demo_data.demo_memories()]
-        results = services.memory_create_many(items=items, actor="load_demo")
-        dup = sum(1 for _, was_dup in results if was_dup)
-
-        new_sessions = skipped = messages = 0
-        created_ids = []
-        for spec in demo_data.demo_sessions():
-            if Session.objects.filter(session_id=spec["session_id"]).exists():
-                skipped += 1
-                continue
-            with transaction.atomic():
-                sessions.session_create(
-                    user_id=spec["user_id"],
-                    session_id=spec["session_id"],
-                    agent_id=spec.get("agent_id") or "",
-                    created_at=_when(spec["created_at"]),
-                    metadata=spec.get("metadata") or {},
-                )
-                sessions.session_append(
-                    session_id=spec["session_id"],
-                    messages=[
-                        {"role": m["role"], "content": m["content"], "at": _when(m.get("at"))}
-                        for m in spec["messages"]
-                    ],
-                )
-            new_sessions += 1
-            messages += len(spec["messages"])
-            created_ids.append(spec["session_id"])
-        summaries = demo_lab.demo_summaries(created_ids)
-        lab = demo_lab.demo_lab()
-
+            self.stdout.write(f"{'created' if created else 'updated'} login {ADMIN_USERNAME} "
+                              "(superuser, group admin)")
+        doc = demo_document()
+        present = demo_present(doc)
+        if present and not replace:
+            self.stdout.write(f"demo already present ({', '.join(present[:5])}"
+                              f"{', …' if len(present) > 5 else ''}): nothing loaded "
+                              "(--replace loads it again)")
+            return
+        self._ensure_reviewer()
+        result = backup.import_memories(doc=doc, mode="replace", actor="load_demo")
+        messages = sum(len(s["messages"]) for s in doc["sessions"])
         self.stdout.write(
-            f"memories: {len(results) - dup} created, {dup} already present; "
-            f"sessions: {new_sessions} created ({messages} messages, {summaries} summaries), "
-            f"{skipped} already present; "
-            + (
-                f"lab: query set {lab['query_set']}, {lab['judgments']} judgments, "
-                f"runs {lab['runs'][0]} and {lab['runs'][1]}"
-                if lab
-                else "lab: already present"
-            )
-        )
-        if len(results) - dup or new_sessions or lab:
-            services.audit_record(
-                actor="cli",
-                action="load_demo",
-                target="demo",
-                data={
-                    "memories_created": len(results) - dup,
-                    "sessions_created": new_sessions,
-                    "lab": lab,
-                },
-            )
+            f"memories: {result['restored']} loaded ({result['removed']} replaced); "
+            f"sessions: {result['sessions']} ({messages} messages); conflicts: "
+            f"{result['conflicts']}; lab: {result['query_sets']} query set, "
+            f"{result['judgments']} judgments, {result['runs']} runs")
+        services.audit_record(actor="cli", action="load_demo", target="demo", data=result)
 
     @transaction.atomic
     def _ensure_admin(self, password: str) -> bool:
@@ -119,3 +101,12 @@ class Command(BaseCommand):
         group, _ = Group.objects.get_or_create(name="admin")
         user.groups.add(group)
         return created
+
+    @transaction.atomic
+    def _ensure_reviewer(self) -> None:
+        user, created = get_user_model().objects.get_or_create(username=REVIEWER)
+        if created:
+            user.set_unusable_password()
+            user.save()
+            group, _ = Group.objects.get_or_create(name="editor")
+            user.groups.add(group)
