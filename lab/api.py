@@ -18,12 +18,26 @@ from api.core import (
     require_namespace,
     require_unrestricted,
 )
-from api.pagination import cursor_page
+from api.pagination import MAX_LIMIT, cursor_page
+from api.schemas import ONE, READ, WRITE, MatchMode, errors, page_limit
 from api.search import profile_out
+from api.search_schemas import Ranker, RecencyFrom, Temporal
 from lab import evaluation as lab_evaluation
 from lab import judgments as lab_judgments
 from lab import query_sets as lab_query_sets
 from lab import runs as lab_runs
+from lab.api_schemas import (
+    CompareOut,
+    EvaluationOut,
+    JudgmentOut,
+    JudgmentPageOut,
+    LabProfileOut,
+    ProfileHistoryOut,
+    QuerySetOut,
+    QuerySetPageOut,
+    RunOut,
+    RunPageOut,
+)
 from lab.models import EvalRun, Judgment, QuerySet
 from memories import store
 from memories.errors import InvalidInput, PermissionDenied
@@ -35,19 +49,19 @@ router = Router(tags=["lab"])
 
 
 class ProfileSettings(Strict):
-    ranker: str | None = None
+    ranker: Ranker | None = None
     k1: float | None = None
     b: float | None = None
     w_relevance: float | None = None
     w_recency: float | None = None
     w_importance: float | None = None
     half_life_hours: float | None = None
-    recency_from: str | None = None
+    recency_from: RecencyFrom | None = None
     stemming: bool | None = None
     synonyms: bool | None = None
     context: bool | None = None
-    match_mode: str | None = None
-    temporal: str | None = None
+    match_mode: MatchMode | None = None
+    temporal: Temporal | None = None
     w_time: float | None = None
     w_semantic: float | None = None
     is_default: bool | None = None
@@ -124,7 +138,7 @@ def _body(payload, **dump) -> dict:
 # pattern per path, so a POST declared on this router would meet the GET-only view first and
 # get a 405. Declared on ``api`` itself, it joins that path's view. (Moving GET /profiles here
 # would allow a plain ``@router.post``.)
-@api.post("/profiles", response={201: dict}, tags=["lab"])
+@api.post("/profiles", response={201: LabProfileOut, **errors(*WRITE, 409)}, tags=["lab"])
 def create_profile(request: HttpRequest, payload: ProfileIn):
     """Create a profile (editor; ``is_default`` needs admin and an unrestricted token): 201
     with the profile."""
@@ -146,13 +160,13 @@ def _require_own_if_restricted(request, name: str) -> None:
                                "its user created", field="name")
 
 
-@router.get("/profiles/{name}", response=dict)
+@router.get("/profiles/{name}", response={200: LabProfileOut, **errors(*ONE)})
 def get_profile(request, name: str):
     require_role(request.user, "viewer")
     return lab_profile_out(profile_services.profile_get(name))
 
 
-@router.patch("/profiles/{name}", response=dict)
+@router.patch("/profiles/{name}", response={200: LabProfileOut, **errors(*WRITE, 404, 409)})
 def patch_profile(request, name: str, payload: ProfilePatch):
     """Change settings, rename (``name``) or set the default (admin). Editors change their own
     profiles, admins any; built-ins keep their name and settings. Each change is a version."""
@@ -166,7 +180,7 @@ def patch_profile(request, name: str, payload: ProfilePatch):
     return lab_profile_out(profile)
 
 
-@router.delete("/profiles/{name}", response={204: None})
+@router.delete("/profiles/{name}", response={204: None, **errors(*ONE)})
 def delete_profile(request, name: str, reason: str = ""):
     """Delete a profile (admin); built-ins and the default are refused (400, ``name``)."""
     require_role(request.user, "admin")
@@ -175,7 +189,7 @@ def delete_profile(request, name: str, reason: str = ""):
     return Status(204, None)
 
 
-@router.get("/profiles/{name}/history", response=dict)
+@router.get("/profiles/{name}/history", response={200: ProfileHistoryOut, **errors(*ONE)})
 def profile_history(request, name: str):
     """Every version of a profile, oldest first, with its full settings."""
     require_role(request.user, "viewer")
@@ -183,7 +197,7 @@ def profile_history(request, name: str):
     return {"versions": [{**v, "at": v["at"].isoformat()} for v in versions]}
 
 
-@router.post("/evaluate", response=dict)
+@router.post("/evaluate", response={200: EvaluationOut, **errors(*WRITE, 404, 429, 503)})
 def evaluate(request, payload: EvaluateIn):
     """nDCG@k, P@k, recall@k and MRR (within the top k) of a profile over labelled queries:
     ``{"k", "metrics": {"ndcg", "precision", "recall", "mrr"}, "per_query": [...]}``. Bounded
@@ -210,9 +224,9 @@ def judgment_out(j: Judgment) -> dict:
     }
 
 
-@router.get("/judgments", response=dict)
+@router.get("/judgments", response={200: JudgmentPageOut, **errors(*READ)})
 def list_judgments(request, user_id: str, query: str = "", reviewer: str = "",
-                   cursor: str | None = None, limit: int | None = None):
+                   cursor: str | None = None, limit: int = page_limit(100, MAX_LIMIT)):
     """Judgments of a namespace, optionally of one query and one reviewer, paged:
     ``{"judgments", "next_cursor"}``."""
     require_role(request.user, "viewer")
@@ -227,7 +241,7 @@ def list_judgments(request, user_id: str, query: str = "", reviewer: str = "",
     return {"judgments": [judgment_out(j) for j in rows], "next_cursor": next_cursor}
 
 
-@router.post("/judgments", response={200: dict, 201: dict})
+@router.post("/judgments", response={200: JudgmentOut, 201: JudgmentOut, **errors(*WRITE, 404)})
 def set_judgment(request, payload: JudgmentIn):
     """Grade a memory 0-3 for a query as the caller (editor): 201 new, 200 replaced."""
     require_namespace(request, payload.user_id)
@@ -247,8 +261,8 @@ def queryset_out(qs: QuerySet) -> dict:
     }
 
 
-@router.get("/query-sets", response=dict)
-def list_querysets(request, cursor: str | None = None, limit: int | None = None):
+@router.get("/query-sets", response={200: QuerySetPageOut, **errors(*READ)})
+def list_querysets(request, cursor: str | None = None, limit: int = page_limit(100, MAX_LIMIT)):
     """Query sets by name, paged: ``{"query_sets", "next_cursor"}``."""
     require_namespace(request, None)  # query sets and runs span namespaces
     require_role(request.user, "viewer")
@@ -257,29 +271,29 @@ def list_querysets(request, cursor: str | None = None, limit: int | None = None)
     return {"query_sets": [queryset_out(q) for q in rows], "next_cursor": next_cursor}
 
 
-@router.post("/query-sets", response={201: dict})
+@router.post("/query-sets", response={201: QuerySetOut, **errors(*WRITE, 409)})
 def create_queryset(request, payload: QuerySetIn):
     require_namespace(request, None)  # query sets and runs span namespaces
     qs = lab_query_sets.queryset_create(actor=request.user, **_body(payload))
     return Status(201, queryset_out(qs))
 
 
-@router.get("/query-sets/{qs_id}", response=dict)
+@router.get("/query-sets/{qs_id}", response={200: QuerySetOut, **errors(*ONE)})
 def get_queryset(request, qs_id: int):
     require_namespace(request, None)  # query sets and runs span namespaces
     require_role(request.user, "viewer")
     return queryset_out(lab_query_sets.queryset_get(qs_id))
 
 
-@router.patch("/query-sets/{qs_id}", response=dict)
+@router.patch("/query-sets/{qs_id}", response={200: QuerySetOut, **errors(*WRITE, 404, 409)})
 def patch_queryset(request, qs_id: int, payload: QuerySetPatch):
     require_namespace(request, None)  # query sets and runs span namespaces
     qs = lab_query_sets.queryset_update(actor=request.user, pk=qs_id, **_body(payload, exclude_unset=True))
     return queryset_out(qs)
 
 
-@router.get("/runs", response=dict)
-def list_runs(request, cursor: str | None = None, limit: int | None = None):
+@router.get("/runs", response={200: RunPageOut, **errors(*READ)})
+def list_runs(request, cursor: str | None = None, limit: int = page_limit(100, MAX_LIMIT)):
     """Runs newest first, without their per-query rows, paged: ``{"runs", "next_cursor"}``."""
     require_namespace(request, None)  # query sets and runs span namespaces
     require_role(request.user, "viewer")
@@ -302,7 +316,7 @@ def list_runs(request, cursor: str | None = None, limit: int | None = None):
     }
 
 
-@router.post("/runs", response={201: dict})
+@router.post("/runs", response={201: RunOut, **errors(*WRITE, 404, 429, 503)})
 def create_run(request, payload: RunIn):
     """Evaluate profiles over a query set with the judgments; the saved run is immutable."""
     require_namespace(request, None)  # query sets and runs span namespaces
@@ -313,7 +327,7 @@ def create_run(request, payload: RunIn):
     return Status(201, lab_runs.run_out(run))
 
 
-@router.get("/runs/compare", response=dict)
+@router.get("/runs/compare", response={200: CompareOut, **errors(*READ, 404)})
 def compare_runs(request, a: int, b: int):
     """Two runs side by side: each (run, profile)'s metrics, and nDCG per query."""
     require_namespace(request, None)  # query sets and runs span namespaces
@@ -323,7 +337,7 @@ def compare_runs(request, a: int, b: int):
     return lab_runs.run_compare(lab_runs.run_get(a), lab_runs.run_get(b))
 
 
-@router.get("/runs/{run_id}", response=dict)
+@router.get("/runs/{run_id}", response={200: RunOut, **errors(*ONE)})
 def get_run(request, run_id: int):
     require_namespace(request, None)  # query sets and runs span namespaces
     require_role(request.user, "viewer")
