@@ -13,11 +13,21 @@ from pydantic import Field
 from accounts.roles import require_role
 from api.core import Strict, require_namespace
 from api.pagination import cursor_page
+from api.schemas import ONE, READ, WRITE, errors, page_limit
 from integrations.webhooks import endpoints, outbox
+from integrations.webhooks.api_schemas import (
+    DeliveryPageOut,
+    DeliveryStatus,
+    EndpointOut,
+    EndpointPageOut,
+    TestEventOut,
+)
 from integrations.webhooks.models import WebhookDelivery, WebhookEndpoint
 from memories.errors import InvalidInput, NotFound
 
 router = Router(tags=["webhooks"])
+
+PAGE_MAX = 500  # a delivery carries its attempt log
 
 
 class EndpointIn(Strict):
@@ -72,17 +82,17 @@ def _endpoint(endpoint_id: int) -> WebhookEndpoint:
 def _page(rows, cursor: str | None, limit: int, *, ascending: bool):
     """Keyset page over ``rows`` by primary key: (items, next_cursor)."""
     return cursor_page(rows, order=("pk",) if ascending else ("-pk",), cursor=cursor,
-                       limit=limit, maximum=500)
+                       limit=limit, maximum=PAGE_MAX)
 
 
-@router.get("/webhooks", response=dict)
-def list_webhooks(request, cursor: str | None = None, limit: int = 100):
+@router.get("/webhooks", response={200: EndpointPageOut, **errors(*READ)}, exclude_unset=True)
+def list_webhooks(request, cursor: str | None = None, limit: int = page_limit(100, PAGE_MAX)):
     _admin(request)
     items, next_cursor = _page(WebhookEndpoint.objects.all(), cursor, limit, ascending=True)
     return {"webhooks": [endpoint_out(e) for e in items], "next_cursor": next_cursor}
 
 
-@router.post("/webhooks", response={201: dict})
+@router.post("/webhooks", response={201: EndpointOut, **errors(*WRITE)}, exclude_unset=True)
 def create_webhook(request, payload: EndpointIn):
     """201 the endpoint with its signing ``secret``."""
     _admin(request)
@@ -90,13 +100,15 @@ def create_webhook(request, payload: EndpointIn):
     return Status(201, endpoint_out(endpoint, secret=True))
 
 
-@router.get("/webhooks/{webhook_id}", response=dict)
+@router.get("/webhooks/{webhook_id}", response={200: EndpointOut, **errors(*ONE)},
+            exclude_unset=True)
 def get_webhook(request, webhook_id: int):
     _admin(request)
     return endpoint_out(_endpoint(webhook_id), secret=True)
 
 
-@router.patch("/webhooks/{webhook_id}", response=dict)
+@router.patch("/webhooks/{webhook_id}", response={200: EndpointOut, **errors(*WRITE, 404)},
+              exclude_unset=True)
 def patch_webhook(request, webhook_id: int, payload: EndpointPatch):
     _admin(request)
     endpoint = endpoints.endpoint_update(actor=request.user, endpoint=_endpoint(webhook_id),
@@ -104,14 +116,15 @@ def patch_webhook(request, webhook_id: int, payload: EndpointPatch):
     return endpoint_out(endpoint)
 
 
-@router.delete("/webhooks/{webhook_id}", response={204: None})
+@router.delete("/webhooks/{webhook_id}", response={204: None, **errors(*ONE)})
 def delete_webhook(request, webhook_id: int):
     _admin(request)
     endpoints.endpoint_delete(actor=request.user, endpoint=_endpoint(webhook_id))
     return Status(204, None)
 
 
-@router.post("/webhooks/{webhook_id}/rotate-secret", response=dict)
+@router.post("/webhooks/{webhook_id}/rotate-secret",
+             response={200: EndpointOut, **errors(*ONE, 413)}, exclude_unset=True)
 def rotate_secret(request, webhook_id: int):
     """A new signing secret (the old one stops working at once)."""
     _admin(request)
@@ -120,7 +133,7 @@ def rotate_secret(request, webhook_id: int):
     return endpoint_out(endpoint, secret=True)
 
 
-@router.post("/webhooks/{webhook_id}/test", response={202: dict})
+@router.post("/webhooks/{webhook_id}/test", response={202: TestEventOut, **errors(*ONE, 413)})
 def send_test(request, webhook_id: int):
     """Queue a ``webhook.test`` event for this endpoint: 202 ``{"event_id"}``."""
     _admin(request)
@@ -128,9 +141,10 @@ def send_test(request, webhook_id: int):
     return Status(202, {"event_id": event.event_id})
 
 
-@router.get("/webhooks/{webhook_id}/deliveries", response=dict)
-def list_deliveries(request, webhook_id: int, status: str | None = None,
-                    cursor: str | None = None, limit: int = 100):
+@router.get("/webhooks/{webhook_id}/deliveries",
+            response={200: DeliveryPageOut, **errors(*ONE)})
+def list_deliveries(request, webhook_id: int, status: DeliveryStatus | None = None,
+                    cursor: str | None = None, limit: int = page_limit(100, PAGE_MAX)):
     """The endpoint's delivery log, newest first; ``status`` pending / delivered / failed /
     cancelled."""
     _admin(request)
