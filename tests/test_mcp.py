@@ -41,13 +41,15 @@ def http_client(live_server, token: str) -> Client:
     return Client(streamable_http_client(f"{live_server.url}/mcp", http_client=http))
 
 
-def stdio_client(token: str, **env) -> Client:
-    # The subprocess runs this run's settings on this test's database, Redis and prefix.
+def stdio_client(token: str, *, args=("--allow-empty-redis",), **env) -> Client:
+    # The subprocess runs this run's settings on this test's database, Redis and prefix
+    # (which holds no data before the test writes some: hence --allow-empty-redis).
     env = {"DJANGO_SETTINGS_MODULE": os.environ["DJANGO_SETTINGS_MODULE"],
            "DATABASE_URL": _database_url(), "REDIS_URL": settings.REDIS_URL,
            "MEMORY_KEY_PREFIX": settings.MEMORY_KEY_PREFIX, "MEMORY_CONSOLE_TOKEN": token,
            "PYTHONPATH": os.environ.get("PYTHONPATH", ""), **env}
-    return Client(StdioServerParameters(command=sys.executable, args=["manage.py", "mcp_stdio"],
+    return Client(StdioServerParameters(command=sys.executable,
+                                        args=["manage.py", "mcp_stdio", *args],
                                         env=env, cwd=str(ROOT)))
 
 

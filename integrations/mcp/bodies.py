@@ -24,6 +24,7 @@ from api.memories import (
 )
 from api.search import RecallIn, hit_out
 from api.sessions import ExtractIn, MessagesIn, SessionIn, SummariseIn, _session_or_404, session_out
+from integrations.mcp.caller import user_id_or_default
 from integrations.metrics.registry import count_redis_error, observe_recall
 from memories import access, listing, services, store
 from memories.errors import InvalidInput
@@ -48,7 +49,8 @@ def _written(memory: Memory, **extra) -> dict:
 
 def add_memory(caller, **args) -> dict:
     require_role(caller.user, "editor")
-    require_namespace(caller, args.get("user_id"))
+    args["user_id"] = user_id_or_default(caller, args.get("user_id"))
+    require_namespace(caller, args["user_id"])
     fields = MemoryIn.model_validate(args).model_dump()
     for name in ("created_at", "valid_from"):
         value = fields.pop(name)
@@ -78,6 +80,7 @@ def _hit_summary(hit) -> dict:
 
 def search_memories(caller, **args) -> dict:
     require_role(caller.user, "viewer")
+    args["user_id"] = user_id_or_default(caller, args.get("user_id"))
     payload = RecallIn.model_validate(args)
     user_id = clean_identifier(payload.user_id, "user_id")
     require_namespace(caller, user_id)
@@ -192,12 +195,12 @@ def promote(caller, *, memory_id=None, session_id=None, seq=None, reason: str = 
     return _written(memory, deduplicated=dup)
 
 
-def list_memories(caller, *, user_id, conversation_id=None, type=None,
+def list_memories(caller, *, user_id=None, conversation_id=None, type=None,
                   include_forgotten: bool = False, metadata=None, cursor=None,
                   limit: int = 20) -> dict:
     """As ``GET /api/v1/memories`` (the same selector, cursors and limits)."""
     require_role(caller.user, "viewer")
-    user_id = clean_identifier(user_id, "user_id")
+    user_id = clean_identifier(user_id_or_default(caller, user_id), "user_id")
     require_namespace(caller, user_id)
     if conversation_id:
         conversation_id = clean_identifier(conversation_id, "conversation_id")
@@ -209,7 +212,8 @@ def list_memories(caller, *, user_id, conversation_id=None, type=None,
 
 def create_session(caller, **args) -> dict:
     require_role(caller.user, "editor")
-    require_namespace(caller, args.get("user_id"))
+    args["user_id"] = user_id_or_default(caller, args.get("user_id"))
+    require_namespace(caller, args["user_id"])
     payload = SessionIn.model_validate(args)
     return session_out(sessions.session_create(**payload.model_dump()))
 

@@ -6,6 +6,11 @@ and namespace restriction). The bearer token travels to the tools in a context v
 call, so a token revoked while a stdio server runs stops working with its next call. A
 ``Caller`` has the two attributes the API's permission helpers read from a request
 (``user``, ``token_namespaces``), so those helpers take it unchanged.
+
+The default namespace spares a model from choosing ``user_id``: the one a connection names
+(``mcp_stdio --default-namespace``, the ``X-Memory-Namespace`` header of ``/mcp``), else the
+only namespace of a token restricted to exactly one; tools that take ``user_id`` use it when
+the call gives none (``user_id_or_default``).
 """
 
 import contextvars
@@ -13,7 +18,8 @@ import copy
 from dataclasses import dataclass, field
 
 from accounts.tokens import token_lookup
-from memories.errors import ServiceError
+from memories.errors import InvalidInput, PermissionDenied, ServiceError
+from memories.validation import clean_identifier
 
 
 class Unauthorized(ServiceError):
@@ -25,9 +31,12 @@ class Unauthorized(ServiceError):
 class Caller:
     user: object
     token_namespaces: list[str] = field(default_factory=list)
+    default_namespace: str | None = None
 
 
 _token: contextvars.ContextVar[str] = contextvars.ContextVar("mcp_token", default="")
+_named_default: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "mcp_default_namespace", default=None)
 
 
 def caller_for_token(token: str) -> Caller | None:
@@ -37,7 +46,10 @@ def caller_for_token(token: str) -> Caller | None:
     if row is None:
         return None
     # The cached row is shared by the process's threads: never hand its user out.
-    return Caller(user=copy.copy(row.user), token_namespaces=list(row.namespaces))
+    namespaces = list(row.namespaces)
+    only = namespaces[0] if len(namespaces) == 1 else None
+    return Caller(user=copy.copy(row.user), token_namespaces=namespaces,
+                  default_namespace=_named_default.get() or only)
 
 
 def use_token(token: str) -> contextvars.Token:
@@ -47,6 +59,39 @@ def use_token(token: str) -> contextvars.Token:
 
 def forget_token(marker: contextvars.Token) -> None:
     _token.reset(marker)
+
+
+def check_default_namespace(caller: Caller, name: str, *, field: str) -> None:
+    """Refuse a default namespace the caller could not use: InvalidInput (400) for a bad
+    identifier, PermissionDenied (403) outside a restricted token's namespaces; both name
+    ``field`` (the header or option that gave it)."""
+    clean_identifier(name, field)
+    if caller.token_namespaces and name not in caller.token_namespaces:
+        raise PermissionDenied(f"this token may not access namespace {name!r}", field=field)
+
+
+def use_default_namespace(name: str | None) -> contextvars.Token:
+    """Make ``name`` the default namespace of the tool calls that follow in this context
+    (None: only a token restricted to one namespace gives a default). Check it first with
+    ``check_default_namespace``."""
+    return _named_default.set(name)
+
+
+def forget_default_namespace(marker: contextvars.Token) -> None:
+    _named_default.reset(marker)
+
+
+def user_id_or_default(caller: Caller, user_id: str | None) -> str:
+    """``user_id`` when given, else the caller's default namespace; InvalidInput naming
+    ``user_id`` when there is neither."""
+    if user_id is not None:
+        return user_id
+    if caller.default_namespace is None:
+        raise InvalidInput(
+            "user_id is required: this connection has no default namespace (a token "
+            "restricted to one namespace, mcp_stdio --default-namespace or the "
+            "X-Memory-Namespace header gives one)", field="user_id")
+    return caller.default_namespace
 
 
 def current_caller() -> Caller:

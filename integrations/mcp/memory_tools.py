@@ -25,7 +25,13 @@ from integrations.mcp.shapes import (
 )
 
 MemoryType = Literal["long_term", "short_term", "working"]
-UserId = Annotated[str, Field(description="the namespace (1-128 characters)")]
+UserId = Annotated[str | None, Field(description=(
+    "the namespace (1-128 characters), usually the user the memories are about; leave it "
+    "out to use the connection's default namespace (required when there is none)"))]
+Tags = Annotated[list[str] | None, Field(description="labels to file it under, e.g. "
+                                                     "[\"work\", \"travel\"]")]
+Metadata = Annotated[dict | None, Field(description="any JSON object the caller wants kept "
+                                                    "with it (not searched)")]
 MemoryId = Annotated[str, Field(description="mem_ + 16 hex digits")]
 ConversationId = Annotated[str | None, Field(
     description="the conversation it belongs to; null = user-wide")]
@@ -42,16 +48,22 @@ Supersession = Annotated[Literal["off", "propose", "apply"] | None, Field(descri
 
 
 async def add_memory(
-    user_id: UserId,
-    content: Annotated[str, Field(description="the text to remember (not blank)")],
+    content: Annotated[str, Field(description=(
+        "the text to remember (not blank): one fact that stands alone, e.g. 'Alice is "
+        "allergic to peanuts'"))],
+    user_id: UserId = None,
     conversation_id: ConversationId = None,
-    type: MemoryType = "long_term",
+    type: Annotated[MemoryType, Field(description=(
+        "long_term (default: facts, preferences), short_term (expires after ttl_seconds) "
+        "or working (scratch notes of a task)"))] = "long_term",
     importance: Annotated[float | None, Field(description="0..1; estimated when absent")] = None,
-    tags: list[str] | None = None,
-    metadata: dict | None = None,
+    tags: Tags = None,
+    metadata: Metadata = None,
     source: Annotated[str, Field(description="the system it came from")] = "",
-    author: str = "",
-    keywords: list[str] | None = None,
+    author: Annotated[str, Field(description="who stated it (a person or an agent's "
+                                             "name)")] = "",
+    keywords: Annotated[list[str] | None, Field(description=(
+        "extra words it should be found by (indexed, not shown)"))] = None,
     ttl_seconds: Annotated[int | None, Field(description="short_term only; default 24 h")] = None,
     created_at: Annotated[str | None, Field(description="ISO 8601, for imports")] = None,
     context: Annotated[str, Field(description="text indexed beside the content")] = "",
@@ -62,22 +74,32 @@ async def add_memory(
         "content is a chat transcript ('Speaker: text' lines) or a note: write the memories "
         "extracted from it instead of the text; the answer lists them in memories"))] = False,
 ) -> AddMemoryOut:
-    """Remember one memory. The same content in the same scope (user_id, conversation_id,
-    type) returns the existing memory with deduplicated true. When it replaces an older
-    fact (a new address, employer, deadline), name the old memory in supersedes. With
-    infer, the facts worth keeping are drawn from the text and each remembered."""
+    """Remember one memory. Call it when the user states something worth knowing in a later
+    conversation: a lasting fact about themselves or their world, a preference, a plan, a
+    decision, a change ("I moved to Lisbon", "call me Sam", "I'm vegetarian now"); not for
+    greetings, questions or small talk. Write it as a fact that stands alone. The same
+    content in the same scope (user_id, conversation_id, type) returns the existing memory
+    with deduplicated true. When it replaces an older fact (a new address, employer,
+    deadline), search first and name the old memory in supersedes. With infer, the facts
+    worth keeping are drawn from a transcript and each remembered."""
     return await call_tool_body(bodies.add_memory, **locals())
 
 
 async def search_memories(
-    user_id: UserId,
-    query: Annotated[str, Field(description="what to look for; no usable words = no results")],
+    query: Annotated[str, Field(description=(
+        "what to look for, in the user's words; time words find the memories written "
+        "then ('last week', 'yesterday', 'in March', '3 days ago'; a query of only "
+        "a time lists that time's memories); no usable words = no results"))],
+    user_id: UserId = None,
     conversation_id: ConversationId = None,
     limit: Annotated[int, Field(description="1..100")] = 5,
-    types: list[MemoryType] | None = None,
+    types: Annotated[list[MemoryType] | None, Field(description=(
+        "only these memory types; default all"))] = None,
     profile: Annotated[str | None, Field(description="ranking profile name; default profile "
                                                      "when absent")] = None,
-    match_mode: Literal["any", "all", "all_then_any"] | None = None,
+    match_mode: Annotated[Literal["any", "all", "all_then_any"] | None, Field(description=(
+        "any: a result needs one of the words; all: every word; all_then_any: all, else "
+        "any when nothing has all; default: the profile's"))] = None,
     as_of: Annotated[str | None, Field(description=(
         "ISO 8601: answer with the facts that held then (e.g. where the user lived last "
         "July) instead of the facts valid now"))] = None,
@@ -85,24 +107,33 @@ async def search_memories(
         "also answer facts that no longer hold (superseded or ended), each with "
         "valid_until and superseded_by: to see how a fact changed"))] = False,
 ) -> SearchOut:
-    """Recall: the memories of one namespace that match the query, best first, each with
-    the parts of its score (BM25, recency, importance), its strongest terms and its
-    validity. Only facts valid now, unless as_of or include_superseded says otherwise."""
+    """Recall what is known about the user. Call it before answering a question about the
+    user, their past, plans, preferences or people they mentioned, and whenever earlier
+    conversations may matter ("what did I say about...", "as usual", "my sister"). Time
+    words in the query work: "what did we decide last week" searches that week's memories.
+    Answers the memories of one namespace that match the query, best first, each with the
+    parts of its score (BM25, recency, importance), its strongest terms and its validity;
+    only facts valid now, unless as_of or include_superseded says otherwise."""
     return await call_tool_body(bodies.search_memories, **locals())
 
 
 async def get_memory(memory_id: MemoryId) -> MemoryOut:
-    """One memory with every field (also a forgotten one: deleted_at is set)."""
+    """One memory with every field (also a forgotten one: deleted_at is set). Call it to
+    read a memory whose id a search or list answered, e.g. before changing it."""
     return await call_tool_body(bodies.get_memory, memory_id=memory_id)
 
 
 async def update_memory(
     memory_id: MemoryId,
-    content: str | None = None,
+    content: Annotated[str | None, Field(description="the corrected text; unchanged when "
+                                                     "absent")] = None,
     importance: Annotated[float | None, Field(description="0..1")] = None,
-    tags: list[str] | None = None,
-    type: MemoryType | None = None,
-    metadata: dict | None = None,
+    tags: Annotated[list[str] | None, Field(description="the new labels (replace the old "
+                                                        "ones)")] = None,
+    type: Annotated[MemoryType | None, Field(description="the new type; unchanged when "
+                                                         "absent")] = None,
+    metadata: Annotated[dict | None, Field(description="the new metadata object (replaces "
+                                                       "the old one)")] = None,
     reason: Reason = "",
     version: Annotated[int | None, Field(description="the version you read; a newer one "
                                                      "refuses the change (conflict)")] = None,
@@ -110,29 +141,35 @@ async def update_memory(
     valid_from: ValidFrom = None,
     supersession: Supersession = None,
 ) -> MemoryOut:
-    """Change a memory: a new version; the old one stays in its history. To record that a
-    fact changed in the world, prefer add_memory with supersedes (both facts stay)."""
+    """Correct a memory (a typo, a wrong detail, a new importance): a new version; the old
+    one stays in its history. When the fact changed in the world (the user moved, changed
+    jobs), call add_memory with supersedes instead, so both facts stay in time."""
     args = {k: v for k, v in locals().items() if v is not None}
     return await call_tool_body(bodies.update_memory, **args)
 
 
 async def delete_memory(memory_id: MemoryId, reason: Reason = "") -> Forgotten:
-    """Forget a memory (soft delete: it leaves recall; an editor can restore it)."""
+    """Forget a memory (soft delete: it leaves recall; an editor can restore it). Call it
+    when the user asks to forget something or a memory is plainly wrong."""
     return await call_tool_body(bodies.delete_memory, memory_id=memory_id, reason=reason)
 
 
 async def list_memories(
-    user_id: UserId,
+    user_id: UserId = None,
     conversation_id: Annotated[str | None, Field(
         description="one conversation; empty string = the user-wide memories; null = all")] = None,
-    type: MemoryType | None = None,
-    include_forgotten: bool = False,
+    type: Annotated[MemoryType | None, Field(description="only this memory type; default "
+                                                         "all")] = None,
+    include_forgotten: Annotated[bool, Field(description="also forgotten (deleted) "
+                                                         "memories")] = False,
     metadata: Annotated[dict[str, str] | None, Field(
         description="dotted path -> the string the memory's metadata holds there")] = None,
     cursor: Annotated[str | None, Field(description="next_cursor of the previous page")] = None,
     limit: Annotated[int, Field(description="1..500")] = 20,
 ) -> MemoryPage:
-    """A namespace's memories, newest first, a page at a time (as GET /api/v1/memories)."""
+    """A namespace's memories, newest first, a page at a time (as GET /api/v1/memories).
+    Call it to review everything known (e.g. "what do you know about me?"); to answer a
+    question, search_memories finds the relevant ones."""
     return await call_tool_body(bodies.list_memories, **locals())
 
 
@@ -177,7 +214,8 @@ async def revalidate_memory(
 async def list_conflicts(
     user_id: Annotated[str | None, Field(description=(
         "one namespace; null = every namespace the token reaches"))] = None,
-    status: Literal["open", "accepted", "rejected"] = "open",
+    status: Annotated[Literal["open", "accepted", "rejected"], Field(description=(
+        "open (waiting for a decision, the default), accepted or rejected"))] = "open",
     cursor: Annotated[str | None, Field(description="next_cursor of the previous page")] = None,
     limit: Annotated[int | None, Field(description="1..1000; default 100")] = None,
 ) -> ConflictPage:

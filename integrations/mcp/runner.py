@@ -8,8 +8,8 @@ Errors keep the API's ``{"error": {"code", "message", "field"}}``:
 - a tool answers a failed call with an error result (``isError``: the model reads it and can
   correct the field), its ``structuredContent`` the API's error body plus ``status``, the
   HTTP status the REST API gives the same failure (400, 401, 403, 404, 409, 413, 503);
-- a resource read has no error result in MCP: it raises a JSON-RPC error whose ``data`` is
-  that same body, ``code`` from ``JSONRPC_CODES``.
+- a resource read or a prompt has no error result in MCP: it raises a JSON-RPC error whose
+  ``data`` is that same body, ``code`` from ``JSONRPC_CODES``.
 """
 
 import json
@@ -87,12 +87,17 @@ async def call_tool_body(fn, **arguments):
         return error_result(error_body(exc))
 
 
-async def read_resource_body(fn, **arguments) -> str:
-    """``fn(caller, **arguments)`` as JSON text, or an MCPError carrying the API's error."""
+async def call_body(fn, **arguments):
+    """``fn(caller, **arguments)``'s value, or an MCPError carrying the API's error (what a
+    resource read or a prompt answers: neither has an error result)."""
     try:
-        value = await sync_to_async(_invoke, thread_sensitive=True)(fn, arguments)
+        return await sync_to_async(_invoke, thread_sensitive=True)(fn, arguments)
     except (ServiceError, ValidationError, store.RedisError) as exc:
         body = error_body(exc)
         raise MCPError(code=JSONRPC_CODES.get(body["status"], INVALID_PARAMS),
                        message=body["error"]["message"], data=body) from None
-    return json.dumps(value, ensure_ascii=False)
+
+
+async def read_resource_body(fn, **arguments) -> str:
+    """``fn(caller, **arguments)`` as JSON text, or an MCPError carrying the API's error."""
+    return json.dumps(await call_body(fn, **arguments), ensure_ascii=False)

@@ -19,19 +19,24 @@ SessionId = Annotated[str, Field(description="the session's id")]
 
 class MessageArg(BaseModel):
     role: str = Field(description="user, assistant, system or tool")
-    content: str
+    content: str = Field(description="the message's text")
 
 
 async def create_session(
-    user_id: Annotated[str, Field(description="the namespace the session belongs to")],
+    user_id: Annotated[str | None, Field(description=(
+        "the namespace the session belongs to; leave it out to use the connection's "
+        "default namespace (required when there is none)"))] = None,
     session_id: Annotated[str | None, Field(description="generated when absent")] = None,
-    agent_id: str = "",
+    agent_id: Annotated[str, Field(description="the agent holding the conversation")] = "",
     ttl_seconds: Annotated[int | None, Field(description="hot window TTL, sliding")] = None,
-    system_prompt: str = "",
-    metadata: dict | None = None,
+    system_prompt: Annotated[str, Field(description="the conversation's system prompt, "
+                                                    "kept with it")] = "",
+    metadata: Annotated[dict | None, Field(description="any JSON object kept with the "
+                                                       "session")] = None,
 ) -> SessionOut:
     """Start a short-term conversation session (its transcript is kept; the newest
-    messages stay hot)."""
+    messages stay hot). Call it at the start of a conversation whose turns should be
+    kept, then append_messages after each turn and get_context to rebuild the prompt."""
     return await call_tool_body(bodies.create_session, **locals())
 
 
@@ -41,7 +46,8 @@ async def append_messages(
     role: Annotated[str | None, Field(description="one message: its role ...")] = None,
     content: Annotated[str | None, Field(description="... and its text")] = None,
 ) -> Appended:
-    """Add messages to a session's transcript (role + content, or messages)."""
+    """Add messages to a session's transcript (role + content, or messages). Call it after
+    each turn of a session's conversation."""
     args = {k: v for k, v in {"role": role, "content": content}.items() if v is not None}
     if messages is not None:
         args["messages"] = [m.model_dump() for m in messages]
@@ -55,7 +61,8 @@ async def get_context(
                                                         "(characters / 4)")] = None,
     at: Annotated[str | None, Field(description="ISO 8601: the context as it was then")] = None,
 ) -> ContextOut:
-    """A session's context for the next turn: its rolling summary and newest messages."""
+    """A session's context for the next turn: its rolling summary and newest messages.
+    Call it when a conversation resumes or its history no longer fits the prompt."""
     return await call_tool_body(bodies.get_context, **locals())
 
 
