@@ -309,10 +309,18 @@ METRICS_EXTRA_DIRS = env_list("METRICS_EXTRA_DIRS", str(BASE_DIR / "var" / "metr
 if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
     Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).mkdir(parents=True, exist_ok=True)
 
+# Traces (integrations/tracing/setup.py: on when OTEL_TRACES_EXPORTER names an exporter): the
+# recall query on its search_memory span (gen_ai.memory.query.text) only when this is on.
+MEMORY_TRACE_QUERY_TEXT = env_bool("MEMORY_TRACE_QUERY_TEXT", False)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # A line logged inside a span ends with its trace_id and span_id (nothing otherwise).
+    "filters": {"trace": {"()": "integrations.tracing.logs.TraceIdFilter"}},
+    "formatters": {"plain": {"format": "%(message)s%(trace)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["trace"],
+                             "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     # Django's own logger would print every line twice (its handler + the root's).
     "loggers": {"jieba": {"level": "WARNING"},

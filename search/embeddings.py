@@ -32,6 +32,7 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import F, Q
 
+from memories import tracing
 from memories.models import Memory
 from search.models import MemoryEmbedding
 from search.semantic import encoder
@@ -200,7 +201,7 @@ def query_vector_soon(query: str) -> Callable[[], np.ndarray]:
         if _pool is None:
             _pool = ThreadPoolExecutor(max_workers=_POOL_SIZE, thread_name_prefix="encode")
         pool = _pool
-    return pool.submit(query_vector, query).result
+    return pool.submit(tracing.carried("memory.encode", query_vector), query).result
 
 
 def clear_query_cache() -> None:

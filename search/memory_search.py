@@ -43,7 +43,7 @@ import time
 
 from django.conf import settings
 
-from memories import access, store
+from memories import access, store, tracing
 from search import index_lost, lean_window, rescoring, scoring, synonyms, temporal, time_recall
 from search.index import fields as index_fields
 from search.index import postings
@@ -71,6 +71,7 @@ def _field(profile: RankingProfile) -> str:
     return index_fields.content_field(stemming=profile.stemming, context=profile.context)
 
 
+@tracing.recall_span
 def memory_search(
     *, user_id: str, query: str, limit: int = 5, conversation_id: str | None = None,
     types: list[str] | None = None, profile: str | RankingProfile | None = None,
@@ -191,6 +192,8 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
             client, user_id=user_id, field=field_name, terms=terms, k=k, k1=prof.k1, b=prof.b,
             mode=m, now=now, conversation_id=conversation_id, types=types))
 
+    fetch = tracing.traced("memory.index", fetch)  # its Redis commands are its children
+
     def fetch_mode():
         if mode == MatchMode.ALL_THEN_ANY and lua_mode != "collect":
             found = fetch(MatchMode.ALL)
@@ -204,7 +207,8 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
     # the database holds it, or not at all when forgotten or purged (search.pending). A
     # rescoring window reads its embeddings in the same query. The serving index's search
     # reads it while Redis answers its freshness check (the two waits overlap).
-    window_check = rescoring.window_read if query_vector is not None else row_flags
+    window_check = tracing.traced("memory.db_check", rescoring.window_read
+                                  if query_vector is not None else row_flags)
     in_range = filter_time = window is not None and plan.mode == "filter"
     vectors: dict = {}
     while True:

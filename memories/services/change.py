@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from integrations.webhooks import outbox
+from memories import tracing
 from memories.errors import Conflict, InvalidInput, NotFound
 from memories.history import MARKER_KINDS, actor_name
 from memories.mirror import sync_memory
@@ -58,6 +59,7 @@ def _refuse_duplicate(memory: Memory) -> None:
                        duplicate_of=other)
 
 
+@tracing.write_span("update_memory")
 @transaction.atomic
 def memory_update(
     *, memory_id: str, actor=None, reason: str = "", expected_version: int | None = None,
@@ -137,6 +139,7 @@ def memory_update(
     return memory
 
 
+@tracing.write_span("delete_memory")
 @transaction.atomic
 def memory_forget(*, memory_id: str, actor=None, reason: str = "",
                   kind: str = ChangeKind.FORGET) -> Memory:
@@ -153,6 +156,7 @@ def memory_forget(*, memory_id: str, actor=None, reason: str = "",
     return save_version(memory, kind=kind, actor=actor, reason=reason)
 
 
+@tracing.write_span("update_memory")
 @transaction.atomic
 def memory_restore(*, memory_id: str, actor=None, reason: str = "") -> Memory:
     """Bring a forgotten memory back into search (a new version). Raises NotFound, and
@@ -166,6 +170,7 @@ def memory_restore(*, memory_id: str, actor=None, reason: str = "") -> Memory:
     return save_version(memory, kind=ChangeKind.RESTORE, actor=actor, reason=reason)
 
 
+@tracing.write_span("update_memory")
 @transaction.atomic
 def memory_rollback(*, memory_id: str, version: int, actor=None, reason: str) -> Memory:
     """New version equal to ``version`` in content, importance, tags, type and context.
@@ -253,6 +258,7 @@ class Purged:
     index_pending: bool = False
 
 
+@tracing.write_span("delete_memory")
 @transaction.atomic
 def memory_purge(*, memory_id: str, actor=None, reason: str = "") -> Purged:
     """Hard delete (admin): the row and every version of its content are removed, and so are

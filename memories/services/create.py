@@ -15,6 +15,7 @@ from django.utils import timezone
 from integrations.metrics.registry import count_write
 from integrations.webhooks import outbox
 from memories import importance as importance_estimate
+from memories import tracing
 from memories.bulk_insert import memories_create_with_history
 from memories.errors import InvalidInput, TooLarge
 from memories.history import actor_name
@@ -234,6 +235,7 @@ def _insert_with_history(memory: Memory, *, kind: str, actor, reason: str) -> No
     transaction.on_commit(functools.partial(count_write, kind))
 
 
+@tracing.write_span("create_memory")
 def memory_create(*, actor=None, kind: str = ChangeKind.CREATE, reason: str = "",
                   supersedes=None, supersession=None, **fields) -> tuple[Memory, bool]:
     """Create one memory; fields as ``build_memory`` takes them.
@@ -271,6 +273,7 @@ def memory_create(*, actor=None, kind: str = ChangeKind.CREATE, reason: str = ""
     return memory, False
 
 
+@tracing.write_span("create_memory")
 @transaction.atomic
 def memory_create_many(*, items: list[dict], actor=None, reason: str = "",
                        supersession=None) -> list[tuple[Memory, bool]]:

@@ -13,6 +13,7 @@ import datetime as dt
 from django.db import transaction
 from django.utils import timezone
 
+from memories import tracing
 from memories.errors import Conflict, InvalidInput, NotFound
 from memories.history import actor_name
 from memories.models import ChangeKind, ConflictStatus, Memory
@@ -91,6 +92,7 @@ def _chain_above(memory: Memory) -> set[str]:
     return seen
 
 
+@tracing.write_span("update_memory")
 @transaction.atomic
 def memory_invalidate(*, memory_id: str, actor=None, reason: str,
                       valid_until: dt.datetime | None = None) -> Memory:
@@ -118,6 +120,7 @@ def memory_invalidate(*, memory_id: str, actor=None, reason: str,
     return memory
 
 
+@tracing.write_span("update_memory")
 @transaction.atomic
 def memory_revalidate(*, memory_id: str, actor=None, reason: str) -> Memory:
     """Undo a supersession or an end: the fact holds again (``valid_until`` and

@@ -33,6 +33,7 @@ from integrations.mcp.caller import (
 )
 from integrations.mcp.runner import recycle_connections_between_calls
 from integrations.mcp.server import server
+from integrations.tracing.setup import setup as tracing_setup
 from memories import store
 from memories.errors import ServiceError
 
@@ -96,6 +97,7 @@ class Command(BaseCommand):
         self._check_stores(allow_empty_redis)
         recycle_connections_between_calls()
         use_token(token)
+        tracing_setup()  # spans on stderr or to a collector, never on stdout (the MCP channel)
         use_default_namespace(default_namespace)
         anyio.run(server.run_stdio_async)
 
