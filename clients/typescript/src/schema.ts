@@ -1070,6 +1070,29 @@ export interface components {
              */
             length: number;
         };
+        /** AuditEventOut */
+        AuditEventOut: {
+            /** Action */
+            action: string;
+            /** Actor */
+            actor: string;
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Reason */
+            reason: string;
+            /** Target */
+            target: string;
+        };
+        /** AuditPageOut */
+        AuditPageOut: {
+            /** Events */
+            events: components["schemas"]["AuditEventOut"][];
+            /** Next Cursor */
+            next_cursor: string | null;
+        };
         /** BatchIn */
         BatchIn: {
             /**
@@ -1183,6 +1206,20 @@ export interface components {
              */
             type: "long_term" | "short_term" | "working";
         };
+        /**
+         * CleanupPlanOut
+         * @description What the forgetting policy would do: memory ids to forget, consolidate, archive.
+         */
+        CleanupPlanOut: {
+            /** Archive */
+            archive: string[];
+            /** Consolidate */
+            consolidate: string[];
+            /** Forget */
+            forget: string[];
+            /** User Id */
+            user_id: string;
+        };
         /** CleanupUndoIn */
         CleanupUndoIn: {
             /**
@@ -1192,6 +1229,101 @@ export interface components {
             reason: string;
             /** Run Id */
             run_id: string;
+        };
+        /**
+         * CleanupUndoOut
+         * @description The memories the run forgot or archived that came back (``restored``) and those left
+         *     as they are (``skipped``: purged, restored or forgotten again since).
+         */
+        CleanupUndoOut: {
+            /** Restored */
+            restored: string[];
+            /** Run Id */
+            run_id: string;
+            /** Skipped */
+            skipped: string[];
+            /** User Id */
+            user_id: string;
+        };
+        /** CompareColumnOut */
+        CompareColumnOut: {
+            /** Label */
+            label: string;
+            /** Metrics */
+            metrics: {
+                [key: string]: unknown;
+            };
+            /** Profile */
+            profile: string;
+            /** Run */
+            run: number;
+            /** Version */
+            version: number | null;
+        };
+        /**
+         * CompareOut
+         * @description Two runs side by side: a column per (run, profile), a row per query with each
+         *     column's nDCG and the deltas of the profiles both ran (``shared``), and the mean deltas
+         *     over the queries judged in both.
+         */
+        CompareOut: {
+            /** Columns */
+            columns: components["schemas"]["CompareColumnOut"][];
+            /** Mean Deltas */
+            mean_deltas: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+            /** Queries */
+            queries: {
+                [key: string]: unknown;
+            }[];
+            /** Shared */
+            shared: string[];
+        };
+        /**
+         * ConflictOut
+         * @description A proposed supersession: ``newer`` would end ``older`` (memory ids); ``confidence``
+         *     0..1; ``evidence`` the claims that clash.
+         */
+        ConflictOut: {
+            /** Confidence */
+            confidence: number;
+            /** Created At */
+            created_at: string | null;
+            /** Decided At */
+            decided_at: string | null;
+            /** Decided By */
+            decided_by: string;
+            /** Decision Reason */
+            decision_reason: string;
+            /** Evidence */
+            evidence: {
+                [key: string]: unknown;
+            };
+            /** Id */
+            id: number;
+            /** Newer */
+            newer: string;
+            /** Older */
+            older: string;
+            /** Reason */
+            reason: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "open" | "accepted" | "rejected";
+            /** User Id */
+            user_id: string;
+        };
+        /** ConflictPageOut */
+        ConflictPageOut: {
+            /** Conflicts */
+            conflicts: components["schemas"]["ConflictOut"][];
+            /** Next Cursor */
+            next_cursor: string | null;
         };
         /** ConsolidateIn */
         ConsolidateIn: {
@@ -1216,6 +1348,17 @@ export interface components {
             /** User Id */
             user_id: string;
         };
+        /** ConsolidationPlanOut */
+        ConsolidationPlanOut: {
+            /** Groups */
+            groups: components["schemas"]["PlannedGroupOut"][];
+            /** Max Members */
+            max_members: number;
+            /** Threshold */
+            threshold: number;
+            /** User Id */
+            user_id: string;
+        };
         /**
          * ContextOut
          * @description The summary of the folded messages (empty when read ``at`` a moment) and the newest
@@ -1236,6 +1379,51 @@ export interface components {
             /** Total */
             total: number;
         };
+        /**
+         * DeliveryOut
+         * @description One event's delivery to the endpoint: its state, attempts so far (``attempt_log``:
+         *     each ``{"at", "status_code", "error"}``, oldest first) and when it is tried next.
+         */
+        DeliveryOut: {
+            /** Attempt Log */
+            attempt_log: {
+                [key: string]: unknown;
+            }[];
+            /** Attempts */
+            attempts: number;
+            /** Created At */
+            created_at: string | null;
+            /** Delivered At */
+            delivered_at: string | null;
+            /** Event Id */
+            event_id: string;
+            /** Id */
+            id: number;
+            /** Last Attempt At */
+            last_attempt_at: string | null;
+            /** Last Error */
+            last_error: string;
+            /** Last Status Code */
+            last_status_code: number | null;
+            /** Namespace */
+            namespace: string | null;
+            /** Next Attempt At */
+            next_attempt_at: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "delivered" | "failed" | "cancelled";
+            /** Type */
+            type: string;
+        };
+        /** DeliveryPageOut */
+        DeliveryPageOut: {
+            /** Deliveries */
+            deliveries: components["schemas"]["DeliveryOut"][];
+            /** Next Cursor */
+            next_cursor: string | null;
+        };
         /** EndpointIn */
         EndpointIn: {
             /**
@@ -1249,6 +1437,38 @@ export interface components {
             namespaces?: string[];
             /** Url */
             url: string;
+        };
+        /**
+         * EndpointOut
+         * @description A webhook endpoint: the events it takes and the namespaces it filters on (empty:
+         *     every one). ``secret`` (signing) only on create, read and rotate.
+         */
+        EndpointOut: {
+            /** Active */
+            active: boolean;
+            /** Created At */
+            created_at: string | null;
+            /** Description */
+            description: string;
+            /** Events */
+            events: string[];
+            /** Id */
+            id: number;
+            /** Namespaces */
+            namespaces: string[];
+            /** Secret */
+            secret?: string;
+            /** Updated At */
+            updated_at: string | null;
+            /** Url */
+            url: string;
+        };
+        /** EndpointPageOut */
+        EndpointPageOut: {
+            /** Next Cursor */
+            next_cursor: string | null;
+            /** Webhooks */
+            webhooks: components["schemas"]["EndpointOut"][];
         };
         /** EndpointPatch */
         EndpointPatch: {
@@ -1313,6 +1533,14 @@ export interface components {
             /** Queries */
             queries: components["schemas"]["EvalQueryIn"][];
         };
+        /** EvaluationOut */
+        EvaluationOut: {
+            /** K */
+            k: number;
+            metrics: components["schemas"]["MetricsOut"];
+            /** Per Query */
+            per_query: components["schemas"]["QueryScoreOut"][];
+        };
         /**
          * ExplainOut
          * @description How a hit scored: the BM25 score and its normalised ``relevance``, the ``recency`` and
@@ -1349,6 +1577,38 @@ export interface components {
                 [key: string]: number;
             };
         };
+        /**
+         * ExportOut
+         * @description A schema-versioned backup document (``POST /import`` takes it back): every field of
+         *     each memory, with its history, the namespace's proposals, sessions and lab objects.
+         */
+        ExportOut: {
+            /** Conflicts */
+            conflicts: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * Exported At
+             * Format: date-time
+             */
+            exported_at: string;
+            /** Lab */
+            lab: {
+                [key: string]: unknown;
+            };
+            /** Memories */
+            memories: {
+                [key: string]: unknown;
+            }[];
+            /** Schema Version */
+            schema_version: number;
+            /** Sessions */
+            sessions: {
+                [key: string]: unknown;
+            }[];
+            /** User Id */
+            user_id: string | null;
+        };
         /** ExtractIn */
         ExtractIn: {
             /**
@@ -1373,12 +1633,83 @@ export interface components {
             method: "local" | "llm";
         };
         /**
+         * HealthOut
+         * @description Database against Redis: counts, ``drift`` (cached; ``drift_at`` when computed), the
+         *     namespaces' index statistics, the queues, failed jobs, Redis memory (``full`` when it
+         *     refuses writes), memories Redis cannot take and recall hits not yet folded.
+         */
+        HealthOut: {
+            /** Access Pending */
+            access_pending: {
+                [key: string]: unknown;
+            };
+            /** Drift */
+            drift: number;
+            /**
+             * Drift At
+             * Format: date-time
+             */
+            drift_at: string;
+            /** Drifted */
+            drifted: string[];
+            /** Drifted Statistics */
+            drifted_statistics: string[];
+            /** Failed Count */
+            failed_count: number;
+            /** Failed Jobs */
+            failed_jobs: unknown[];
+            /** Memories In Db */
+            memories_in_db: number;
+            /** Memories Indexed */
+            memories_indexed: number;
+            /** Namespaces */
+            namespaces: number;
+            /** Queues */
+            queues: {
+                [key: string]: unknown;
+            };
+            /** Redis */
+            redis: {
+                [key: string]: unknown;
+            };
+            /** Stats */
+            stats: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+            /** Unindexable */
+            unindexable: {
+                [key: string]: unknown;
+            };
+        };
+        /**
          * HistoryOut
          * @description Every version of a memory, oldest first.
          */
         HistoryOut: {
             /** Versions */
             versions: components["schemas"]["VersionOut"][];
+        };
+        /**
+         * ImportOut
+         * @description Counts: ``created`` and ``deduplicated`` (merge); a replace adds
+         *     ``replaced_namespaces``, ``removed``, ``restored`` and ``conflicts``, and the sessions
+         *     and lab objects restored.
+         */
+        ImportOut: {
+            /** Conflicts */
+            conflicts?: number;
+            /** Created */
+            created?: number;
+            /** Deduplicated */
+            deduplicated: number;
+            /** Removed */
+            removed?: number;
+            /** Replaced Namespaces */
+            replaced_namespaces?: number;
+            /** Restored */
+            restored?: number;
         };
         /**
          * InferredOut
@@ -1406,6 +1737,42 @@ export interface components {
             /** Valid Until */
             valid_until?: string | null;
         };
+        /**
+         * JobOut
+         * @description A background job was queued: poll ``GET /jobs/{job_id}``.
+         */
+        JobOut: {
+            /** Job Id */
+            job_id: string;
+        };
+        /**
+         * JobStatusOut
+         * @description A background job: ``progress`` 0..1, ``done`` of ``total`` steps when it counts them,
+         *     ``result`` once finished (the job's own answer), ``error`` its last line once failed.
+         */
+        JobStatusOut: {
+            /** Done */
+            done: number | null;
+            /** Error */
+            error: string | null;
+            /** Func */
+            func: string;
+            /** Job Id */
+            job_id: string;
+            /** Namespaces */
+            namespaces: string[] | null;
+            /** Progress */
+            progress: number;
+            /** Result */
+            result: unknown;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "queued" | "started" | "finished" | "failed";
+            /** Total */
+            total: number | null;
+        };
         /** JudgmentIn */
         JudgmentIn: {
             /** Grade */
@@ -1416,6 +1783,94 @@ export interface components {
             query: string;
             /** User Id */
             user_id: string;
+        };
+        /**
+         * JudgmentOut
+         * @description A grade 0-3 of a memory for a query, by a reviewer.
+         */
+        JudgmentOut: {
+            /** Grade */
+            grade: number;
+            /** Memory Id */
+            memory_id: string;
+            /** Query */
+            query: string;
+            /** Reviewer */
+            reviewer: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /** User Id */
+            user_id: string;
+        };
+        /** JudgmentPageOut */
+        JudgmentPageOut: {
+            /** Judgments */
+            judgments: components["schemas"]["JudgmentOut"][];
+            /** Next Cursor */
+            next_cursor: string | null;
+        };
+        /**
+         * LabProfileOut
+         * @description A profile, who created it and its current version (``history_id`` null: unsaved).
+         */
+        LabProfileOut: {
+            /** B */
+            b: number;
+            /** Builtin */
+            builtin: boolean;
+            /** Context */
+            context: boolean;
+            /** Created By */
+            created_by: string;
+            /** Half Life Hours */
+            half_life_hours: number;
+            /** History Id */
+            history_id: number | null;
+            /** Is Default */
+            is_default: boolean;
+            /** K1 */
+            k1: number;
+            /**
+             * Match Mode
+             * @enum {string}
+             */
+            match_mode: "any" | "all" | "all_then_any";
+            /** Name */
+            name: string;
+            /**
+             * Ranker
+             * @enum {string}
+             */
+            ranker: "bm25" | "keyword";
+            /**
+             * Recency From
+             * @enum {string}
+             */
+            recency_from: "created_at" | "accessed_at";
+            /** Stemming */
+            stemming: boolean;
+            /** Synonyms */
+            synonyms: boolean;
+            /**
+             * Temporal
+             * @enum {string}
+             */
+            temporal: "off" | "filter" | "boost";
+            /** Version */
+            version: number;
+            /** W Importance */
+            w_importance: number;
+            /** W Recency */
+            w_recency: number;
+            /** W Relevance */
+            w_relevance: number;
+            /** W Semantic */
+            w_semantic: number;
+            /** W Time */
+            w_time: number;
         };
         /** MemoriesOut */
         MemoriesOut: {
@@ -1622,6 +2077,20 @@ export interface components {
             /** Role */
             role?: ("user" | "assistant" | "system" | "tool") | null;
         };
+        /**
+         * MetricsOut
+         * @description Means over the queries (each 0..1): nDCG@k, P@k, recall@k, MRR within the top k.
+         */
+        MetricsOut: {
+            /** Mrr */
+            mrr: number;
+            /** Ndcg */
+            ndcg: number;
+            /** Precision */
+            precision: number;
+            /** Recall */
+            recall: number;
+        };
         /** NamespaceOut */
         NamespaceOut: {
             /** Conversation Id */
@@ -1641,6 +2110,17 @@ export interface components {
             /** Next Cursor */
             next_cursor: string | null;
         };
+        /** PlannedGroupOut */
+        PlannedGroupOut: {
+            /** Group Id */
+            group_id: string;
+            /** Memory Ids */
+            memory_ids: string[];
+            /** Merged Text */
+            merged_text: string;
+            /** Similarity */
+            similarity: number;
+        };
         /** PolicyIn */
         PolicyIn: {
             /**
@@ -1650,6 +2130,11 @@ export interface components {
             dry_run: boolean;
             /** User Id */
             user_id: string;
+        };
+        /** ProfileHistoryOut */
+        ProfileHistoryOut: {
+            /** Versions */
+            versions: components["schemas"]["ProfileVersionOut"][];
         };
         /** ProfileIn */
         ProfileIn: {
@@ -1664,19 +2149,19 @@ export interface components {
             /** K1 */
             k1?: number | null;
             /** Match Mode */
-            match_mode?: string | null;
+            match_mode?: ("any" | "all" | "all_then_any") | null;
             /** Name */
             name: string;
             /** Ranker */
-            ranker?: string | null;
+            ranker?: ("bm25" | "keyword") | null;
             /** Recency From */
-            recency_from?: string | null;
+            recency_from?: ("created_at" | "accessed_at") | null;
             /** Stemming */
             stemming?: boolean | null;
             /** Synonyms */
             synonyms?: boolean | null;
             /** Temporal */
-            temporal?: string | null;
+            temporal?: ("off" | "filter" | "boost") | null;
             /** W Importance */
             w_importance?: number | null;
             /** W Recency */
@@ -1762,24 +2247,24 @@ export interface components {
             /** K1 */
             k1?: number | null;
             /** Match Mode */
-            match_mode?: string | null;
+            match_mode?: ("any" | "all" | "all_then_any") | null;
             /** Name */
             name?: string | null;
             /** Ranker */
-            ranker?: string | null;
+            ranker?: ("bm25" | "keyword") | null;
             /**
              * Reason
              * @default
              */
             reason: string;
             /** Recency From */
-            recency_from?: string | null;
+            recency_from?: ("created_at" | "accessed_at") | null;
             /** Stemming */
             stemming?: boolean | null;
             /** Synonyms */
             synonyms?: boolean | null;
             /** Temporal */
-            temporal?: string | null;
+            temporal?: ("off" | "filter" | "boost") | null;
             /** W Importance */
             w_importance?: number | null;
             /** W Recency */
@@ -1790,6 +2275,77 @@ export interface components {
             w_semantic?: number | null;
             /** W Time */
             w_time?: number | null;
+        };
+        /**
+         * ProfileVersionOut
+         * @description One version of a profile: its number, when, who, why (``change`` create, update or
+         *     delete) and its full settings then.
+         */
+        ProfileVersionOut: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** B */
+            b: number;
+            /**
+             * Change
+             * @enum {string}
+             */
+            change: "create" | "update" | "delete";
+            /** Changed By */
+            changed_by: string;
+            /** Context */
+            context: boolean;
+            /** Half Life Hours */
+            half_life_hours: number;
+            /** History Id */
+            history_id: number;
+            /** Is Default */
+            is_default: boolean;
+            /** K1 */
+            k1: number;
+            /**
+             * Match Mode
+             * @enum {string}
+             */
+            match_mode: "any" | "all" | "all_then_any";
+            /** Name */
+            name: string;
+            /**
+             * Ranker
+             * @enum {string}
+             */
+            ranker: "bm25" | "keyword";
+            /** Reason */
+            reason: string;
+            /**
+             * Recency From
+             * @enum {string}
+             */
+            recency_from: "created_at" | "accessed_at";
+            /** Stemming */
+            stemming: boolean;
+            /** Synonyms */
+            synonyms: boolean;
+            /**
+             * Temporal
+             * @enum {string}
+             */
+            temporal: "off" | "filter" | "boost";
+            /** Version */
+            version: number;
+            /** W Importance */
+            w_importance: number;
+            /** W Recency */
+            w_recency: number;
+            /** W Relevance */
+            w_relevance: number;
+            /** W Semantic */
+            w_semantic: number;
+            /** W Time */
+            w_time: number;
         };
         /** PromoteIn */
         PromoteIn: {
@@ -1805,6 +2361,31 @@ export interface components {
             /** Type */
             type?: ("long_term" | "short_term" | "working") | null;
         };
+        /**
+         * QueryScoreOut
+         * @description One query of an evaluation: its metrics, the memory ids ranked and how many are
+         *     relevant.
+         */
+        QueryScoreOut: {
+            /** Conversation Id */
+            conversation_id: string | null;
+            /** Mrr */
+            mrr: number;
+            /** Ndcg */
+            ndcg: number;
+            /** Precision */
+            precision: number;
+            /** Query */
+            query: string;
+            /** Recall */
+            recall: number;
+            /** Relevant */
+            relevant: number;
+            /** Results */
+            results: string[];
+            /** User Id */
+            user_id: string;
+        };
         /** QuerySetIn */
         QuerySetIn: {
             /** Name */
@@ -1817,6 +2398,35 @@ export interface components {
             queries: string[];
             /** User Id */
             user_id: string;
+        };
+        /** QuerySetOut */
+        QuerySetOut: {
+            /** Created By */
+            created_by: string;
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+            /** Notes */
+            notes: {
+                [key: string]: string;
+            };
+            /** Queries */
+            queries: string[];
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /** User Id */
+            user_id: string;
+        };
+        /** QuerySetPageOut */
+        QuerySetPageOut: {
+            /** Next Cursor */
+            next_cursor: string | null;
+            /** Query Sets */
+            query_sets: components["schemas"]["QuerySetOut"][];
         };
         /** QuerySetPatch */
         QuerySetPatch: {
@@ -1973,6 +2583,80 @@ export interface components {
              */
             reviewer: string;
         };
+        /**
+         * RunItemOut
+         * @description A run as listed: its means per profile (``metrics``: ``{profile: {metric: value}}``).
+         */
+        RunItemOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Created By */
+            created_by: string;
+            /** Id */
+            id: number;
+            /** K */
+            k: number;
+            /** Metrics */
+            metrics: {
+                [key: string]: unknown;
+            };
+            /** Name */
+            name: string;
+            /** Query Set */
+            query_set: number | null;
+        };
+        /**
+         * RunOut
+         * @description An immutable evaluation run: the profiles as they were, the index statistics, the
+         *     means per profile, each query's row and the results no judgment covers.
+         */
+        RunOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Created By */
+            created_by: string;
+            /** Id */
+            id: number;
+            /** Index Stats */
+            index_stats: {
+                [key: string]: unknown;
+            };
+            /** K */
+            k: number;
+            /** Metrics */
+            metrics: {
+                [key: string]: unknown;
+            };
+            /** Name */
+            name: string;
+            /** Per Query */
+            per_query: {
+                [key: string]: unknown;
+            }[];
+            /** Profiles */
+            profiles: {
+                [key: string]: unknown;
+            }[];
+            /** Query Set */
+            query_set: number | null;
+            /** Reviewer */
+            reviewer: string;
+            /** Unjudged */
+            unjudged: unknown;
+        };
+        /** RunPageOut */
+        RunPageOut: {
+            /** Next Cursor */
+            next_cursor: string | null;
+            /** Runs */
+            runs: components["schemas"]["RunItemOut"][];
+        };
         /** SessionIn */
         SessionIn: {
             /**
@@ -2072,6 +2756,11 @@ export interface components {
             method: "local" | "llm";
             /** Summary */
             summary: string;
+        };
+        /** TestEventOut */
+        TestEventOut: {
+            /** Event Id */
+            event_id: string;
         };
         /**
          * TimeRangeOut
@@ -2208,6 +2897,7 @@ export interface operations {
                 action?: string;
                 target?: string;
                 since?: string;
+                /** @description page size, 1..1000 */
                 limit?: number;
                 cursor?: string | null;
             };
@@ -2223,9 +2913,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["AuditPageOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2249,9 +2964,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["CleanupPlanOut"];
                 };
             };
             /** @description Accepted */
@@ -2260,9 +2973,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["JobOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2286,9 +3033,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["CleanupUndoOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2297,9 +3096,10 @@ export interface operations {
         parameters: {
             query?: {
                 user_id?: string | null;
-                status?: string;
+                status?: "open" | "accepted" | "rejected";
                 cursor?: string | null;
-                limit?: number | null;
+                /** @description page size, 1..1000 */
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -2313,9 +3113,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ConflictPageOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2337,9 +3162,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ConflictOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2365,9 +3224,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ConflictOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2393,9 +3304,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ConflictOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2419,9 +3382,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ConsolidationPlanOut"];
                 };
             };
             /** @description Accepted */
@@ -2430,9 +3391,52 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["JobOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2456,9 +3460,70 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["EvaluationOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2480,9 +3545,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ExportOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2504,9 +3594,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ImportOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2528,9 +3670,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["HealthOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2550,9 +3726,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["JobOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2574,9 +3775,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["JobStatusOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2588,7 +3823,8 @@ export interface operations {
                 query?: string;
                 reviewer?: string;
                 cursor?: string | null;
-                limit?: number | null;
+                /** @description page size, 1..1000 */
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -2602,9 +3838,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["JudgmentPageOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -2628,9 +3889,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["JudgmentOut"];
                 };
             };
             /** @description Created */
@@ -2639,9 +3898,52 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["JudgmentOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -3761,9 +5063,52 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["LabProfileOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -3785,9 +5130,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["LabProfileOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -3812,6 +5191,42 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
         };
     };
     lab_api_patch_profile: {
@@ -3835,9 +5250,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["LabProfileOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -3859,9 +5326,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ProfileHistoryOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -3870,7 +5371,8 @@ export interface operations {
         parameters: {
             query?: {
                 cursor?: string | null;
-                limit?: number | null;
+                /** @description page size, 1..1000 */
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -3884,9 +5386,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["QuerySetPageOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -3910,9 +5437,52 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["QuerySetOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -3934,9 +5504,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["QuerySetOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -3962,9 +5566,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["QuerySetOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -4066,9 +5722,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["JobOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -4077,7 +5767,8 @@ export interface operations {
         parameters: {
             query?: {
                 cursor?: string | null;
-                limit?: number | null;
+                /** @description page size, 1..1000 */
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -4091,9 +5782,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["RunPageOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -4117,9 +5833,70 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["RunOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -4142,9 +5919,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["CompareOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -4166,9 +5977,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["RunOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -4777,6 +6622,7 @@ export interface operations {
         parameters: {
             query?: {
                 cursor?: string | null;
+                /** @description page size, 1..500 */
                 limit?: number;
             };
             header?: never;
@@ -4791,9 +6637,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["EndpointPageOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -4817,9 +6688,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["EndpointOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -4841,9 +6746,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["EndpointOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -4865,6 +6804,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
             };
         };
     };
@@ -4889,9 +6864,52 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["EndpointOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -4899,8 +6917,9 @@ export interface operations {
     integrations_webhooks_api_list_deliveries: {
         parameters: {
             query?: {
-                status?: string | null;
+                status?: ("pending" | "delivered" | "failed" | "cancelled") | null;
                 cursor?: string | null;
+                /** @description page size, 1..500 */
                 limit?: number;
             };
             header?: never;
@@ -4917,9 +6936,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["DeliveryPageOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -4941,9 +6994,52 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["EndpointOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
@@ -4965,9 +7061,52 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["TestEventOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
                 };
             };
         };
