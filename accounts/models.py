@@ -14,6 +14,8 @@ class ApiToken(models.Model):
     key_hash = models.CharField(max_length=64, unique=True)
     # Namespaces (user_ids) this token may touch; empty = every namespace its role allows.
     namespaces = models.JSONField(default=list, blank=True)
+    # Agents (memories' agent_id) this token may write as and read; empty = every agent.
+    agents = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # Stamped when the token authenticates, at most once a minute (accounts.tokens).
     last_used_at = models.DateTimeField(null=True, blank=True)

@@ -28,6 +28,7 @@ class BearerAuth(HttpBearer):
             return None
         request.user = copy.copy(row.user)  # the cached row is shared by threads
         request.token_namespaces = row.namespaces
+        request.token_agents = row.agents
         return request.user
 
 
@@ -131,17 +132,47 @@ def allowed_namespace(request, user_id: str) -> bool:
 
 
 def is_restricted(request) -> bool:
-    """Whether the request's token is restricted to some namespaces."""
-    return bool(getattr(request, "token_namespaces", None))
+    """Whether the request's token is restricted to some namespaces or agents."""
+    return bool(getattr(request, "token_namespaces", None)
+                or getattr(request, "token_agents", None))
 
 
 def require_unrestricted(request, what: str, *, field: str | None = None) -> None:
-    """Raise PermissionDenied (403) for a namespace-restricted token: settings that reach
-    every namespace (the default profile, profiles of others, synonyms, tokens of
-    superusers) need a token that reaches every namespace."""
+    """Raise PermissionDenied (403) for a namespace- or agent-restricted token: settings
+    that reach every namespace (the default profile, profiles of others, synonyms, tokens of
+    superusers) need a token that reaches every namespace and agent."""
     if is_restricted(request):
-        raise PermissionDenied(f"{what} needs a token that is not restricted to namespaces",
-                               field=field)
+        raise PermissionDenied(f"{what} needs a token that is not restricted to namespaces "
+                               "or agents", field=field)
+
+
+def allowed_agent(request, agent_id: str) -> bool:
+    """Whether the request's token may read or change a memory of ``agent_id`` ("" none):
+    an empty agent restriction (or a console session) allows every agent."""
+    restricted = getattr(request, "token_agents", None)
+    return not restricted or agent_id in restricted
+
+
+def require_agent(request, agent_id: str | None) -> None:
+    """Raise PermissionDenied (403) for a write as an agent outside the token's agents; a
+    token restricted to agents writes only as one of them (``agent_id`` required)."""
+    if getattr(request, "token_agents", None) and not allowed_agent(request, agent_id or ""):
+        raise PermissionDenied(
+            f"this token may not write as agent {agent_id!r}" if agent_id
+            else "this token is restricted to some agents; name one in agent_id",
+            field="agent_id")
+
+
+def agent_scope(request, agent_id: str | None) -> list[str]:
+    """The agents a read keeps: ``[agent_id]`` when named (403 outside the token's agents),
+    else the token's agents (empty: every agent)."""
+    restricted = list(getattr(request, "token_agents", None) or [])
+    if agent_id is None:
+        return restricted
+    if restricted and agent_id not in restricted:
+        raise PermissionDenied(f"this token may not read agent {agent_id!r}",
+                               field="agent_id")
+    return [agent_id]
 
 
 def require_namespace(request, user_id: str | None) -> None:

@@ -2,11 +2,21 @@
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
-from ninja import Router, Status
+from ninja import Query, Router, Status
 from pydantic import Field
 
 from accounts.roles import require_role
-from api.core import ReasonIn, Strict, allowed_namespace, api, iso_or_none, require_namespace
+from api.core import (
+    ReasonIn,
+    Strict,
+    allowed_agent,
+    allowed_namespace,
+    api,
+    iso_or_none,
+    require_agent,
+    require_namespace,
+)
+from api.filters import parse_filters
 from api.schemas import (
     METADATA_FILTER,
     ONE,
@@ -36,6 +46,9 @@ from memories.validation import (
 )
 
 router = Router()
+# ``GET /memories?tags=a&tags=b``: every tag given (a list parameter is a query one only
+# when declared so).
+TAGS_QUERY = Query(None, description="repeated: keep memories holding every tag given")
 
 
 class MemoryIn(Strict):
@@ -48,6 +61,10 @@ class MemoryIn(Strict):
     metadata: dict | None = None
     source: str = ""
     author: str = ""
+    # The agent scope: the agent writing it and its run (identifiers as user_id; set on
+    # create only). A token restricted to agents must name one of them.
+    agent_id: str | None = None
+    run_id: str | None = None
     keywords: list[str] | None = None
     ttl_seconds: int | None = None
     created_at: str | None = None
@@ -108,7 +125,8 @@ def memory_out(memory: Memory, *, supersedes: list[str] | None = None, **extra) 
         "importance": memory.importance, "access_count": memory.access_count,
         "accessed_at": iso_or_none(memory.accessed_at), "created_at": iso_or_none(memory.created_at),
         "updated_at": iso_or_none(memory.updated_at), "expire_at": iso_or_none(memory.expire_at),
-        "source": memory.source, "author": memory.author, "metadata": memory.metadata,
+        "source": memory.source, "author": memory.author, "agent_id": memory.agent_id,
+        "run_id": memory.run_id, "metadata": memory.metadata,
         "content_hash": memory.content_hash, "version": memory.version,
         "deleted_at": iso_or_none(memory.deleted_at), "deleted_by": memory.deleted_by,
         "valid_from": iso_or_none(memory.valid_from),
@@ -152,12 +170,13 @@ def _answer(request, memory: Memory, status: int = 200, **extra):
 
 
 def _memory_or_404(request, memory_id: str) -> Memory:
-    """The memory, or NotFound, also for one outside the token's namespaces (so a
+    """The memory, or NotFound, also for one outside the token's namespaces or agents (so a
     restricted token cannot even learn that it exists)."""
     if not MEMORY_ID_RE.match(memory_id):
         raise NotFound(f"memory {memory_id!r} not found", field="memory_id")
     memory = Memory.objects.filter(memory_id=memory_id).first()
-    if memory is None or not allowed_namespace(request, memory.user_id):
+    if memory is None or not (allowed_namespace(request, memory.user_id)
+                              and allowed_agent(request, memory.agent_id)):
         raise NotFound(f"memory {memory_id} not found", field="memory_id")
     return memory
 
@@ -169,6 +188,7 @@ def create_memory(request: HttpRequest, payload: MemoryIn):
     """Remember one memory. 201 with the memory; 200 + ``deduplicated`` for a duplicate."""
     require_role(request.user, "editor")
     require_namespace(request, payload.user_id)
+    require_agent(request, payload.agent_id)
     fields = create_fields(payload)
     if fields.pop("infer"):
         return _create_inferred(request, fields)
@@ -256,11 +276,19 @@ def bulk(request, payload: BulkIn):
 def list_memories(request, user_id: str, conversation_id: str | None = None,
                   type: MemoryTypeName | None = None, include_forgotten: int = 0,
                   cursor: str | None = None,
-                  limit: int = page_limit(100, listing.MAX_LIMIT)):
+                  limit: int = page_limit(100, listing.MAX_LIMIT),
+                  since: str | None = None, until: str | None = None,
+                  author: str | None = None, tags: list[str] | None = TAGS_QUERY,
+                  agent_id: str | None = None, run_id: str | None = None,
+                  now: str | None = None, as_of: str | None = None):
     """One namespace's memories, newest first: ``{"memories": [...], "next_cursor"}``.
 
     ``conversation_id=`` (empty) selects the user-wide memories; ``metadata.<path>=value``
     query parameters keep memories whose metadata holds that string at that dotted path.
+    The filters recall takes (``api.filters``): ``since`` (inclusive) and ``until``
+    (exclusive) ISO 8601 bounds of ``created_at``, ``author``, ``tags`` (repeated: every one
+    held), ``agent_id``, ``run_id``; ``as_of`` or ``now`` keeps the facts valid at that
+    moment (without either, every fact whatever its validity).
     ``access_count`` here may lag the last recalls by one fold (``GET /memories/{id}``
     folds first).
     """
@@ -271,11 +299,15 @@ def list_memories(request, user_id: str, conversation_id: str | None = None,
         conversation_id = clean_identifier(conversation_id, "conversation_id")
     if type is not None and type not in MemoryType.values:
         raise InvalidInput("type must be long_term, short_term or working", field="type")
-    metadata = {k.removeprefix("metadata."): v for k, v in request.GET.items()
-                if k.startswith("metadata.")}
+    filters = parse_filters(
+        request, since=since, until=until, now=now, as_of=as_of, author=author, tags=tags,
+        agent_id=agent_id, run_id=run_id,
+        metadata={k.removeprefix("metadata."): v for k, v in request.GET.items()
+                  if k.startswith("metadata.")})
     rows, next_cursor = listing.memory_page(
-        user_id=user_id, conversation_id=conversation_id, type=type, metadata=metadata,
-        include_forgotten=bool(include_forgotten), cursor=cursor, limit=limit)
+        user_id=user_id, conversation_id=conversation_id, type=type,
+        include_forgotten=bool(include_forgotten), cursor=cursor, limit=limit,
+        **filters.list_args())
     return {"memories": memories_out(rows), "next_cursor": next_cursor}
 
 

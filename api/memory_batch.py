@@ -14,7 +14,7 @@ from pydantic_core import core_schema
 
 from accounts.roles import require_role
 from api import idempotency
-from api.core import Strict, allowed_namespace, api, validation_message
+from api.core import Strict, allowed_namespace, api, require_agent, validation_message
 from api.memories import INDEX_PENDING, MemoryIn, create_fields
 from api.schemas import WRITE, ErrorDetail, Out, errors
 from integrations.metrics.registry import count_redis_error
@@ -114,6 +114,7 @@ def _create_one(request, index: int, item) -> tuple[dict, Any]:
         if not allowed_namespace(request, payload.user_id):
             raise PermissionDenied(f"this token may not access namespace {payload.user_id!r}",
                                    field="user_id")
+        require_agent(request, payload.agent_id)
         fields = create_fields(payload)
         fields.pop("infer")
         memory, dup = services.memory_create(actor=request.user, **fields)

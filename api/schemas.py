@@ -87,6 +87,10 @@ class MemoryBase(Out):
     valid_from: Iso | None
     valid_until: Iso | None
     superseded_by: str | None
+    author: str
+    tags: list[str]
+    agent_id: str = Field(description="the agent that wrote it (\"\": none)")
+    run_id: str = Field(description="the agent's run it came from (\"\": none)")
 
 
 class MemoryOut(MemoryBase):
@@ -99,13 +103,11 @@ class MemoryOut(MemoryBase):
     context: str
     context_from: str
     keywords: list[str]
-    tags: list[str]
     access_count: int
     accessed_at: Iso | None
     updated_at: Iso | None
     expire_at: Iso | None
     source: str
-    author: str
     content_hash: str
     deleted_at: Iso | None
     deleted_by: str

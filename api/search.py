@@ -9,17 +9,14 @@ from pydantic_core import PydanticCustomError
 
 from accounts.roles import require_role
 from api.core import Strict, api, redis_error_response, require_namespace
+from api.filters import Filters, parse_filters
 from api.pagination import MAX_LIMIT, cursor_page
 from api.schemas import READ, MatchMode, MemoryTypeName, errors, page_limit
 from api.search_schemas import AnalyzeOut, ProfilePageOut, RecallOut
 from integrations.metrics.registry import count_redis_error, observe_recall
 from memories import access, store
 from memories.errors import InvalidInput
-from memories.validation import (
-    clean_identifier,
-    clean_string_list,
-    parse_iso_datetime,
-)
+from memories.validation import clean_identifier
 from search.index import fields as index_fields
 from search.memory_search import memory_search
 from search.models import RankingProfile
@@ -50,6 +47,11 @@ class RecallIn(Strict):
     # held then; ``include_superseded`` every match with its validity.
     as_of: str | None = None
     include_superseded: bool = False
+    # The agent scope and metadata equalities (dotted path -> string), as GET /memories
+    # takes them (api.filters). An empty query with a filter lists the matches newest first.
+    agent_id: str | None = None
+    run_id: str | None = None
+    metadata: dict[str, str] | None = Field(default=None, max_length=10)
 
 
     @field_validator("types", mode="wrap")
@@ -81,20 +83,13 @@ def recall(request, payload: RecallIn):
     if payload.types is not None and not set(payload.types) <= {"long_term", "short_term",
                                                                  "working"}:
         raise InvalidInput("types must be long_term, short_term or working", field="types")
-    when = {name: parse_iso_datetime(value, name).timestamp()
-            for name in ("since", "until", "now", "as_of")
-            if (value := getattr(payload, name)) is not None}
-    if "since" in when and "until" in when and when["until"] <= when["since"]:
-        raise InvalidInput("until must be after since", field="until")
-    tags = clean_string_list(payload.tags, "tags") if payload.tags is not None else None
+    filters = recall_filters(request, payload)
     try:
         found = memory_search(user_id=user_id, query=payload.query, limit=payload.limit,
                               conversation_id=conversation_id, types=payload.types,
                               profile=payload.profile, match_mode=payload.match_mode,
-                              since=when.get("since"), until=when.get("until"),
-                              now=when.get("now"), author=payload.author, tags=tags,
-                              as_of=when.get("as_of"),
-                              include_superseded=payload.include_superseded, count_hits=True)
+                              include_superseded=payload.include_superseded, count_hits=True,
+                              **filters.search_args())
     except store.RedisError as exc:
         count_redis_error("api")
         return redis_error_response(request, exc, "the search index (Redis)")
@@ -113,6 +108,13 @@ def recall(request, payload: RecallIn):
         "time": found.time,
         "took_ms": found.took_ms,
     }
+
+
+def recall_filters(request, payload: RecallIn) -> Filters:
+    """The filters of a recall's body, checked (``api.filters.parse_filters``)."""
+    return parse_filters(request, **{name: getattr(payload, name) for name in (
+        "since", "until", "now", "as_of", "author", "tags", "agent_id", "run_id",
+        "metadata")})
 
 
 def _iso(seconds: float | None) -> str | None:
@@ -136,6 +138,7 @@ def hit_out(h) -> dict:
         "version": h.version, "score": h.score, "metadata": h.metadata,
         "created_at": _iso(h.created_at),
         "importance": h.importance, "conversation_id": h.conversation_id,
+        "author": h.author, "tags": h.tags, "agent_id": h.agent_id, "run_id": h.run_id,
         "valid_from": _iso(h.valid_from), "valid_until": _iso(h.valid_until),
         "superseded_by": h.superseded_by,
         "explain": {"bm25": h.explain.bm25, "relevance": h.explain.relevance,

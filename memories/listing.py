@@ -24,17 +24,71 @@ MAX_LIMIT = 500
 METADATA_FILTERS_MAX = 10  # each one is a JSON path read of every candidate row
 
 
+def clean_metadata_filters(metadata) -> dict[str, str]:
+    """Metadata equality filters, dotted path -> string (``{"langgraph.key": "k1"}``): at
+    most ``METADATA_FILTERS_MAX``, each path 1 to 5 Python identifiers. Raises InvalidInput
+    naming ``metadata.<path>`` (or ``metadata`` for too many, or not an object of strings)."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, dict):
+        raise InvalidInput("metadata filters must be an object of dotted path: string",
+                           field="metadata")
+    if len(metadata) > METADATA_FILTERS_MAX:
+        raise InvalidInput(f"at most {METADATA_FILTERS_MAX} metadata filters",
+                           field="metadata")
+    for path, value in metadata.items():
+        parts = str(path).split(".")
+        if not all(p.isidentifier() for p in parts) or len(parts) > 5:
+            raise InvalidInput(f"metadata filter {path!r}: dotted names only",
+                               field=f"metadata.{path}")
+        if not isinstance(value, str):
+            raise InvalidInput(f"metadata filter {path!r}: the value must be a string",
+                               field=f"metadata.{path}")
+    return dict(metadata)
+
+
+def scoped(rows: QuerySet[Memory], *, since: dt.datetime | None = None,
+           until: dt.datetime | None = None, author: str | None = None,
+           tags: tuple[str, ...] | list[str] = (), agents: tuple[str, ...] | list[str] = (),
+           run_id: str | None = None, metadata: dict[str, str] | None = None,
+           valid: tuple[dt.datetime | None, dt.datetime | None] | None = None
+           ) -> QuerySet[Memory]:
+    """``rows`` kept by the filters every interface shares (recall's in Redis are
+    ``search.recall_filters.RecallFilters``): ``created_at`` in ``[since, until)``, the
+    author, every tag, an ``agent_id`` among ``agents`` (empty: any), the ``run_id``, the
+    metadata equalities (checked: :func:`clean_metadata_filters`) and ``valid = (lo, hi)``:
+    the facts holding at some moment of ``[lo, hi]`` (``valid_from <= hi``, ``valid_until``
+    null or after ``lo``; an end None is unbounded)."""
+    rows = rows.filter(_in_range("created_at", (since, until)))
+    if author is not None:
+        rows = rows.filter(author=author)
+    if tags:
+        rows = rows.filter(HasAllTags(F("tags"), tuple(tags)))
+    if agents:
+        rows = rows.filter(agent_id__in=list(agents))
+    if run_id is not None:
+        rows = rows.filter(run_id=run_id)
+    for path, value in clean_metadata_filters(metadata).items():
+        rows = rows.filter(**{"metadata__" + "__".join(path.split(".")): value})
+    if valid is not None:
+        lo, hi = valid
+        if hi is not None:
+            rows = rows.filter(valid_from__lte=hi)
+        if lo is not None:
+            rows = rows.filter(Q(valid_until__isnull=True) | Q(valid_until__gt=lo))
+    return rows
+
+
 def memory_page(*, user_id: str, conversation_id: str | None = None, type: str | None = None,
                 metadata: dict[str, str] | None = None, include_forgotten: bool = False,
-                cursor: str | None = None, limit: int = 100) -> tuple[list[Memory], str | None]:
+                cursor: str | None = None, limit: int = 100,
+                **filters) -> tuple[list[Memory], str | None]:
     """Memories of ``user_id``, newest first (``created_at``, then ``memory_id``):
     ``(rows, next_cursor)``. ``conversation_id=""`` selects the user-wide memories (none),
     None every memory; ``metadata`` maps dotted paths to the string a memory's metadata holds
-    there (``{"langgraph.key": "k1"}``), at most ``METADATA_FILTERS_MAX`` of them."""
-    if len(metadata or {}) > METADATA_FILTERS_MAX:
-        raise InvalidInput(f"at most {METADATA_FILTERS_MAX} metadata filters",
-                           field="metadata")
-    rows = Memory.objects.filter(user_id=user_id)
+    there (``{"langgraph.key": "k1"}``), at most ``METADATA_FILTERS_MAX`` of them;
+    ``filters``: the others of :func:`scoped`."""
+    rows = scoped(Memory.objects.filter(user_id=user_id), metadata=metadata, **filters)
     if conversation_id == "":
         rows = rows.filter(conversation_id__isnull=True)
     elif conversation_id is not None:
@@ -43,12 +97,6 @@ def memory_page(*, user_id: str, conversation_id: str | None = None, type: str |
         rows = rows.filter(type=type)
     if not include_forgotten:
         rows = rows.filter(deleted_at__isnull=True)
-    for path, value in (metadata or {}).items():
-        parts = path.split(".")
-        if not all(p.isidentifier() for p in parts) or len(parts) > 5:
-            raise InvalidInput(f"metadata filter {path!r}: dotted names only",
-                               field=f"metadata.{path}")
-        rows = rows.filter(**{"metadata__" + "__".join(parts): value})
     if cursor:
         at, memory_id = decode_cursor(cursor, (str, str))
         try:

@@ -145,6 +145,8 @@ def mirror_args(memory: Memory, now: dt.datetime) -> dict:
         "importance": repr(float(memory.importance)),
         "tags": json.dumps(memory.tags, ensure_ascii=False),
         "author": memory.author,
+        "agent_id": memory.agent_id,
+        "run_id": memory.run_id,
         "metadata": json.dumps(memory.metadata, ensure_ascii=False),
         "created_at": repr(memory.created_at.timestamp()),
         "accessed_at": repr(memory.accessed_at.timestamp()) if memory.accessed_at else "",

@@ -82,6 +82,10 @@ class Memory(models.Model):
     expire_at = models.DateTimeField(null=True, blank=True)
     source = models.CharField(max_length=64, blank=True, default="")
     author = models.CharField(max_length=128, blank=True, default="")
+    # Agent scope: the agent that wrote it and the run (one task, one thread of work) it
+    # came from; "" none. Set on create, never changed; a token may be restricted to agents.
+    agent_id = models.CharField(max_length=128, blank=True, default="")
+    run_id = models.CharField(max_length=128, blank=True, default="")
     metadata = models.JSONField(default=dict, blank=True)
     content_hash = models.CharField(max_length=64, db_index=True)
     version = models.PositiveIntegerField(default=1)
@@ -110,6 +114,7 @@ class Memory(models.Model):
             models.Index(fields=["user_id", "conversation_id", "type", "content_hash"]),
             models.Index(fields=["user_id", "created_at"]),
             models.Index(fields=["user_id", "conversation_id", "created_at"]),
+            models.Index(fields=["user_id", "agent_id", "created_at"]),
         ]
         constraints = [
             models.CheckConstraint(

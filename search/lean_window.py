@@ -72,6 +72,7 @@ def fill_results(result, ranked, docs, own_terms, *, client, user_id, field_name
                 h.metadata = json.loads(doc["metadata"])
                 h.conversation_id = doc["conversation_id"] or None
                 h.take_validity(doc)
+                h.take_scope(doc)
             out.append(h)
         if got.counted:
             access.access_counted(user_id=user_id, unlisted=got.unlisted, dropped=dropped)

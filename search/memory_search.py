@@ -78,12 +78,18 @@ def memory_search(
     match_mode: str | None = None, now: float | None = None,
     since: float | None = None, until: float | None = None, author: str | None = None,
     tags: list[str] | None = None, count_hits: bool = False, as_of: float | None = None,
-    include_superseded: bool = False,
+    include_superseded: bool = False, agents: list[str] | None = None,
+    run_id: str | None = None, metadata: dict[str, str] | None = None,
 ) -> SearchResult:
     """Top ``limit`` memories of namespace ``user_id`` for ``query``.
 
     ``as_of`` (epoch seconds): the facts that held then (``search.recall_filters.Validity``);
     ``include_superseded``: every match, whatever its validity.
+
+    Filters (``search.recall_filters.RecallFilters``): ``since``, ``until``, ``author``,
+    ``tags``, ``agents`` (the memory's ``agent_id`` is one of them), ``run_id``, ``metadata``
+    (dotted path -> string). An empty query with a filter or ``as_of`` lists the matches,
+    newest first (``search.time_recall.by_filters``).
 
     ``now``, ``since``, ``until``: epoch seconds (``now`` also anchors "yesterday"; default
     the clock). A query without usable tokens returns no results (never an error), unless it
@@ -99,7 +105,9 @@ def memory_search(
     prof = profile_resolve(profile)
     mode = match_mode or prof.match_mode
     now = time.time() if now is None else now
-    filters = RecallFilters(since=since, until=until, author=author, tags=tuple(tags or ()))
+    filters = RecallFilters(since=since, until=until, author=author, tags=tuple(tags or ()),
+                            agents=tuple(agents or ()), run_id=run_id,
+                            metadata=tuple(sorted((metadata or {}).items())))
     plan = time_plan(query, mode=getattr(prof, "temporal", "off"), now=now, tz=_zone(),
                      latest=lambda: _newest(user_id),
                      earliest=lambda: _newest(user_id, "created_at"))
@@ -117,6 +125,9 @@ def memory_search(
     elif plan.window is not None:
         time_recall.by_time(result, user_id=user_id, plan=plan, filters=filters, limit=limit,
                             conversation_id=conversation_id, types=types, validity=validity)
+    elif not query.strip() and (filters.active or as_of is not None):
+        time_recall.by_filters(result, user_id=user_id, filters=filters, limit=limit,
+                               conversation_id=conversation_id, types=types, validity=validity)
     result.time = plan.explain()
     result.took_ms = (time.perf_counter() - started) * 1000
     return result
@@ -164,7 +175,7 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
     # reads only those fields of its rows (search.serving.partial), and the results' whole
     # hashes once ranked, as a lean window does: 100 whole hashes were most of its time.
     narrow = wide and not lean and lua_mode != "collect"
-    hash_fields = RANK_FIELDS if narrow else ()
+    hash_fields = (*RANK_FIELDS, *filters.fields) if narrow else ()
     # Hits are counted with the search when its rows are the results: one fetch of exactly
     # ``limit`` best rows (no window to re-rank, no second fetch in all_then_any).
     counting = {"at": time.time() if count_hits and not wide and mode != MatchMode.ALL_THEN_ANY
@@ -315,6 +326,8 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
                                      "importance": prof.w_importance}),
         )
         hit.take_validity(doc)
+        if not is_partial(doc):  # a partial one is read whole with the results
+            hit.take_scope(doc)
         hits_out.append(hit)
     if query_vector is not None:
         rescoring.rescore(hits_out, query_vector, prof.w_semantic, vectors, read=held)

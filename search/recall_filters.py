@@ -1,8 +1,13 @@
-"""Recall filters (``since``, ``until``, ``author``, ``tags``) and the query's time plan.
+"""Recall filters (``since``, ``until``, ``author``, ``tags``, the agent scope, ``metadata``)
+and the query's time plan.
 
 Filters keep the matches whose hot-store hash satisfies every given condition; they never
 change a score (BM25 statistics stay the namespace's). ``tags``: the memory has every tag
 given. ``since`` is inclusive, ``until`` exclusive, both epoch seconds of ``created_at``.
+``agents``: the memory's ``agent_id`` is one of them (an ``agent_id`` filter, or the agents a
+token is restricted to); ``run_id`` equal; ``metadata``: ``(dotted path, string)`` pairs the
+memory's metadata holds (as ``GET /memories?metadata.<path>=``). The same conditions in SQL
+are ``memories.listing.scoped``.
 
 :func:`time_plan` applies a profile's ``temporal`` setting (``search.temporal``) to a query:
 which words are searched, and which window filters or boosts.
@@ -29,14 +34,25 @@ class RecallFilters:
     until: float | None = None
     author: str | None = None
     tags: tuple[str, ...] = ()
+    agents: tuple[str, ...] = ()
+    run_id: str | None = None
+    metadata: tuple[tuple[str, str], ...] = ()
 
     @property
     def active(self) -> bool:
         return (self.since is not None or self.until is not None or self.author is not None
-                or bool(self.tags))
+                or bool(self.tags) or bool(self.agents) or self.run_id is not None
+                or bool(self.metadata))
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """Hash fields these filters read beyond a window's rank fields
+        (``search.serving.partial.RANK_FIELDS``)."""
+        return ("metadata",) if self.metadata else ()
 
     def keep(self, doc: dict[str, str]) -> bool:
-        """Whether a memory's hash (``created_at``, ``author``, ``tags``) passes."""
+        """Whether a memory's hash (``created_at``, ``author``, ``tags``, ``agent_id``,
+        ``run_id``, ``metadata``) passes."""
         created = float(doc["created_at"])
         if self.since is not None and created < self.since:
             return False
@@ -48,7 +64,23 @@ class RecallFilters:
             have = set(json.loads(doc.get("tags") or "[]"))
             if not set(self.tags) <= have:
                 return False
+        if self.agents and doc.get("agent_id", "") not in self.agents:
+            return False
+        if self.run_id is not None and doc.get("run_id", "") != self.run_id:
+            return False
+        if self.metadata:
+            held = json.loads(doc.get("metadata") or "{}")
+            return all(metadata_at(held, path) == value for path, value in self.metadata)
         return True
+
+
+def metadata_at(metadata, path: str):
+    """The value at dotted ``path`` of a metadata object (None when absent)."""
+    for name in path.split("."):
+        if not isinstance(metadata, dict):
+            return None
+        metadata = metadata.get(name)
+    return metadata
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """What a recall answers (PURE): the ranked hits, each with its explanation."""
 
+import json
 from dataclasses import dataclass, field
 
 
@@ -40,6 +41,20 @@ class Hit:
     valid_from: float | None = None
     valid_until: float | None = None
     superseded_by: str | None = None
+    # Who and what it is filed under, and its agent scope.
+    author: str = ""
+    tags: list[str] = field(default_factory=list)
+    agent_id: str = ""
+    run_id: str = ""
+
+    def take_scope(self, doc: dict[str, str]) -> None:
+        """``author``, ``tags``, ``agent_id``, ``run_id`` from a memory's whole hot-store
+        hash (a hash that lacks one, written before it was mirrored: left as it is)."""
+        self.author = doc.get("author", self.author)
+        if doc.get("tags"):
+            self.tags = json.loads(doc["tags"])
+        self.agent_id = doc.get("agent_id", self.agent_id)
+        self.run_id = doc.get("run_id", self.run_id)
 
     def take_validity(self, doc: dict[str, str]) -> None:
         """Validity from a memory's hot-store hash (absent fields: left as they are)."""

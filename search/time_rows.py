@@ -21,11 +21,16 @@ def in_range(user_id: str, window: TimeWindow, *, conversation_id: str | None = 
     """QuerySet of ``Memory`` (unordered): live, not expired, created in ``window``; with
     ``conversation_id``, that conversation's memories plus user-wide and long-term ones (as
     recall scopes), with ``types`` only those types."""
-    rows = Memory.objects.filter(
-        user_id=user_id, deleted_at__isnull=True,
+    return live(user_id, conversation_id=conversation_id, types=types).filter(
         created_at__gte=dt.datetime.fromtimestamp(window.since, tz=dt.UTC),
-        created_at__lt=dt.datetime.fromtimestamp(window.until, tz=dt.UTC),
-    ).filter(Q(expire_at__isnull=True) | Q(expire_at__gt=timezone.now()))
+        created_at__lt=dt.datetime.fromtimestamp(window.until, tz=dt.UTC))
+
+
+def live(user_id: str, *, conversation_id: str | None = None, types: list[str] | None = None):
+    """QuerySet of ``Memory`` (unordered): the namespace's live, unexpired memories, scoped
+    as recall scopes (see :func:`in_range`)."""
+    rows = Memory.objects.filter(user_id=user_id, deleted_at__isnull=True).filter(
+        Q(expire_at__isnull=True) | Q(expire_at__gt=timezone.now()))
     if conversation_id:
         rows = rows.filter(Q(conversation_id__isnull=True) | Q(conversation_id=conversation_id)
                            | Q(type="long_term"))

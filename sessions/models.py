@@ -9,6 +9,9 @@ class Session(models.Model):
     session_id = models.CharField(primary_key=True, max_length=128)
     user_id = models.CharField(max_length=128, db_index=True)
     agent_id = models.CharField(max_length=128, blank=True, default="")
+    # The run (one task of the agent) it belongs to; "" none. Memories promoted or extracted
+    # from the session carry its agent_id and run_id.
+    run_id = models.CharField(max_length=128, blank=True, default="")
     system_prompt = models.TextField(blank=True, default="")
     metadata = models.JSONField(default=dict, blank=True)
     summary = models.TextField(blank=True, default="")

@@ -6,6 +6,7 @@ Every write goes through a service; views, jobs and the API never save a Memory 
 import datetime as dt
 import functools
 import hashlib
+import operator
 import unicodedata
 
 from django.conf import settings
@@ -107,12 +108,14 @@ def _duplicate_sql(vendor: str, in_conversation: bool) -> str:
             f"AND {col['deleted_at']} IS NULL")
 
 
-def _live_duplicate(*, user_id, conversation_id, type, chash) -> Memory | None:
-    """The oldest live memory with this dedup key (``conversation_id`` None: user-wide)."""
+def _live_duplicate(*, user_id, conversation_id, type, chash, agent_id="") -> Memory | None:
+    """The oldest live memory with this dedup key (``conversation_id`` None: user-wide) of
+    the same agent (``agent_id``: one agent's memory is never answered to another)."""
     in_conversation = conversation_id is not None
     params = [user_id, *([conversation_id] if in_conversation else []), type, chash]
     rows = Memory.objects.raw(_duplicate_sql(connection.vendor, in_conversation), params)
-    return min(rows, key=lambda m: (m.created_at, m.memory_id), default=None)
+    return min((m for m in rows if m.agent_id == agent_id),
+               key=lambda m: (m.created_at, m.memory_id), default=None)
 
 
 @functools.cache
@@ -146,7 +149,8 @@ def _duplicate_and_window(memory: Memory) -> tuple[Memory | None, context_servic
     (compiling the SQL, mostly; docs/benchmarks.md, ingest)."""
     if not memory.conversation_id:
         return _live_duplicate(user_id=memory.user_id, conversation_id=None,
-                               type=memory.type, chash=memory.content_hash), \
+                               type=memory.type, chash=memory.content_hash,
+                               agent_id=memory.agent_id), \
             context_service.Window(memory)
     at = connection.ops.adapt_datetimefield_value(memory.created_at)
     where = [memory.user_id, memory.conversation_id]
@@ -155,7 +159,8 @@ def _duplicate_and_window(memory: Memory) -> tuple[Memory | None, context_servic
         *where, memory.memory_id, at, *where, memory.memory_id, at]))
     parts: dict[int, list[Memory]] = {0: [], 1: [], 2: []}
     for row in rows:
-        parts[row.part].append(row)
+        if row.part or row.agent_id == memory.agent_id:  # a duplicate is the same agent's
+            parts[row.part].append(row)
     existing = min(parts[0], key=lambda m: (m.created_at, m.memory_id), default=None)
     return existing, context_service.Window(memory, rows=(parts[1], parts[2]))
 
@@ -164,16 +169,20 @@ def build_memory(
     *, user_id, content, conversation_id=None, type=MemoryType.LONG_TERM, importance=None,
     tags=None, metadata=None, source="", author="", keywords=None, ttl_seconds=None,
     created_at=None, context=None, now=None, context_from=None, valid_from=None,
-    valid_until=None,
+    valid_until=None, agent_id="", run_id="",
 ) -> Memory:
     """Validate one memory's fields and return an unsaved Memory (raises InvalidInput etc.).
 
     ``context`` None (not given): a memory in a conversation gets a server-built one
     (``context_from = "conversation"``, filled by :func:`memory_create`); a given context is
-    the client's. ``context_from`` lets a writer name another source (a promoted message)."""
+    the client's. ``context_from`` lets a writer name another source (a promoted message).
+    ``agent_id``, ``run_id``: the agent scope, identifiers as ``user_id`` ("" or None: none;
+    InvalidInput naming the field otherwise)."""
     now = now or timezone.now()
     user_id = clean_identifier(user_id, "user_id")
     conversation_id = clean_identifier(conversation_id, "conversation_id", required=False)
+    agent_id, run_id = (clean_identifier(value, name) if value not in (None, "") else ""
+                        for name, value in (("agent_id", agent_id), ("run_id", run_id)))
     content = clean_content(content)
     type = clean_type(type)
     if importance is None:
@@ -212,8 +221,8 @@ def build_memory(
         created_at=created, updated_at=now, expire_at=expire_at, valid_from=valid_from,
         valid_until=valid_until,
         source=source or "",
-        author=author or "", metadata=clean_metadata(metadata),
-        content_hash=content_hash(content), content_folded=fold(content), version=1,
+        author=author or "", metadata=clean_metadata(metadata), agent_id=agent_id,
+        run_id=run_id, content_hash=content_hash(content), content_folded=fold(content), version=1,
     )
 
 
@@ -301,15 +310,17 @@ def memory_create_many(*, items: list[dict], actor=None, reason: str = "",
             raise InvalidInput(f"item {n}: {exc}", field="items", index=n) from exc
     # Dedup against the database and within the batch itself.
     keys = {(m.user_id, m.conversation_id, m.type, m.content_hash) for m in built}
+    key = operator.attrgetter("user_id", "conversation_id", "type", "content_hash",
+                              "agent_id")
     existing: dict[tuple, Memory] = {}
     hashes = {k[3] for k in keys}
     for start in range(0, len(hashes), 500):
         chunk = list(hashes)[start:start + 500]
         for m in Memory.objects.filter(content_hash__in=chunk, deleted_at__isnull=True):
-            existing.setdefault((m.user_id, m.conversation_id, m.type, m.content_hash), m)
+            existing.setdefault(key(m), m)
     out, new = [], []
     for m in built:
-        k = (m.user_id, m.conversation_id, m.type, m.content_hash)
+        k = key(m)
         if k in existing:
             out.append((existing[k], True))
             continue

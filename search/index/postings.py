@@ -39,10 +39,11 @@ DEFAULT_AVGDL_REF = 12.0
 # ``author`` joined them (the recall filter reads it there); "3": terms of the analysis
 # before a number glued to its unit or year ("102周", "2025年") was also indexed bare ("102",
 # "2025"); "4": document vectors and hashes before validity (``#vf``/``#vu``,
-# ``valid_from``/``valid_until``/``superseded_by``) joined them; "5": today's. A serving
+# ``valid_from``/``valid_until``/``superseded_by``) joined them; "5": hashes before the agent
+# scope (``agent_id``, ``run_id``: recall filters read them there) joined them; "6": today's. A serving
 # process that finds an older stamp asks for one reindex of the namespace (search.serving.feed), which rebuilds it, hashes included, from the database
 # and stamps it: existing indexes upgrade by themselves.
-INDEX_FORMAT = "5"
+INDEX_FORMAT = "6"
 
 
 @functools.cache

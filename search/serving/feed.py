@@ -52,7 +52,7 @@ BUILD_CHUNK = 1000
 SYNC_BUILD_DOCS = 5000
 # Index formats this code serves (search.index.postings.INDEX_FORMAT); the stamp is
 # ``<base>format`` (absent = "1"). An older one is served and upgraded by a reindex.
-FORMATS = {"1", "2", "3", "4", "5"}
+FORMATS = {"1", "2", "3", "4", "5", "6"}
 UPGRADE_CLAIM_SECONDS = 3600
 
 

@@ -9,12 +9,13 @@ time and reply.
 """
 
 # What ranks a window row: recency (created_at, accessed_at), importance, the filters
-# (created_at, author, tags: search.recall_filters), the time range (created_at), the
+# (created_at, author, tags, agent_id, run_id: search.recall_filters; metadata only when a
+# recall filters on it, ``RecallFilters.fields``), the time range (created_at), the
 # validity (search.recall_filters.Validity), and the hit count a pending row keeps
 # (search.pending), and the version ranked: a result whose whole hash holds another was
 # written between the two reads (search.lean_window).
-RANK_FIELDS = ("created_at", "accessed_at", "importance", "author", "tags", "access_count",
-               "version", "valid_from", "valid_until")
+RANK_FIELDS = ("created_at", "accessed_at", "importance", "author", "tags", "agent_id",
+               "run_id", "access_count", "version", "valid_from", "valid_until")
 
 
 class Partial(dict):
