@@ -116,11 +116,25 @@ def test_a_rest_recall_gives_a_search_memory_span_with_its_steps(spans, api):
     assert all("green tea" not in str(dict(s.attributes)) for s in every)
 
 
+def test_a_query_string_keeps_its_values_off_the_request_span(spans, api):
+    assert api.get("/memories?user_id=u-a&q=oolong").status_code == 200
+    (request,) = [s for s in spans.get_finished_spans() if s.kind == SpanKind.SERVER]
+    # http.target under gunicorn (RAW_URI), http.url under the test client
+    url = request.attributes.get("http.target") or request.attributes["http.url"]
+    assert url.endswith("/api/v1/memories?user_id=REDACTED&q=REDACTED")
+    assert "oolong" not in str(dict(request.attributes))
+
+
 def test_the_query_text_is_recorded_only_when_opted_in(spans_with_query_text, api):
     create("Alice drinks green tea every morning")
     recall(api, "green tea")
     search = _one(spans_with_query_text, "search_memory")
     assert search.attributes["gen_ai.memory.query.text"] == "green tea"
+    api.get("/memories?user_id=u-a&q=oolong")
+    request = next(s for s in spans_with_query_text.get_finished_spans()
+                   if s.kind == SpanKind.SERVER and s.attributes.get("http.method") == "GET")
+    url = request.attributes.get("http.target") or request.attributes["http.url"]
+    assert url.endswith("/api/v1/memories?user_id=u-a&q=oolong")
 
 
 def test_rest_writes_give_create_update_and_delete_memory_spans(spans, api):

@@ -13,7 +13,9 @@ The SDK reads the rest itself: ``OTEL_SERVICE_NAME`` (default ``memory-console``
 
 Once set up, Django's requests, Redis commands (arguments replaced by ``?``) and psycopg's
 queries (SQL text with placeholders, never the parameters) get spans of their standard
-instrumentations, children of which are the memory operations' spans.
+instrumentations, children of which are the memory operations' spans. A request's query
+string can hold a search's text (``?q=``): its values are kept off the request's span
+(``name=REDACTED``) unless ``MEMORY_TRACE_QUERY_TEXT`` is on.
 
 Called once per process where it starts serving: ``memory_console.wsgi`` (each gunicorn
 worker, after the fork, and runserver), the job worker's class
@@ -23,6 +25,7 @@ worker, after the fork, and runserver), the job worker's class
 import os
 import sys
 from importlib.metadata import entry_points
+from urllib.parse import parse_qsl
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -70,10 +73,12 @@ def instrument(provider: TracerProvider) -> None:
     from opentelemetry.instrumentation.psycopg import PsycopgInstrumentor
     from opentelemetry.instrumentation.redis import RedisInstrumentor
 
-    DjangoInstrumentor().instrument(tracer_provider=provider)
+    query_text = settings.MEMORY_TRACE_QUERY_TEXT
+    DjangoInstrumentor().instrument(tracer_provider=provider,
+                                    request_hook=None if query_text else _redact_query)
     RedisInstrumentor().instrument(tracer_provider=provider)
     PsycopgInstrumentor().instrument(tracer_provider=provider)
-    tracing.enable(provider, query_text=settings.MEMORY_TRACE_QUERY_TEXT)
+    tracing.enable(provider, query_text=query_text)
 
 
 def uninstrument() -> None:
@@ -93,6 +98,23 @@ def flush() -> None:
     such as an RQ work horse, never runs the SDK's exit hook)."""
     if _provider is not None:
         _provider.force_flush()
+
+
+# The request span's attributes that carry the query string (old and new HTTP conventions).
+_WITH_QUERY = ("http.target", "http.url", "url.full", "url.query")
+
+
+def _redact_query(span, request) -> None:
+    """Django's request hook: each value of the query string replaced by ``REDACTED`` in the
+    span's attributes that carry it."""
+    raw = request.META.get("QUERY_STRING", "")
+    if not raw or not span.is_recording():
+        return
+    redacted = "&".join(f"{name}=REDACTED" for name, _ in parse_qsl(raw, keep_blank_values=True))
+    for key in _WITH_QUERY:
+        value = span.attributes.get(key)
+        if isinstance(value, str) and raw in value:
+            span.set_attribute(key, value.replace(raw, redacted))
 
 
 def _exporter(name: str) -> SpanExporter:
