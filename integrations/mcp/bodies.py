@@ -11,7 +11,8 @@ import logging
 
 from accounts.roles import require_role
 from api.conflicts import _conflict_or_404, conflict_out, conflict_page
-from api.core import ReasonIn, iso_or_none, require_namespace
+from api.core import ReasonIn, iso_or_none, require_agent, require_namespace
+from api.filters import parse_filters
 from api.memories import (
     InvalidateIn,
     MemoryIn,
@@ -22,7 +23,7 @@ from api.memories import (
     memories_out,
     memory_out,
 )
-from api.search import RecallIn, hit_out
+from api.search import RecallIn, hit_out, recall_filters
 from api.sessions import ExtractIn, MessagesIn, SessionIn, SummariseIn, _session_or_404, session_out
 from integrations.mcp.caller import user_id_or_default
 from integrations.metrics.registry import count_redis_error, observe_recall
@@ -51,6 +52,7 @@ def add_memory(caller, **args) -> dict:
     require_role(caller.user, "editor")
     args["user_id"] = user_id_or_default(caller, args.get("user_id"))
     require_namespace(caller, args["user_id"])
+    require_agent(caller, args.get("agent_id"))
     fields = MemoryIn.model_validate(args).model_dump()
     for name in ("created_at", "valid_from"):
         value = fields.pop(name)
@@ -86,13 +88,12 @@ def search_memories(caller, **args) -> dict:
     require_namespace(caller, user_id)
     conversation_id = clean_identifier(payload.conversation_id, "conversation_id",
                                        required=False)
-    as_of = (parse_iso_datetime(payload.as_of, "as_of").timestamp()
-             if payload.as_of is not None else None)
+    filters = recall_filters(caller, payload)
     found = memory_search(user_id=user_id, query=payload.query, limit=payload.limit,
                           conversation_id=conversation_id, types=payload.types,
                           profile=payload.profile, match_mode=payload.match_mode,
-                          as_of=as_of, include_superseded=payload.include_superseded,
-                          count_hits=True)
+                          include_superseded=payload.include_superseded,
+                          count_hits=True, **filters.search_args())
     observe_recall(profile=found.profile, took_ms=found.took_ms, results=len(found.results))
     try:
         if not found.hits_counted:  # else counted by the search in its own round trip
@@ -197,16 +198,19 @@ def promote(caller, *, memory_id=None, session_id=None, seq=None, reason: str = 
 
 def list_memories(caller, *, user_id=None, conversation_id=None, type=None,
                   include_forgotten: bool = False, metadata=None, cursor=None,
-                  limit: int = 20) -> dict:
-    """As ``GET /api/v1/memories`` (the same selector, cursors and limits)."""
+                  limit: int = 20, **filters) -> dict:
+    """As ``GET /api/v1/memories`` (the same selector, cursors, limits and filters:
+    ``api.filters``)."""
     require_role(caller.user, "viewer")
     user_id = clean_identifier(user_id_or_default(caller, user_id), "user_id")
     require_namespace(caller, user_id)
     if conversation_id:
         conversation_id = clean_identifier(conversation_id, "conversation_id")
+    checked = parse_filters(caller, metadata=metadata, **filters)
     rows, next_cursor = listing.memory_page(
-        user_id=user_id, conversation_id=conversation_id, type=type, metadata=metadata,
-        include_forgotten=include_forgotten, cursor=cursor, limit=limit)
+        user_id=user_id, conversation_id=conversation_id, type=type,
+        include_forgotten=include_forgotten, cursor=cursor, limit=limit,
+        **checked.list_args())
     return {"memories": memories_out(rows), "next_cursor": next_cursor}
 
 

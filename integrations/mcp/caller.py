@@ -4,8 +4,8 @@ The MCP transports authenticate exactly as the REST API does (the same token loo
 and namespace restriction). The bearer token travels to the tools in a context variable
 (asyncio tasks and asgiref's thread hops both carry it along) and is resolved again at every
 call, so a token revoked while a stdio server runs stops working with its next call. A
-``Caller`` has the two attributes the API's permission helpers read from a request
-(``user``, ``token_namespaces``), so those helpers take it unchanged.
+``Caller`` has the attributes the API's permission helpers read from a request
+(``user``, ``token_namespaces``, ``token_agents``), so those helpers take it unchanged.
 
 The default namespace spares a model from choosing ``user_id``: the one a connection names
 (``mcp_stdio --default-namespace``, the ``X-Memory-Namespace`` header of ``/mcp``), else the
@@ -31,6 +31,7 @@ class Unauthorized(ServiceError):
 class Caller:
     user: object
     token_namespaces: list[str] = field(default_factory=list)
+    token_agents: list[str] = field(default_factory=list)
     default_namespace: str | None = None
 
 
@@ -49,6 +50,7 @@ def caller_for_token(token: str) -> Caller | None:
     namespaces = list(row.namespaces)
     only = namespaces[0] if len(namespaces) == 1 else None
     return Caller(user=copy.copy(row.user), token_namespaces=namespaces,
+                  token_agents=list(row.agents),
                   default_namespace=_named_default.get() or only)
 
 

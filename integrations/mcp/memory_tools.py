@@ -42,6 +42,27 @@ Supersedes = Annotated[list[str] | None, Field(description=(
 ValidFrom = Annotated[str | None, Field(description=(
     "ISO 8601: when this fact began to hold in the world (default: now); give it when the "
     "user says when, e.g. 'since August'"))]
+AgentId = Annotated[str | None, Field(description=(
+    "the agent writing it (1-128 characters), e.g. 'planner'; a token restricted to agents "
+    "must name one of them"))]
+RunId = Annotated[str | None, Field(description="the agent's run (one task) it comes from")]
+# The filters every reading tool takes, as REST recall and GET /memories (api.filters).
+Since = Annotated[str | None, Field(description="ISO 8601: written at or after this moment")]
+Until = Annotated[str | None, Field(description="ISO 8601: written before this moment")]
+AuthorFilter = Annotated[str | None, Field(description="only memories with this author")]
+TagsFilter = Annotated[list[str] | None, Field(description="only memories holding every tag "
+                                                           "given")]
+AgentFilter = Annotated[str | None, Field(description="only memories of this agent")]
+RunFilter = Annotated[str | None, Field(description="only memories of this run")]
+MetadataFilter = Annotated[dict[str, str] | None, Field(
+    description="dotted path -> the string the memory's metadata holds there, e.g. "
+                "{\"project.name\": \"apollo\"}")]
+Now = Annotated[str | None, Field(description=(
+    "ISO 8601: the moment to answer at (time words count from it, facts valid then); "
+    "default now"))]
+AsOf = Annotated[str | None, Field(description=(
+    "ISO 8601: answer with the facts that held then (e.g. where the user lived last "
+    "July) instead of the facts valid now"))]
 Supersession = Annotated[Literal["off", "propose", "apply"] | None, Field(description=(
     "what the server does with older memories it finds this one contradicts: propose "
     "(list them for review), apply (supersede them), off; default: the server's setting"))]
@@ -62,6 +83,8 @@ async def add_memory(
     source: Annotated[str, Field(description="the system it came from")] = "",
     author: Annotated[str, Field(description="who stated it (a person or an agent's "
                                              "name)")] = "",
+    agent_id: AgentId = None,
+    run_id: RunId = None,
     keywords: Annotated[list[str] | None, Field(description=(
         "extra words it should be found by (indexed, not shown)"))] = None,
     ttl_seconds: Annotated[int | None, Field(description="short_term only; default 24 h")] = None,
@@ -100,12 +123,18 @@ async def search_memories(
     match_mode: Annotated[Literal["any", "all", "all_then_any"] | None, Field(description=(
         "any: a result needs one of the words; all: every word; all_then_any: all, else "
         "any when nothing has all; default: the profile's"))] = None,
-    as_of: Annotated[str | None, Field(description=(
-        "ISO 8601: answer with the facts that held then (e.g. where the user lived last "
-        "July) instead of the facts valid now"))] = None,
+    as_of: AsOf = None,
     include_superseded: Annotated[bool, Field(description=(
         "also answer facts that no longer hold (superseded or ended), each with "
         "valid_until and superseded_by: to see how a fact changed"))] = False,
+    since: Since = None,
+    until: Until = None,
+    author: AuthorFilter = None,
+    tags: TagsFilter = None,
+    agent_id: AgentFilter = None,
+    run_id: RunFilter = None,
+    metadata: MetadataFilter = None,
+    now: Now = None,
 ) -> SearchOut:
     """Recall what is known about the user. Call it before answering a question about the
     user, their past, plans, preferences or people they mentioned, and whenever earlier
@@ -113,7 +142,9 @@ async def search_memories(
     words in the query work: "what did we decide last week" searches that week's memories.
     Answers the memories of one namespace that match the query, best first, each with the
     parts of its score (BM25, recency, importance), its strongest terms and its validity;
-    only facts valid now, unless as_of or include_superseded says otherwise."""
+    only facts valid now, unless as_of or include_superseded says otherwise. The filters
+    (since, until, author, tags, agent_id, run_id, metadata) keep the matches that pass; an
+    empty query with a filter lists the matches, newest first."""
     return await call_tool_body(bodies.search_memories, **locals())
 
 
@@ -162,10 +193,20 @@ async def list_memories(
                                                          "all")] = None,
     include_forgotten: Annotated[bool, Field(description="also forgotten (deleted) "
                                                          "memories")] = False,
-    metadata: Annotated[dict[str, str] | None, Field(
-        description="dotted path -> the string the memory's metadata holds there")] = None,
+    metadata: MetadataFilter = None,
     cursor: Annotated[str | None, Field(description="next_cursor of the previous page")] = None,
     limit: Annotated[int, Field(description="1..500")] = 20,
+    since: Since = None,
+    until: Until = None,
+    author: AuthorFilter = None,
+    tags: TagsFilter = None,
+    agent_id: AgentFilter = None,
+    run_id: RunFilter = None,
+    as_of: Annotated[str | None, Field(description=(
+        "ISO 8601: only the facts that held then (default: every fact, whatever its "
+        "validity)"))] = None,
+    now: Annotated[str | None, Field(description=(
+        "ISO 8601: only the facts valid at this moment"))] = None,
 ) -> MemoryPage:
     """A namespace's memories, newest first, a page at a time (as GET /api/v1/memories).
     Call it to review everything known (e.g. "what do you know about me?"); to answer a

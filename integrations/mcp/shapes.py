@@ -23,6 +23,9 @@ class MemoryOut(_Open):
     tags: list[str] = Field(default_factory=list)
     importance: float = Field(description="0..1")
     metadata: dict = Field(default_factory=dict)
+    author: str = ""
+    agent_id: str = Field(default="", description="the agent that wrote it; '' none")
+    run_id: str = Field(default="", description="the agent's run it came from; '' none")
     version: int
     created_at: str | None = None
     updated_at: str | None = None
@@ -65,6 +68,10 @@ class RecallHit(_Open):
     conversation_id: str | None = None
     created_at: str
     metadata: dict = Field(default_factory=dict)
+    author: str = ""
+    tags: list[str] = Field(default_factory=list)
+    agent_id: str = Field(default="", description="the agent that wrote it; '' none")
+    run_id: str = Field(default="", description="the agent's run it came from; '' none")
     valid_from: str | None = None
     valid_until: str | None = Field(default=None, description="null while the fact holds")
     superseded_by: str | None = None
