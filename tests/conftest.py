@@ -3,11 +3,14 @@ database, personas with each role, and an API client with a bearer token."""
 
 import contextlib
 import json
+import logging
 
 import django_rq
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import Group, User
+from django.db import transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.test import Client
 from rq.exceptions import NoSuchJobError
 
@@ -54,6 +57,59 @@ def _clean_redis():
     keys = _prefix_keys(client)
     if keys:
         client.delete(*keys)
+
+
+def _only_the_tests_blocks(connection) -> bool:
+    """Whether the open atomic blocks are only the test case's own transaction: for the code
+    under test, the connection is then in autocommit."""
+    return connection.in_atomic_block and all(
+        block._from_testcase for block in connection.atomic_blocks)
+
+
+def _run_callback(func, robust):
+    """Run an on-commit callback as Django does: a robust one's error is logged, not raised."""
+    if not robust:
+        func()
+        return
+    try:
+        func()
+    except Exception as exc:
+        logging.getLogger("django.db.backends.base").error(
+            "Error calling %s in on_commit() (%s).", func.__qualname__, exc, exc_info=True)
+
+
+@pytest.fixture(autouse=True)
+def _on_commit_as_if_committed(request, monkeypatch):
+    """A test in a transaction (``django_db`` without ``transaction=True``) sees what a commit
+    does: ``transaction.on_commit`` callbacks (the Redis mirror, job enqueues) run when the
+    code under test leaves its outermost ``atomic`` block, and at once outside any, as they
+    would in production. The test's own transaction is rolled back afterwards, which is much
+    cheaper than flushing every table. Tests that need a real commit (another thread or
+    process reads the rows) keep ``transaction=True``; there is no test case transaction
+    there and this changes nothing. A test asking for ``django_capture_on_commit_callbacks``
+    captures the callbacks itself."""
+    if "django_capture_on_commit_callbacks" in request.fixturenames:
+        return
+    on_commit = BaseDatabaseWrapper.on_commit
+    atomic_exit = transaction.Atomic.__exit__
+
+    def on_commit_now(connection, func, robust=False):
+        if _only_the_tests_blocks(connection):
+            _run_callback(func, robust)
+        else:
+            on_commit(connection, func, robust)
+
+    def exit_and_run_callbacks(block, exc_type, exc_value, traceback):
+        atomic_exit(block, exc_type, exc_value, traceback)
+        connection = transaction.get_connection(block.using)
+        if (not block._from_testcase and exc_type is None and not connection.needs_rollback
+                and _only_the_tests_blocks(connection)):
+            pending, connection.run_on_commit = connection.run_on_commit, []
+            for _savepoints, func, robust in pending:
+                _run_callback(func, robust)
+
+    monkeypatch.setattr(BaseDatabaseWrapper, "on_commit", on_commit_now)
+    monkeypatch.setattr(transaction.Atomic, "__exit__", exit_and_run_callbacks)
 
 
 @pytest.fixture

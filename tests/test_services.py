@@ -11,7 +11,7 @@ from search.memory_search import memory_search
 from tests.helpers import memory_hash, postings_of, stats
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): the write paths' hand-written SQL.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
 def create(content, user_id="u-a", **kw):
