@@ -20,6 +20,10 @@ Its worker class (``memory_console.gunicorn_worker``) is gthread answering a req
 headers over gunicorn's limits with the API's JSON error (414, 431), not an HTML page; the
 request line may be 8,190 bytes long (gunicorn's most; its default is 4,094).
 
+Traces (``OTEL_TRACES_EXPORTER``): each worker sets them up when it loads
+``memory_console.wsgi``, after the fork (the exporter's thread is the worker's own); the
+master, which loads no Django, has none.
+
 Metrics: every process writes its values to prometheus-client's multiprocess files in
 ``PROMETHEUS_MULTIPROC_DIR`` (default ``var/metrics/web``; this server's own: emptied when
 gunicorn starts), and ``/metrics`` adds them up (``integrations/metrics/exposition.py``).
