@@ -61,7 +61,8 @@ class Endpoints:
                  created_at: datetime | str | None = None, context: str | None = None,
                  supersedes: list[str] | None = None, valid_from: datetime | str | None = None,
                  supersession: m.Supersession | None = None,
-                 infer: bool = False) -> m.Memory | m.Inferred:
+                 infer: bool = False, agent_id: str | None = None,
+                 run_id: str | None = None) -> m.Memory | m.Inferred:
         """``POST /memories``: 201 a new memory, or 200 the live duplicate
         (``deduplicated`` true). ``ttl_seconds`` only for ``short_term``. Never retried.
 
@@ -72,14 +73,18 @@ class Endpoints:
         Facts over time: ``supersedes`` names the memories this one makes no longer true
         (they stay readable, ``superseded_by`` this one, and leave recall); ``valid_from``
         (datetime or ISO 8601) when the fact began to hold (default: now); ``supersession``
-        ``off`` / ``propose`` / ``apply`` for the supersessions the server finds itself."""
+        ``off`` / ``propose`` / ``apply`` for the supersessions the server finds itself.
+
+        Agent scope: ``agent_id`` (the agent writing it) and ``run_id`` (its run), set once
+        here and never changed; a token restricted to agents must name one of them."""
         body = compact(dict(user_id=user_id, content=content, conversation_id=conversation_id,
                             type=type, importance=importance, tags=tags,
                             metadata=dict(metadata) if metadata is not None else None,
                             source=source, author=author, keywords=keywords,
                             ttl_seconds=ttl_seconds, created_at=iso(created_at),
                             context=context, supersedes=supersedes,
-                            valid_from=iso(valid_from), supersession=supersession))
+                            valid_from=iso(valid_from), supersession=supersession,
+                            agent_id=agent_id, run_id=run_id))
         if infer:
             body["infer"] = True
             return self._run(Call("POST", "/memories", _one(m.Inferred), json=body))
@@ -92,12 +97,23 @@ class Endpoints:
     def list_memories(self, user_id: str, *, conversation_id: str | None = None,
                       type: m.MemoryType | None = None, metadata: Mapping[str, Any] | None = None,
                       include_forgotten: bool | None = None, cursor: str | None = None,
-                      limit: int | None = None) -> m.Page[m.Memory]:
+                      limit: int | None = None, since: datetime | str | None = None,
+                      until: datetime | str | None = None, author: str | None = None,
+                      tags: list[str] | None = None, agent_id: str | None = None,
+                      run_id: str | None = None, now: datetime | str | None = None,
+                      as_of: datetime | str | None = None) -> m.Page[m.Memory]:
         """``GET /memories``: one namespace's memories, newest first, one page.
         ``conversation_id=""`` asks for the user-wide ones (no conversation);
-        ``metadata`` filters on exact values of top-level metadata keys."""
+        ``metadata`` filters on exact string values at dotted paths (``{"project.name":
+        "apollo"}``). The filters :meth:`recall` takes: ``since`` (inclusive) / ``until``
+        (exclusive) bounds of ``created_at`` (datetimes or ISO 8601), ``author``, ``tags``
+        (every one), ``agent_id``, ``run_id``; ``as_of`` or ``now`` keeps the facts valid
+        then (without either, every fact whatever its validity)."""
         params: dict[str, Any] = dict(user_id=user_id, conversation_id=conversation_id,
-                                      type=type, cursor=cursor, limit=limit)
+                                      type=type, cursor=cursor, limit=limit,
+                                      since=iso(since), until=iso(until), author=author,
+                                      tags=tags, agent_id=agent_id, run_id=run_id,
+                                      now=iso(now), as_of=iso(as_of))
         if include_forgotten is not None:
             params["include_forgotten"] = int(include_forgotten)
         for key, value in (metadata or {}).items():
@@ -198,14 +214,27 @@ class Endpoints:
     def recall(self, user_id: str, query: str, *, conversation_id: str | None = None,
                limit: int | None = None, types: list[m.MemoryType] | None = None,
                profile: str | None = None, match_mode: m.MatchMode | None = None,
-               as_of: datetime | str | None = None, include_superseded: bool | None = None
+               as_of: datetime | str | None = None, include_superseded: bool | None = None,
+               since: datetime | str | None = None, until: datetime | str | None = None,
+               author: str | None = None, tags: list[str] | None = None,
+               agent_id: str | None = None, run_id: str | None = None,
+               metadata: Mapping[str, str] | None = None, now: datetime | str | None = None
                ) -> m.RecallResult:
         """``POST /recall`` (read-only, so retried like a GET). ``limit`` 1..100. Answers the
         facts valid now; ``as_of`` (datetime or ISO 8601) the facts that held then;
-        ``include_superseded`` every match, each with ``valid_until`` / ``superseded_by``."""
+        ``include_superseded`` every match, each with ``valid_until`` / ``superseded_by``.
+
+        Filters keep the matches that pass (scores unchanged): ``since`` (inclusive) /
+        ``until`` (exclusive) bounds of ``created_at``, ``author``, ``tags`` (every one),
+        ``agent_id``, ``run_id``, ``metadata`` (dotted path -> string); ``now`` is the
+        moment time words and validity count from. An empty ``query`` with a filter lists
+        the matches, newest first."""
         body = compact(dict(user_id=user_id, query=query, conversation_id=conversation_id,
                             limit=limit, types=types, profile=profile, match_mode=match_mode,
-                            as_of=iso(as_of), include_superseded=include_superseded))
+                            as_of=iso(as_of), include_superseded=include_superseded,
+                            since=iso(since), until=iso(until), author=author, tags=tags,
+                            agent_id=agent_id, run_id=run_id, now=iso(now),
+                            metadata=dict(metadata) if metadata is not None else None))
         return self._run(Call("POST", "/recall", _one(m.RecallResult), json=body,
                               idempotent=True))
 

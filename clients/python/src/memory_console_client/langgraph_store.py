@@ -31,7 +31,13 @@ Mapping
   user's namespace; ``score`` is the recall's final score. ``filter`` applies LangGraph's own
   operators (``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte``) to the values, on the
   client: a filtered query looks at the top 100 recall hits at most. Without ``query`` the
-  items come newest first.
+  items come newest first. The memory filters every interface takes go to the server
+  instead: ``filter`` keys ``since``, ``until`` (datetimes or ISO 8601), ``author``,
+  ``tags`` (every one), ``agent_id``, ``run_id``, ``metadata`` (dotted path -> string),
+  ``now`` and ``as_of`` (the facts valid then) are those filters, not value fields.
+- **Agent scope.** ``MemoryConsoleStore(..., agent_id="planner", run_id="r-7")``: every
+  ``put`` writes its memory with them, and a key is the agent's own (``get`` and ``put``
+  find the key's memory among that agent's).
 - **TTL** (minutes, LangGraph's unit) becomes a short-term memory with ``ttl_seconds =
   ttl * 60``; the server forgets it after that time. Our TTL counts from the write: reads
   do not refresh it (``refresh_ttl`` is accepted and has no effect), a ``put`` re-arms it.
@@ -76,6 +82,9 @@ TEXT_FIELDS = ("content", "text", "memory")
 MEMORY_ID = re.compile(r"^mem_[0-9a-f]{16}$")
 PAGE = 100  # items asked per list page
 RECALL_MAX = 100  # the API's largest recall limit
+# ``search`` filter keys that are the server's memory filters (api.filters), not value fields.
+SERVER_FILTERS = ("since", "until", "author", "tags", "agent_id", "run_id", "metadata", "now",
+                  "as_of")
 
 # A step of an operation: a function of the client whose result (awaited for the async
 # client) is sent back into the operation's generator.
@@ -137,14 +146,17 @@ class MemoryConsoleStore(BaseStore):
     """``MemoryConsoleStore("http://host:8000", token, profile="context")``: a LangGraph
     store on Memory Console (see the module docstring for the mapping). ``profile`` is the
     ranking profile of searches (None = the server's default); ``ttl`` a LangGraph
-    ``TTLConfig`` (``default_ttl`` in minutes); other keywords go to both clients."""
+    ``TTLConfig`` (``default_ttl`` in minutes); ``agent_id`` / ``run_id`` the agent scope of
+    its writes and keys; other keywords go to both clients."""
 
     supports_ttl = True
 
     def __init__(self, base_url: str, token: str, *, profile: str | None = None,
-                 ttl: TTLConfig | None = None, **client_options: Any):
+                 ttl: TTLConfig | None = None, agent_id: str | None = None,
+                 run_id: str | None = None, **client_options: Any):
         self.profile = profile
         self.ttl_config = ttl
+        self.agent_id, self.run_id = agent_id, run_id
         self.client = MemoryConsole(base_url, token, **client_options)
         self.aclient = AsyncMemoryConsole(base_url, token, **client_options)
 
@@ -206,7 +218,7 @@ class MemoryConsoleStore(BaseStore):
         cursor = None
         while True:
             page = yield lambda c, cursor=cursor: c.list_memories(
-                user_id, conversation_id=conversation_id or "",
+                user_id, conversation_id=conversation_id or "", agent_id=self.agent_id,
                 metadata={f"{META}.key": key}, cursor=cursor, limit=PAGE)
             current = next((m for m in page.items if m.holds), None)
             if current is not None:
@@ -254,7 +266,7 @@ class MemoryConsoleStore(BaseStore):
         for content in (text, f"{op.key}: {text}"):
             made = yield lambda c, content=content: c.remember(
                 user_id, content, conversation_id=conversation_id, metadata=meta,
-                source="langgraph", **ttl, **mode)
+                source="langgraph", agent_id=self.agent_id, run_id=self.run_id, **ttl, **mode)
             held = _stored(made.metadata)
             if not made.deduplicated:
                 break
@@ -293,28 +305,30 @@ class MemoryConsoleStore(BaseStore):
         user_id, conversation_id = prefix[0], (prefix[1] if len(prefix) == 2 else None)
         want = op.offset + op.limit
         found: list[SearchItem] = []
+        values = dict(op.filter or {})
+        server = {k: values.pop(k) for k in SERVER_FILTERS if k in values}
         if op.query:
-            asked = min(RECALL_MAX, want * (4 if op.filter else 1))
+            asked = min(RECALL_MAX, want * (4 if values else 1))
             result = yield lambda c: c.recall(user_id, op.query, conversation_id=conversation_id,
-                                              limit=asked, profile=self.profile)
+                                              limit=asked, profile=self.profile, **server)
             for hit in result.results:
                 if conversation_id is not None and hit.conversation_id != conversation_id:
                     continue  # recall in a conversation also brings user-wide memories
-                key, value = _key_and_value(hit.memory_id, hit.content, hit.type, [],
+                key, value = _key_and_value(hit.memory_id, hit.content, hit.type, hit.tags,
                                             hit.metadata)
-                if _matches(value, op.filter):
+                if _matches(value, values):
                     found.append(SearchItem(_namespace(user_id, hit.conversation_id), key,
                                             value, hit.created_at, hit.created_at, hit.score))
             return found[op.offset:want]
         cursor = None
         while len(found) < want:
             page = yield lambda c, cursor=cursor: c.list_memories(
-                user_id, conversation_id=conversation_id, cursor=cursor, limit=PAGE)
+                user_id, conversation_id=conversation_id, cursor=cursor, limit=PAGE, **server)
             for memory in page.items:
-                if not memory.holds:
+                if not ("as_of" in server or "now" in server or memory.holds):
                     continue  # superseded or ended: history, not a current item
                 item = _item(memory)
-                if _matches(item.value, op.filter):
+                if _matches(item.value, values):
                     found.append(SearchItem(item.namespace, item.key, item.value,
                                             item.created_at, item.updated_at))
             cursor = page.next_cursor

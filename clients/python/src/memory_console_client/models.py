@@ -44,6 +44,8 @@ class Memory(Model):
     expire_at: datetime | None = None
     source: str = ""
     author: str = ""
+    agent_id: str = ""
+    run_id: str = ""
     metadata: dict[str, Any] = Field(default_factory=dict)
     content_hash: str = ""
     version: int = 1
@@ -86,6 +88,10 @@ class RecallHit(Model):
     created_at: datetime
     importance: float
     conversation_id: str | None = None
+    author: str = ""
+    tags: list[str] = Field(default_factory=list)
+    agent_id: str = ""
+    run_id: str = ""
     valid_from: datetime | None = None
     valid_until: datetime | None = None
     superseded_by: str | None = None
