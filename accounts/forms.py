@@ -2,8 +2,9 @@
 
 from django import forms
 
-from accounts.tokens import EXPIRES_IN_DAYS_MAX
+from accounts.tokens import EXPIRES_IN_DAYS_MAX, clean_agents
 from console.forms import namespace_list_field
+from memories.errors import InvalidInput
 
 
 class TokenCreateForm(forms.Form):
@@ -38,6 +39,14 @@ class TokenCreateForm(forms.Form):
         label="Allow namespaces that hold nothing yet",
         help_text="For an agent that will write into a new namespace.",
     )
+    agents = forms.CharField(
+        required=False,
+        max_length=4000,
+        label="Agents",
+        help_text="Comma-separated agent ids; blank: every agent. The token writes memories "
+        "only as one of these agents and reads only theirs.",
+        widget=forms.TextInput(attrs={"autocomplete": "off"}),
+    )
     expires_in_days = forms.IntegerField(
         required=False,
         min_value=1,
@@ -55,6 +64,13 @@ class TokenCreateForm(forms.Form):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("auto_id", "token_%s")
         super().__init__(*args, **kwargs)
+
+    def clean_agents(self) -> list[str]:
+        parts = [p.strip() for p in self.cleaned_data["agents"].split(",") if p.strip()]
+        try:
+            return clean_agents(parts)
+        except InvalidInput as exc:
+            raise forms.ValidationError(exc.message) from None
 
     def clean(self):
         data = super().clean()

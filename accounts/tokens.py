@@ -4,7 +4,7 @@ import datetime as dt
 import hashlib
 import logging
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
@@ -32,11 +32,13 @@ def _digest(token: str) -> str:
 
 
 def token_create(
-    *, user, name: str = "", namespaces: list[str] | None = None, expires_at=None
+    *, user, name: str = "", namespaces: list[str] | None = None, expires_at=None,
+    agents: list[str] | None = None,
 ) -> str:
-    """Create a token for ``user``, optionally restricted to ``namespaces`` and expiring at
-    ``expires_at`` (an aware datetime; None: never); returns the token itself (only its hash
-    is kept)."""
+    """Create a token for ``user``, optionally restricted to ``namespaces`` and to
+    ``agents`` (memories' ``agent_id``: it writes only as one of them and reads only theirs)
+    and expiring at ``expires_at`` (an aware datetime; None: never); returns the token
+    itself (only its hash is kept)."""
     token = "mc_" + secrets.token_urlsafe(32)
     ApiToken.objects.create(
         user=user,
@@ -44,6 +46,7 @@ def token_create(
         prefix=token[:10],
         key_hash=_digest(token),
         namespaces=sorted(set(namespaces or [])),
+        agents=sorted(set(agents or [])),
         expires_at=expires_at,
     )
     return token
@@ -162,6 +165,7 @@ class Issued:
     role_changed: bool
     namespaces: list[str]
     expires_at: dt.datetime | None = None
+    agents: list[str] = field(default_factory=list)
 
 
 def clean_namespaces(values) -> list[str]:
@@ -169,6 +173,13 @@ def clean_namespaces(values) -> list[str]:
     if not isinstance(values, list | tuple) or len(values) > NAMESPACES_MAX:
         raise InvalidInput(f"namespaces takes at most {NAMESPACES_MAX} ids", field="namespaces")
     return sorted({clean_identifier(v, "namespaces") for v in values})
+
+
+def clean_agents(values) -> list[str]:
+    """Agents a token is restricted to: distinct ids, sorted (as :func:`clean_namespaces`)."""
+    if not isinstance(values, list | tuple) or len(values) > NAMESPACES_MAX:
+        raise InvalidInput(f"agents takes at most {NAMESPACES_MAX} ids", field="agents")
+    return sorted({clean_identifier(v, "agents") for v in values})
 
 
 @transaction.atomic
@@ -182,6 +193,7 @@ def token_issue(
     change_role: bool = False,
     expires_in_days: int | None = None,
     audit_actor=None,
+    agents=(),
 ) -> Issued:
     """Create a token for ``username``, creating the user when there is none (no usable
     password: an API user), as ``create_api_token`` does; one audited transaction.
@@ -192,12 +204,14 @@ def token_issue(
     superuser is always admin (another role is refused); ``actor`` (the console's admin, None
     for the command line) may not lower their own role nor mint a superuser's token unless
     they are one. ``expires_in_days`` (1..EXPIRES_IN_DAYS_MAX; None: never) sets when the
-    token stops working. Raises InvalidInput (400), PermissionDenied (403), Conflict (409).
+    token stops working; ``agents`` restricts it to those agents (``clean_agents``). Raises
+    InvalidInput (400), PermissionDenied (403), Conflict (409).
     """
     if role not in (None, "", *ROLES):
         raise InvalidInput(f"role must be one of {', '.join(ROLES)}", field="role")
     role = role or None
     namespaces = clean_namespaces(list(namespaces))
+    agents = clean_agents(list(agents))
     expires_at = expiry_in(expires_in_days)
     users = get_user_model()
     if not isinstance(username, str) or not username:
@@ -254,7 +268,8 @@ def token_issue(
     if role_changed:
         user.groups.remove(*Group.objects.filter(name__in=ROLES))
         user.groups.add(Group.objects.get(name=role))
-    token = token_create(user=user, name=name, namespaces=namespaces, expires_at=expires_at)
+    token = token_create(user=user, name=name, namespaces=namespaces, expires_at=expires_at,
+                         agents=agents)
     now_role = "admin" if user.is_superuser else (role or current)
     audit_record(
         actor=actor if audit_actor is None else audit_actor,
@@ -265,9 +280,10 @@ def token_issue(
             "prefix": token[:10],
             "name": name,
             "namespaces": namespaces,
+            **({"agents": agents} if agents else {}),
             **({"expires_at": expires_at.isoformat()} if expires_at else {}),
             **({"user_created": True} if created else {}),
             **({"role_was": current} if role_changed and not created else {}),
         },
     )
-    return Issued(token, user, created, now_role, role_changed, namespaces, expires_at)
+    return Issued(token, user, created, now_role, role_changed, namespaces, expires_at, agents)

@@ -87,6 +87,7 @@ def token_new(request):
             role=data["role"] or None,
             name=data["name"],
             namespaces=data["namespaces"],
+            agents=data["agents"],
             change_role=data["change_role"],
             expires_in_days=data["expires_in_days"],
         )
@@ -101,6 +102,7 @@ def token_new(request):
         "token_role": issued.role,
         "name": data["name"],
         "namespaces": issued.namespaces,
+        "agents": issued.agents,
         "user_created": issued.created,
         "role_changed": issued.role_changed and not issued.created,
         # ISO text: the session is JSON.

@@ -32,13 +32,21 @@ class Command(BaseCommand):
             help="restrict the token to this namespace (repeatable)",
         )
         parser.add_argument(
+            "--agent",
+            action="append",
+            default=[],
+            dest="agents",
+            help="restrict the token to this agent's memories (repeatable)",
+        )
+        parser.add_argument(
             "--expires-in-days",
             type=int,
             default=None,
             help="the token stops working after this many days (default: never)",
         )
 
-    def handle(self, *args, username, role, name, namespaces, expires_in_days, **options):
+    def handle(self, *args, username, role, name, namespaces, expires_in_days, agents=(),
+               **options):
         from django.contrib.auth import get_user_model
 
         if role is None and not get_user_model().objects.filter(username=username).exists():
@@ -51,6 +59,7 @@ class Command(BaseCommand):
                 role=role,
                 name=name,
                 namespaces=namespaces,
+                agents=agents,
                 change_role=True,  # --role on the command line is the explicit choice
                 expires_in_days=expires_in_days,
             )
