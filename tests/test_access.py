@@ -14,7 +14,7 @@ from operations import backup, jobs, policy
 from tests.helpers import create, memory_hash, with_folds_running
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): the access fold's executemany UPDATE.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
 def count(memory) -> int:
@@ -86,6 +86,7 @@ def test_a_batch_taken_before_a_crash_is_applied_by_the_next_fold(builtins, monk
     assert count(m) == 4 and pending_batches() == set()
 
 
+@pytest.mark.django_db(transaction=True)  # threads read the rows: a real commit
 def test_counts_stay_exact_with_recalls_and_folds_running_at_once(builtins):
     ms = [create(f"shared memory number {n} about lunch") for n in range(3)]
     ids = [m.memory_id for m in ms]

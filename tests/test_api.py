@@ -4,7 +4,7 @@ import pytest
 
 from memories.models import Memory
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def remember(api, content="use argon2 for password hashing", **kw):

@@ -6,7 +6,7 @@ from memories import services
 from memories.models import Memory
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): JSON queries of the audit feed.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
 def test_b30_rollback_after_a_bulk_edit_touches_only_its_target(builtins, api, admin_api):

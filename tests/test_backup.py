@@ -9,7 +9,7 @@ from search.memory_search import memory_search
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): the backup import (row locks, bulk
 # inserts).
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
 def recall(query):

@@ -19,7 +19,7 @@ from search.models import RankingProfile
 from sessions import services as sessions
 from sessions.models import Session
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
 def _versions(memory_id):

@@ -7,7 +7,7 @@ from memories.models import Conflict, Memory
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): the review queue's raw SQL and row
 # locks.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 PORTO = "Alice lives in Porto."
 MADRID = "Alice moved to Madrid."

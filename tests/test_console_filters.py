@@ -16,7 +16,7 @@ from tests.conftest import login
 from tests.helpers import create
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): a migration's backfill.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 TEXTS = {
     "room": "会议室１０２ is booked for Friday",

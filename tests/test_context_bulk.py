@@ -13,7 +13,7 @@ from operations.consolidate import consolidate_group
 from search.memory_search import memory_search
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): the context rebuild's raw SQL.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
 def item(content, n, conversation="c-1", **kw):

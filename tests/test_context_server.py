@@ -20,7 +20,7 @@ from tests.conftest import ApiClient
 from tests.helpers import recall
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): the context rebuild's raw SQL.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 T0 = "2026-11-20T10:00:00+00:00"
 

@@ -16,7 +16,7 @@ from memories.services.create import _duplicate_and_window, _live_duplicate, bui
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): the raw SQL of the dedup lookup and
 # the conversation window.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 T0 = dt.datetime(2026, 11, 20, 10, 0, tzinfo=dt.UTC)
 

@@ -13,7 +13,7 @@ from search.index.statistics import statistics_check
 from search.memory_search import memory_search
 from tests.helpers import create, stats
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_statistics_that_differ_from_the_documents_are_drift_and_reconcile_repairs_them(

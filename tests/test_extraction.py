@@ -13,7 +13,7 @@ from sessions import jobs as session_jobs
 from sessions import services as sessions
 from tests.llm_server import llm_server  # noqa: F401 - the fixture
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 CHAT = [
     ("user", "Ana: Hi there!"),

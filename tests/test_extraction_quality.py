@@ -94,7 +94,7 @@ def test_parse_text_reads_a_transcript_or_a_note():
 
 
 @needs_data
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_the_extract_endpoint_gives_the_same_figures_on_one_conversation(builtins, api):
     sample = next(s for s in _load() if s["sample_id"] == "conv-26")
     api_counts = [0, 0, 0]

@@ -27,6 +27,8 @@ from memories import queue as job_queue
 from memories import services
 from sessions import services as sessions
 
+# A real commit: schemathesis calls the WSGI application, whose request_finished signal closes
+# the database connection (a test transaction would be closed with it).
 pytestmark = pytest.mark.django_db(transaction=True)
 
 FUZZ_USER = "fuzz-user"

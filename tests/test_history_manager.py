@@ -7,7 +7,7 @@ from memories import services
 from memories.models import Memory
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): versions written under a row lock.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
 def test_the_history_manager_class_is_built_once_and_reads_the_versions(builtins):

@@ -12,7 +12,7 @@ from operations.locomo import iter_turns, parse_session_date, turn_content
 from search.memory_search import memory_search
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): bulk inserts.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 SAMPLE = {
     "sample_id": "conv-test",

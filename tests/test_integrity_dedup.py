@@ -13,7 +13,7 @@ from tests.helpers import create
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): the dedup lookup's raw SQL and unique
 # constraints.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
 def live(**filters):

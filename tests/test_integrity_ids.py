@@ -12,7 +12,7 @@ from sessions.models import Message, Session
 from tests.conftest import login
 from tests.helpers import create
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 # Ids ending in a sub-route ("x/context", "x/messages") are shadowed by that route: the
 # one shape the path cannot tell apart (docs/agent-developer.md, "Conventions").

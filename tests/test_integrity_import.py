@@ -15,7 +15,7 @@ from tests.helpers import create
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): the backup import (row locks, bulk
 # inserts).
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
 @pytest.mark.parametrize("mode", ["merge", "replace"])

@@ -11,7 +11,7 @@ from django.test import override_settings
 from memories.models import Memory
 from tests.conftest import login
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def nested_metadata(depth: int) -> str:

@@ -18,7 +18,7 @@ from sessions.models import Message, Session
 from tests.conftest import login
 from tests.helpers import create
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 # Raw JSON text (escapes, so the body itself is plain ASCII and any parser accepts it).
 NUL = "\\u0000"

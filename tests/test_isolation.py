@@ -19,7 +19,7 @@ from redis.crc import key_slot
 from memories import store
 from operations import reindex
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 LOOK_ALIKES = [
     ("user_1024", "user_10240"),

@@ -12,7 +12,7 @@ from memories import services
 from search import agreement
 from search.models import RankingProfile
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def error_of(resp) -> dict:

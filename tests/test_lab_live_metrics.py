@@ -16,7 +16,7 @@ from tests.views.conftest import HX, tags, text
 # The compare page's fixture (two notes whose order flips between bm25 and keyword).
 flip = test_lab_pages.flip
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 STATE = {"user_id": "u-flip", "q": "deploy", "a": "bm25", "b": "keyword", "k": "10"}
 

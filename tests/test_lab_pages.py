@@ -25,7 +25,7 @@ from search.models import RankingProfile
 from tests.conftest import login
 from tests.views.conftest import HX, ids, tags, text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

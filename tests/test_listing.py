@@ -144,7 +144,7 @@ def _tampered(key: list, nullable) -> list:
     return out
 
 
-@pytest.mark.django_db(transaction=True)  # the memories reach Redis (the run searches them)
+@pytest.mark.django_db  # the memories reach Redis (the run searches them)
 def test_every_list_answers_a_tampered_cursor_with_a_400_naming_it(admin_api, every_list):
     """Fuzz: each element of a real cursor swapped for a value of another type (or one no
     database compares), cursors of another shape, and ones that are no cursor at all

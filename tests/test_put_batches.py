@@ -47,7 +47,7 @@ def _state(client, user_id: str) -> dict:
     return out
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_many_memories_per_call_equal_one_call_per_memory(builtins, redis_client):
     items = _items(120, seed=3)
     # Same ids in both namespaces, so the states compare key for key. A first bulk load
@@ -93,7 +93,7 @@ def test_a_call_stays_within_its_postings_budget():
     assert [p["memory_id"] for b in batches for p in b] == [p["memory_id"] for p in puts]
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 @pytest.mark.parametrize("seed", [5, 6])
 def test_rewrites_that_keep_unchanged_postings_leave_what_one_fresh_put_leaves(
         builtins, redis_client, seed):

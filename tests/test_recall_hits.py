@@ -13,7 +13,7 @@ from tests.helpers import create, memory_hash, with_folds_running
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): the access fold and the pending
 # check's raw SQL.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
 def count(memory) -> int:
@@ -51,6 +51,7 @@ def test_a_fold_unlists_the_namespace_and_the_next_recall_lists_it_again(builtin
     assert access.access_fold()["hits"] == 1 and count(m) == 2
 
 
+@pytest.mark.django_db(transaction=True)  # threads read the rows: a real commit
 def test_counts_stay_exact_with_counting_recalls_and_folds_running_at_once(builtins):
     ms = [create(f"lunch order number {n} for the team") for n in range(3)]
     recall("lunch")

@@ -5,7 +5,7 @@ import pytest
 
 from tests.conftest import ApiClient
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 NOW = "2026-12-01T09:00:00+00:00"  # a Tuesday
 

@@ -17,7 +17,7 @@ from memories import store
 from memories.models import Memory
 from operations import drift
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def _dead_url() -> str:

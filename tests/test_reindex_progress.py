@@ -6,7 +6,7 @@ import pytest
 from memories import services
 from operations import reindex
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_reindex_all_progress_counts_every_namespace(builtins, settings):

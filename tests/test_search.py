@@ -12,7 +12,7 @@ from search.index import fields as index_fields
 from search.memory_search import memory_search
 from tests.helpers import create, oracle_scores, stats
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def scores(user_id, query, limit=100, **kw):

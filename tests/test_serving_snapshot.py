@@ -16,7 +16,7 @@ from search.serving import feed as serving
 from search.serving.engine import Doc, FieldIndex
 from tests.helpers import create, oracle_scores
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 KEY = ("u-a", "c")
 

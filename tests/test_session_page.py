@@ -12,7 +12,7 @@ from sessions import services as sessions
 from sessions.extract import session_extract
 
 # postgres: the panel reads memories by a JSON key of their metadata.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 BASE = dt.datetime(2026, 5, 1, 12, 0, tzinfo=dt.UTC)
 TURNS = [

@@ -10,7 +10,7 @@ from search.memory_search import memory_search
 from search.models import RankingProfile
 from tests.helpers import postings_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_it_parses_lines_and_rejects_single_terms():

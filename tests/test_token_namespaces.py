@@ -9,7 +9,7 @@ from memories import services
 from sessions import services as sessions
 from tests.conftest import ApiClient
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

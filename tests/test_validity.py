@@ -9,7 +9,7 @@ from memories.models import AuditEvent, Memory
 from tests.helpers import recall
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): supersession's row locks.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 ALICE = "where does Alice live"
 PORTO = "Alice lives in Porto, near the river."

@@ -19,7 +19,7 @@ from search.serving import answer, feed
 from search.serving.partial import RANK_FIELDS
 from tests.helpers import create
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from memories import services
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def _dedup_selects(run):
