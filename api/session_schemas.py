@@ -18,6 +18,7 @@ class SessionOut(Out):
     session_id: str
     user_id: str
     agent_id: str
+    run_id: str
     hot: bool
     ttl: int | None
     total: int

@@ -6,7 +6,15 @@ from ninja import Router, Status
 from pydantic import Field
 
 from accounts.roles import require_role
-from api.core import ReasonIn, Strict, allowed_namespace, require_namespace
+from api.core import (
+    ReasonIn,
+    Strict,
+    agent_scope,
+    allowed_agent,
+    allowed_namespace,
+    require_agent,
+    require_namespace,
+)
 from api.memories import memory_out
 from api.pagination import MAX_LIMIT, cursor_page
 from api.schemas import ONE, READ, WRITE, MemoryOut, MemoryTypeName, errors, page_limit
@@ -47,6 +55,8 @@ class SessionIn(Strict):
     user_id: str
     session_id: str | None = None
     agent_id: str = ""
+    # The agent's run; memories promoted or extracted from the session carry both.
+    run_id: str = ""
     ttl_seconds: int | None = None
     system_prompt: str = Field(default="", max_length=65536)
     metadata: dict | None = None
@@ -70,7 +80,8 @@ class MessagesIn(Strict):
 
 def _session_or_404(request, session_id: str) -> Session:
     session = Session.objects.filter(session_id=session_id).first()
-    if session is None or not allowed_namespace(request, session.user_id):
+    if session is None or not (allowed_namespace(request, session.user_id)
+                               and allowed_agent(request, session.agent_id)):
         raise NotFound(f"session {session_id!r} not found", field="session_id")
     return session
 
@@ -82,7 +93,7 @@ def session_out(session: Session) -> dict:
     except store.RedisError:
         hot, ttl = False, None
     return {"session_id": session.session_id, "user_id": session.user_id,
-            "agent_id": session.agent_id, "hot": hot, "ttl": ttl,
+            "agent_id": session.agent_id, "run_id": session.run_id, "hot": hot, "ttl": ttl,
             "total": session.messages.count(), "summary": session.summary,
             "summary_method": session.summary_method,
             "metadata": session.metadata, "created_at": session.created_at.isoformat(),
@@ -93,6 +104,7 @@ def session_out(session: Session) -> dict:
 def create_session(request, payload: SessionIn):
     require_role(request.user, "editor")
     require_namespace(request, payload.user_id)
+    require_agent(request, payload.agent_id)
     session = sessions.session_create(**payload.model_dump())
     return Status(201, session_out(session))
 
@@ -104,7 +116,10 @@ def list_sessions(request, user_id: str, cursor: str | None = None,
     require_role(request.user, "viewer")
     clean_identifier(user_id, "user_id")
     require_namespace(request, user_id)
-    rows, next_cursor = cursor_page(Session.objects.filter(user_id=user_id),
+    rows = Session.objects.filter(user_id=user_id)
+    if agents := agent_scope(request, None):  # a token restricted to agents: theirs only
+        rows = rows.filter(agent_id__in=agents)
+    rows, next_cursor = cursor_page(rows,
                                     order=("-updated_at", "-pk"), cursor=cursor, limit=limit)
     return {"sessions": [{"session_id": s.session_id, "agent_id": s.agent_id,
                           "updated_at": s.updated_at.isoformat()} for s in rows],

@@ -101,6 +101,7 @@ def _build_fields(m: dict, n: int, *, importance_default=None) -> dict:
             "importance": m.get("importance", importance_default), "tags": m.get("tags") or [],
             "metadata": m.get("metadata") or {}, "source": m.get("source") or "",
             "author": m.get("author") or "", "keywords": m.get("keywords") or [],
+            "agent_id": m.get("agent_id"), "run_id": m.get("run_id"),
             "created_at": item_date(m, n, "created_at"),
             "valid_from": item_date(m, n, "valid_from"),
             "valid_until": item_date(m, n, "valid_until"), **_context_fields(m, n)}

@@ -26,8 +26,8 @@ from search.models import RankingProfile
 from sessions import services as session_services
 from sessions.models import Session
 
-SESSION_FIELDS = ("session_id", "user_id", "agent_id", "system_prompt", "metadata", "summary",
-                  "summary_method", "summary_upto_seq", "ttl_seconds", "created_at",
+SESSION_FIELDS = ("session_id", "user_id", "agent_id", "run_id", "system_prompt", "metadata",
+                  "summary", "summary_method", "summary_upto_seq", "ttl_seconds", "created_at",
                   "updated_at", "messages")
 LAB_KEYS = ("profiles", "query_sets", "judgments", "runs")
 
@@ -128,6 +128,7 @@ def document_sessions(doc: dict, namespaces: list[str]) -> list[dict] | None:
         try:
             session_id = clean_identifier(s.get("session_id"), "session_id")
             agent_id = clean_identifier(s.get("agent_id") or None, "agent_id", required=False)
+            run_id = clean_identifier(s.get("run_id") or None, "run_id", required=False)
             metadata = clean_json_object(s.get("metadata") or {}, "metadata", max_depth=20,
                                          max_bytes=16384)
         except InvalidInput as exc:
@@ -157,7 +158,8 @@ def document_sessions(doc: dict, namespaces: list[str]) -> list[dict] | None:
         created = _date(s.get("created_at"), f"{where}.created_at", "sessions")
         updated = _date(s.get("updated_at"), f"{where}.updated_at", "sessions", required=False)
         out.append({"session_id": session_id, "user_id": s["user_id"],
-                    "agent_id": agent_id or "", "system_prompt": s.get("system_prompt") or "",
+                    "agent_id": agent_id or "", "run_id": run_id or "",
+                    "system_prompt": s.get("system_prompt") or "",
                     "metadata": metadata or {}, "summary": s.get("summary") or "",
                     "summary_method": (s.get("summary_method") or "")[:8],
                     "summary_upto_seq": min(upto, last), "ttl_seconds": ttl or 3600,

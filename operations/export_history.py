@@ -15,7 +15,7 @@ from operations.import_document import item_date, item_error
 HISTORY_FIELDS = ("conversation_id", "type", "content", "context", "context_from", "keywords",
                   "tags", "importance", "created_at", "updated_at", "expire_at", "source",
                   "author", "metadata", "deleted_at", "deleted_by", "valid_from", "valid_until",
-                  "superseded_by")
+                  "superseded_by", "agent_id", "run_id")
 VERSION_KEYS = ("version", "at", "kind", "actor", "reason")
 _DATES = ("created_at", "updated_at", "expire_at", "deleted_at", "valid_from", "valid_until")
 

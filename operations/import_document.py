@@ -28,7 +28,7 @@ FIELDS = ("memory_id", "user_id", "conversation_id", "type", "content", "context
           "context_from", "keywords",
           "tags", "importance", "access_count", "accessed_at", "created_at", "updated_at",
           "expire_at", "source", "author", "metadata", "version", "deleted_at", "deleted_by",
-          "valid_from", "valid_until", "superseded_by")
+          "valid_from", "valid_until", "superseded_by", "agent_id", "run_id")
 DATES = ("accessed_at", "created_at", "updated_at", "expire_at", "deleted_at", "valid_from",
          "valid_until")
 # Every field of a proposal an export holds (``newer`` and ``older`` are memory ids).

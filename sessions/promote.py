@@ -41,6 +41,7 @@ def message_promote(*, session_id: str, seq: int, actor=None, reason: str = "",
     return memory_create(
         actor=actor, kind=ChangeKind.PROMOTE, reason=reason,
         user_id=message.session.user_id,
+        agent_id=message.session.agent_id, run_id=message.session.run_id,
         content=message.content if content is None else content,
         type=MemoryType.LONG_TERM if type is None else type, importance=importance,
         source="session", author=message.role, created_at=message.ts,

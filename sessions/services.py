@@ -40,7 +40,8 @@ def _aware(value: dt.datetime | None) -> dt.datetime | None:
 @transaction.atomic
 def session_create(*, user_id: str, session_id: str | None = None, agent_id: str = "",
                    ttl_seconds: int | None = None, system_prompt: str = "",
-                   metadata: dict | None = None, created_at: dt.datetime | None = None) -> Session:
+                   metadata: dict | None = None, created_at: dt.datetime | None = None,
+                   run_id: str = "") -> Session:
     """Create a session (``session_id`` generated when absent). Raises InvalidInput, also
     naming ``session_id`` when that id is taken: the same answer whichever namespace holds
     it, so a caller restricted to some namespaces is not told about sessions of others."""
@@ -50,6 +51,8 @@ def session_create(*, user_id: str, session_id: str | None = None, agent_id: str
     session_id = clean_identifier(session_id, "session_id")
     if agent_id:
         clean_identifier(agent_id, "agent_id")
+    if run_id:
+        clean_identifier(run_id, "run_id")
     ttl = DEFAULT_TTL_SECONDS if ttl_seconds is None else ttl_seconds
     if isinstance(ttl, bool) or not isinstance(ttl, int) or not 1 <= ttl <= 30 * 24 * 3600:
         raise InvalidInput("ttl_seconds must be 1..2592000", field="ttl_seconds")
@@ -62,7 +65,8 @@ def session_create(*, user_id: str, session_id: str | None = None, agent_id: str
     clean_text(system_prompt or "", "system_prompt")
     now = _aware(created_at) or timezone.now()
     session = Session.objects.create(
-        session_id=session_id, user_id=user_id, agent_id=agent_id or "", ttl_seconds=ttl,
+        session_id=session_id, user_id=user_id, agent_id=agent_id or "",
+        run_id=run_id or "", ttl_seconds=ttl,
         system_prompt=system_prompt or "", metadata=metadata or {}, created_at=now,
         updated_at=now)
     # A window left behind by a deleted session of the same id (Redis was down when it was
@@ -315,8 +319,8 @@ def session_context(*, session_id: str, last: int = 20, max_tokens: int | None =
 @transaction.atomic
 def sessions_restore(*, user_ids: list[str], sessions: list[dict]) -> int:
     """Replace every session of ``user_ids`` by ``sessions`` (a backup's, checked by
-    ``operations.export_extras``: ``{"session_id", "user_id", "agent_id", "system_prompt",
-    "metadata", "summary", "summary_method", "summary_upto_seq", "ttl_seconds",
+    ``operations.export_extras``: ``{"session_id", "user_id", "agent_id", "run_id",
+    "system_prompt", "metadata", "summary", "summary_method", "summary_upto_seq", "ttl_seconds",
     "created_at", "updated_at", "messages": [{"seq", "role", "content", "at"}]}``, times
     aware datetimes), each with its transcript and summary as they were. Their hot windows
     are dropped after commit (reads warm them from the database). Returns how many.

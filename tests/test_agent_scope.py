@@ -146,3 +146,35 @@ def test_create_api_token_restricts_to_agents(builtins):
     call_command("create_api_token", "bot", "--role", "editor", "--agent", "planner",
                  stdout=io.StringIO())
     assert ApiToken.objects.get().agents == ["planner"]
+
+
+def test_export_and_import_keep_the_agent_scope_and_webhooks_carry_it(builtins):
+    from integrations.webhooks.events import memory_data
+    from operations.backup import export_memories, import_memories
+
+    m = create("Planner booked the flight", agent_id="planner", run_id="r1")
+    doc = export_memories(user_id="u-a")
+    assert (doc["memories"][0]["agent_id"], doc["memories"][0]["run_id"]) == ("planner", "r1")
+    import_memories(doc=doc, mode="replace")
+    restored = Memory.objects.get(memory_id=m.memory_id)
+    assert (restored.agent_id, restored.run_id) == ("planner", "r1")
+    doc["user_id"] = None
+    doc["memories"][0].update(user_id="u-b", memory_id=None, agent_id=" bad")
+    with pytest.raises(Exception, match="agent_id"):
+        import_memories(doc=doc, mode="merge")
+    assert memory_data(restored)["memory"]["agent_id"] == "planner"
+
+
+def test_a_session_gives_its_agent_scope_to_the_memories_promoted_from_it(api, planner_api):
+    made = api.post("/sessions", {"user_id": "u-a", "session_id": "s1", "agent_id": "planner",
+                                  "run_id": "r9"})
+    assert (made.status_code, made.json()["run_id"]) == (201, "r9")
+    api.post("/sessions/s1/messages", {"role": "user", "content": "I moved to Lisbon"})
+    promoted = api.post("/sessions/s1/messages/1/promote", {})
+    assert (promoted.json()["agent_id"], promoted.json()["run_id"]) == ("planner", "r9")
+    api.post("/sessions", {"user_id": "u-a", "session_id": "s2", "agent_id": "reviewer"})
+    assert planner_api.get("/sessions/s2").status_code == 404
+    listed = planner_api.get("/sessions?user_id=u-a").json()["sessions"]
+    assert [s["session_id"] for s in listed] == ["s1"]
+    refused = planner_api.post("/sessions", {"user_id": "u-a", "agent_id": "reviewer"})
+    assert (refused.status_code, refused.json()["error"]["field"]) == (403, "agent_id")

@@ -218,6 +218,7 @@ def create_session(caller, **args) -> dict:
     require_role(caller.user, "editor")
     args["user_id"] = user_id_or_default(caller, args.get("user_id"))
     require_namespace(caller, args["user_id"])
+    require_agent(caller, args.get("agent_id"))
     payload = SessionIn.model_validate(args)
     return session_out(sessions.session_create(**payload.model_dump()))
 
