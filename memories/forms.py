@@ -45,6 +45,7 @@ class MemoryFilterForm(PagedFilterForm):
     )
     user_id = NamespaceField(label="Namespace")
     conversation_id = IdentifierField(name="conversation_id", label="Conversation")
+    agent_id = IdentifierField(name="agent_id", label="Agent")
     author = forms.CharField(required=False, max_length=128, label="Author")
     tags = forms.CharField(
         required=False, max_length=500, label="Tags", help_text="comma-separated: all of them",
@@ -112,7 +113,7 @@ class MemoryFilterForm(PagedFilterForm):
 
         return MemoryFilters(
             text=data["q"], user_id=data["user_id"], conversation_id=data["conversation_id"],
-            author=data["author"], tags=data["tags"], type=data["type"],
+            agent_id=data["agent_id"], author=data["author"], tags=data["tags"], type=data["type"],
             state=data["state"], created=days("created_from", "created_to"),
             updated=days("updated_from", "updated_to"),
             importance=(data["importance_min"], data["importance_max"]),
@@ -386,7 +387,10 @@ class NewMemoryForm(MemoryFieldsForm):
         required=False, min_value=0, max_value=1, help_text="blank: estimated from the content",
         widget=forms.NumberInput(attrs={"step": "any", "min": "0", "max": "1", "class": "narrow"}),
     )
+    agent_id = IdentifierField(name="agent_id", label="Agent",
+                               help_text="the agent it is written as; blank: none")
+    run_id = IdentifierField(name="run_id", label="Run", help_text="the agent's run; blank: none")
 
-    field_order = ["user_id", "conversation_id", "type", "content", "tags", "importance",
-                   "metadata"]
+    field_order = ["user_id", "conversation_id", "agent_id", "run_id", "type", "content", "tags",
+                   "importance", "metadata"]
 

@@ -192,6 +192,7 @@ class MemoryFilters:
     text: str = ""
     user_id: str = ""
     conversation_id: str = ""
+    agent_id: str = ""
     author: str = ""
     tags: tuple[str, ...] = ()
     type: str = ""
@@ -218,7 +219,7 @@ def memory_list(filters: MemoryFilters) -> QuerySet[Memory]:
     pages it (one COUNT and one SELECT a page)."""
     rows = Memory.objects.defer("context", "keywords", "metadata")
     exact = {"user_id": filters.user_id, "conversation_id": filters.conversation_id,
-             "author": filters.author, "type": filters.type}
+             "agent_id": filters.agent_id, "author": filters.author, "type": filters.type}
     rows = rows.filter(**{name: value for name, value in exact.items() if value})
     if filters.state:
         rows = rows.filter(STATES[filters.state](timezone.now()))

@@ -178,3 +178,23 @@ def test_a_session_gives_its_agent_scope_to_the_memories_promoted_from_it(api, p
     assert [s["session_id"] for s in listed] == ["s1"]
     refused = planner_api.post("/sessions", {"user_id": "u-a", "agent_id": "reviewer"})
     assert (refused.status_code, refused.json()["error"]["field"]) == (403, "agent_id")
+
+
+def test_the_console_shows_filters_and_writes_the_agent_scope(editor_client):
+    from tests.views.conftest import attr_values, text
+
+    mine = create("Planner booked the flight", agent_id="planner", run_id="r1")
+    create("Reviewer checked the flight", agent_id="reviewer")
+    page = text(editor_client.get("/memories/?user_id=u-a&agent_id=planner"))
+    assert attr_values(page, "data-memory-id") == [mine.memory_id]
+    assert "run r1" in page and 'name="agent_id"' in page
+    bad = editor_client.get("/memories/?agent_id=%20x")
+    assert bad.status_code == 400
+    made = editor_client.post("/memories/new/", {
+        "user_id": "u-a", "type": "long_term", "content": "Researcher found the museum",
+        "agent_id": "researcher", "run_id": "r3", "tags": "", "metadata": ""})
+    assert made.status_code == 302, made.content
+    memory = Memory.objects.get(agent_id="researcher")
+    assert memory.run_id == "r3"
+    detail = text(editor_client.get(made["Location"]))
+    assert 'id="memory-agent"' in detail and "run r3" in detail

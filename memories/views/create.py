@@ -34,7 +34,7 @@ def memory_new(request):
             actor=request.user, user_id=data["user_id"],
             conversation_id=data["conversation_id"] or None, type=data["type"],
             content=data["content"], tags=data["tags"], importance=data["importance"],
-            metadata=data["metadata"],
+            metadata=data["metadata"], agent_id=data["agent_id"], run_id=data["run_id"],
         )
     except ServiceError as exc:
         add_service_error(form, exc)
