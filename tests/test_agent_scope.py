@@ -198,3 +198,26 @@ def test_the_console_shows_filters_and_writes_the_agent_scope(editor_client):
     assert memory.run_id == "r3"
     detail = text(editor_client.get(made["Location"]))
     assert 'id="memory-agent"' in detail and "run r3" in detail
+
+
+def test_a_format_5_index_whose_hashes_lack_the_scope_is_rebuilt(builtins, redis_client,
+                                                                  empty_queues):
+    from memories import queue as job_queue
+    from search.index import postings
+    from search.memory_search import memory_search
+
+    ids = [create(f"lighthouse keeper log {n}", agent_id="planner").memory_id for n in range(6)]
+    for memory_id in ids:  # as written before the agent scope was mirrored
+        redis_client.hdel(store.key("u-a", "m", memory_id), "agent_id", "run_id")
+    redis_client.set(store.key("u-a", "format"), "5")
+
+    def by_planner():
+        return {h.memory_id for h in memory_search(
+            user_id="u-a", query="lighthouse keeper", limit=10, profile="bm25",
+            agents=["planner"]).results}
+
+    assert by_planner() == set()
+    assert job_queue.get_queue("index").count == 1
+    work()
+    assert store.text(redis_client.get(store.key("u-a", "format"))) == postings.INDEX_FORMAT
+    assert by_planner() == set(ids)
