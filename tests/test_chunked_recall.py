@@ -19,7 +19,7 @@ from search.serving import chunked
 from search.serving import feed as serving
 from tests.helpers import create, oracle_scores
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 FIELD = index_fields.CONTENT
 WORDS = ["harbor", "ferry", "tide", "gull", "pier", "anchor", "lantern", "rope", "storm"]

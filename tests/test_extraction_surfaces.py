@@ -20,7 +20,7 @@ CHAT = [
 TRANSCRIPT = "\n".join(m["content"] for m in CHAT)
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_mcp_extract_memories_and_add_memory_with_infer(connect, editor, viewer):  # noqa: F811
     token = token_create(user=editor)
     viewer_token = token_create(user=viewer)

@@ -12,7 +12,7 @@ from memories import generation_cache, generation_watch, services, store
 from search import profile_services
 from tests.conftest import ApiClient
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 KEY_KIND = "rowcache:generation"
 
@@ -28,6 +28,7 @@ def recall(api):
     return api.post("/recall", {"user_id": "u-a", "query": "lighthouse"})
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the row cache keeps nothing read in a transaction
 def test_a_cached_token_costs_no_query(builtins, api, django_assert_max_num_queries):
     # A namespace with a memory the query does not find: an empty one asks the database
     # whether Redis lost its index (search.index_lost), a hit is checked against it.
@@ -37,6 +38,7 @@ def test_a_cached_token_costs_no_query(builtins, api, django_assert_max_num_quer
         assert recall(api).status_code == 200
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the row cache keeps nothing read in a transaction
 def test_a_revoke_in_another_process_reaches_this_one_at_once(builtins, api):
     assert recall(api).status_code == 200  # the token row is cached now
     # Another process revokes: the row changes, and its bump replaces the generation.
@@ -112,6 +114,7 @@ def test_nothing_read_inside_a_rolled_back_transaction_stays_cached(builtins):
     assert profile_resolve("bm25").k1 == saved_k1
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the row cache keeps nothing read in a transaction
 def test_a_request_reads_the_generation_once(builtins):
     """The token check and the profile lookup of one request share one GET; the next
     request sees a change made in between."""
@@ -186,6 +189,7 @@ def test_a_watched_generation_costs_no_read_per_request(builtins, api, reads):
     assert reads["n"] == first
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: another process reads the rows
 def test_a_bump_in_a_real_second_process_reaches_this_one_at_once(builtins, api, reads):
     import os
     import subprocess
@@ -236,6 +240,7 @@ def test_a_key_set_without_publishing_is_read_within_the_verify_interval(builtin
     assert generation_cache._generation() == "silent-again"
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: another process reads the rows
 def test_a_forked_child_watches_on_its_own_connection(builtins, reads):
     """A child must not read its parent's subscription: each sees every bump."""
     import os

@@ -13,7 +13,7 @@ from search.memory_search import memory_search
 from tests.conftest import work
 from tests.helpers import create, memory_hash
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_it_stamps_format_3_or_later(builtins, redis_client):
@@ -22,6 +22,7 @@ def test_it_stamps_format_3_or_later(builtins, redis_client):
     assert store.text(redis_client.get(store.key("u-a", "format"))) == postings.INDEX_FORMAT
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 def test_it_upgrades_a_format_2_index_whose_hashes_lack_author(builtins, redis_client,
                                                                  empty_queues):
     ids = [create(f"lighthouse keeper log {n}", author="ana").memory_id for n in range(6)]

@@ -21,7 +21,7 @@ from memories import store
 from tests.conftest import work
 from tests.own_redis import fill_up, hot_store_at, make_room, redis_server
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 PAUSE_MS = 8000
 
@@ -53,6 +53,7 @@ def _two_memories(api) -> tuple[str, str]:
     return gone.json()["memory_id"], kept.json()["memory_id"]
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 def test_a_forget_while_redis_is_full_is_never_recalled(own, admin_api):
     gone, kept = _two_memories(admin_api)
     assert set(_ids(_recall(admin_api, "kumquat"))) == {gone, kept}
@@ -185,6 +186,7 @@ def test_an_importance_patched_while_redis_is_paused_is_never_stale(own, admin_a
     assert row["importance"] == 0.05 and row["version"] == 2
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: threads read the rows
 def test_concurrent_recalls_never_see_a_forgotten_memory_during_a_pause(own, admin_api, api):
     """Recalls running while the forget lands and while Redis is paused."""
     gone, kept = _two_memories(admin_api)

@@ -14,7 +14,7 @@ from memories import store
 from memories.models import Memory
 from tests.conftest import work
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def scrape(token: str = "", **extra) -> dict[str, list]:
@@ -95,6 +95,7 @@ def test_index_pending_counts_memories_waiting_for_redis(viewer, api):
     assert value(scrape(token), "memory_console_index_pending") == 2
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 def test_job_durations_and_drift_come_from_the_worker(admin_api, viewer, empty_queues):
     token = token_create(user=viewer)
     before = scrape(token)

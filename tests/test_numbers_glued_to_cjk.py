@@ -98,7 +98,7 @@ def _recall(api, query):
     return [hit["memory_id"] for hit in resp.json()["results"]]
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_recall_finds_a_number_glued_to_a_unit_by_the_bare_number(api, builtins):
     room = _remember(api, "会议室１０２周三可用")
     price = _remember(api, "价格：１００元")
@@ -115,7 +115,7 @@ def test_recall_finds_a_number_glued_to_a_unit_by_the_bare_number(api, builtins)
     assert _recall(api, "3.5") == [distance]
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_the_index_of_numbers_glued_to_cjk_equals_a_rebuild(api, builtins):
     texts = ["会议室１０２周三可用", "价格：１００元", "全程３.５公里，单价３.５元", "他18岁，3天前到",
              "会議室102号室", "회의실102호", "第2号楼１０２室"]
@@ -154,7 +154,7 @@ def _scores(api, query):
     return {hit["memory_id"]: hit["score"] for hit in resp.json()["results"]}
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 def test_an_index_of_the_analysis_before_bare_numbers_upgrades_itself(
         builtins, redis_client, empty_queues, monkeypatch):
     """Memories indexed by format 3 hold "102周" without "102": the namespace's older stamp

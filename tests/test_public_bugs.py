@@ -16,7 +16,7 @@ from search.analysis.tokenizer import tokenize
 from search.memory_search import memory_search
 from tests.helpers import create, memory_hash, oracle_scores, postings_of, stats
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def ids(found):
@@ -165,6 +165,7 @@ def test_b19_naive_and_aware_datetimes_mix(builtins, api, settings, tz):
     assert hit.explain.recency == pytest.approx(0.5 ** (24 / 168))
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: threads read the rows
 def test_b20_access_counts_exact_under_concurrent_recalls(builtins):
     m = create("popular memory about espresso")
     errors = []

@@ -9,7 +9,7 @@ from operations import reindex
 from search.memory_search import memory_search
 from tests.helpers import create, oracle_scores, postings_of, stats
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def scores(query, user_id="u-a"):
@@ -153,6 +153,7 @@ def test_reference_lengths_are_each_fields_average_after_a_flush_and_live(builti
         assert stats("u-a", field)["avgdl_ref"] == average
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 def test_a_recall_on_a_namespace_redis_lost_answers_503_and_queues_its_rebuild(
         builtins, api, redis_client, empty_queues):
     """Redis restarted empty: a recall says the index is being rebuilt (never a silent

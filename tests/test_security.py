@@ -21,7 +21,7 @@ from tests.conftest import ApiClient
 
 ROOT = Path(__file__).resolve().parent.parent
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def _check_deploy(**env) -> subprocess.CompletedProcess:
@@ -114,6 +114,7 @@ def test_an_expired_token_is_a_401_that_says_it_expired(admin_user, admin_api):
     assert unknown.get("/profiles").json()["error"]["message"] == "missing or invalid bearer token"
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the row cache keeps nothing read in a transaction
 def test_a_cached_token_stops_working_when_its_expiry_passes(admin_user):
     """Expiry is checked at every lookup, not only when the row is loaded."""
     token = token_create(user=admin_user, expires_at=timezone.now() + dt.timedelta(seconds=1))
@@ -137,6 +138,7 @@ def test_create_api_token_sets_an_expiry_in_days(builtins):
     assert ApiToken.objects.count() == 1
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the row cache keeps nothing read in a transaction
 def test_last_used_is_stamped_at_most_once_a_minute(admin_user, django_assert_num_queries):
     token = token_create(user=admin_user)
     assert token_lookup(token) is not None
@@ -186,6 +188,7 @@ def test_revoke_api_token_takes_the_whole_token_and_refuses_short_prefixes(admin
     assert admin_api.get("/profiles").status_code == 401
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: another process reads the rows
 def test_revoke_api_token_through_manage_py(admin_api, settings):
     """The command as an operator runs it (its own process, same test database file)."""
     if not settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):

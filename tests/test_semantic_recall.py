@@ -10,7 +10,7 @@ from search.models import MemoryEmbedding, RankingProfile
 from tests.helpers import create
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): the embeddings' raw SQL.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
 @pytest.fixture
@@ -164,6 +164,7 @@ def test_the_query_is_encoded_while_the_bm25_phase_runs(semantic_profile, monkey
         (h.memory_id, h.score) for h in found.results]
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: another process reads the rows
 def test_a_forked_process_encodes_on_threads_of_its_own(builtins):
     """A gunicorn worker or RQ work horse forks after its parent encoded: the child must not
     queue on the parent's encoding threads (which it does not have) and wait forever."""

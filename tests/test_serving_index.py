@@ -25,7 +25,7 @@ from search.serving import feed as serving
 from tests.conftest import work
 from tests.helpers import create, oracle_scores
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parent.parent
 
 # A second process: Django on the same database and Redis prefix, answering one JSON line
@@ -88,6 +88,7 @@ def assert_oracle(query, user_id="u-a"):
         assert got[memory_id] == pytest.approx(value, abs=1e-9)
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: another process reads the rows
 def test_a_process_with_a_warm_index_finds_another_process_write_at_once(builtins, child):
     for n in range(30):
         create(f"kestrel note {n}")
@@ -100,6 +101,7 @@ def test_a_process_with_a_warm_index_finds_another_process_write_at_once(builtin
     assert len(child("search kestrel")) == 30
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: another process reads the rows
 def test_this_process_finds_a_write_made_by_another_process(builtins, child):
     for n in range(20):
         create(f"heron note {n}")
@@ -364,6 +366,7 @@ def test_a_new_namespace_is_stamped_with_the_current_format(builtins, redis_clie
     assert store.text(redis_client.get(store.key("u-a", "format"))) == postings.INDEX_FORMAT
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 def test_an_index_of_an_older_format_upgrades_itself(builtins, redis_client, empty_queues):
     for n in range(10):
         create(f"harbour pilot {n}")

@@ -21,7 +21,7 @@ from tests.test_client import FAST, make_token
 from tests.test_mcp import http_client
 from tests.test_summary_quality import OPENING, chatter
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("empty_queues")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_queues")]
 
 SYSTEM_PROMPT = "You are Atlas, a travel agent bot. Secret instruction: upsell cruises."
 TURNS = [
@@ -143,6 +143,7 @@ def test_the_summarise_endpoint_reads_the_whole_session_both_ways(builtins, sett
     assert viewer_api.post("/sessions/nope/summarise", {}).status_code == 404
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 def test_a_205_turn_session_folded_by_the_worker_keeps_its_opening_facts(builtins, settings,
                                                                          api):
     settings.MEMORY_LLM_URL = ""

@@ -13,7 +13,7 @@ from sessions.models import Message, Session
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): session row locks and a migration's
 # backfill.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
 def new_session(session_id="s-1", user_id="u-a", ttl=600):
@@ -48,6 +48,7 @@ def test_it_keeps_the_newest_messages_when_trimming(builtins, monkeypatch):
     assert [m["content"] for m in ctx["messages"]] == ["m1", "m2", "m3", "m4", "m5"]
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: threads read the rows
 def test_b20_concurrent_appends_lose_and_reorder_nothing(builtins):
     s = new_session()
     errors = []
@@ -144,6 +145,7 @@ def test_it_validates_session_requests(builtins, api, viewer_api):
     assert not Session.objects.filter(session_id="v").exists()
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 def test_folding_keeps_every_message_in_the_summary_sources_or_the_window(builtins, settings):
     import django_rq
 
@@ -179,6 +181,7 @@ def test_the_fold_summary_keeps_facts_within_its_bound_and_leaves_system_turns_o
     assert "terse" not in out and "Thanks" not in out
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 def test_a_token_budget_also_triggers_folding(builtins, settings):
     import django_rq
 
