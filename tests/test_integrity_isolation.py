@@ -22,7 +22,7 @@ from django.test import Client
 from tests.conftest import ApiClient, login, work
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): every list paged by cursor.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -108,6 +108,7 @@ def test_a_non_superuser_admin_cannot_mint_a_token_for_a_superuser(builtins, adm
 
 # --- jobs: checked against the token's namespaces -----------------------------------------
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 def test_a_job_is_visible_only_to_tokens_that_reach_its_namespaces(builtins, empty_queues,
                                                                    full_admin):
     mine = _token("scoped-a", "admin", "team-a")
@@ -187,6 +188,7 @@ def test_a_replace_import_does_not_say_that_a_memory_id_belongs_to_another_names
 
 # --- index health: bounded cost ------------------------------------------------------------
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 def test_index_health_serves_cached_drift_with_its_time(builtins, empty_queues, full_admin,
                                                         django_assert_max_num_queries):
     for n in range(30):
