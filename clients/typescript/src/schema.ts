@@ -350,6 +350,10 @@ export interface paths {
          *
          *     ``conversation_id=`` (empty) selects the user-wide memories; ``metadata.<path>=value``
          *     query parameters keep memories whose metadata holds that string at that dotted path.
+         *     The filters recall takes (``api.filters``): ``since`` (inclusive) and ``until``
+         *     (exclusive) ISO 8601 bounds of ``created_at``, ``author``, ``tags`` (repeated: every one
+         *     held), ``agent_id``, ``run_id``; ``as_of`` or ``now`` keeps the facts valid at that
+         *     moment (without either, every fact whatever its validity).
          *     ``access_count`` here may lag the last recalls by one fold (``GET /memories/{id}``
          *     folds first).
          */
@@ -1100,6 +1104,8 @@ export interface components {
              * @description 1..500 bodies of POST /memories (413 beyond; infer is refused)
              */
             memories: {
+                /** Agent Id */
+                agent_id?: string | null;
                 /**
                  * Author
                  * @default
@@ -1126,6 +1132,8 @@ export interface components {
                 metadata?: {
                     [key: string]: unknown;
                 } | null;
+                /** Run Id */
+                run_id?: string | null;
                 /**
                  * Source
                  * @default
@@ -1879,6 +1887,8 @@ export interface components {
         };
         /** MemoryIn */
         MemoryIn: {
+            /** Agent Id */
+            agent_id?: string | null;
             /**
              * Author
              * @default
@@ -1905,6 +1915,8 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             } | null;
+            /** Run Id */
+            run_id?: string | null;
             /**
              * Source
              * @default
@@ -1941,6 +1953,11 @@ export interface components {
             access_count: number;
             /** Accessed At */
             accessed_at: string | null;
+            /**
+             * Agent Id
+             * @description the agent that wrote it ("": none)
+             */
+            agent_id: string;
             /** Author */
             author: string;
             /** Content */
@@ -1973,6 +1990,11 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             };
+            /**
+             * Run Id
+             * @description the agent's run it came from ("": none)
+             */
+            run_id: string;
             /** Source */
             source: string;
             /** Superseded By */
@@ -2464,6 +2486,13 @@ export interface components {
          * @description A memory found by recall: the memory's shape, its ``score`` and why.
          */
         RecallHitOut: {
+            /**
+             * Agent Id
+             * @description the agent that wrote it ("": none)
+             */
+            agent_id: string;
+            /** Author */
+            author: string;
             /** Content */
             content: string;
             /** Conversation Id */
@@ -2479,10 +2508,17 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             };
+            /**
+             * Run Id
+             * @description the agent's run it came from ("": none)
+             */
+            run_id: string;
             /** Score */
             score: number;
             /** Superseded By */
             superseded_by: string | null;
+            /** Tags */
+            tags: string[];
             /**
              * Type
              * @enum {string}
@@ -2497,6 +2533,8 @@ export interface components {
         };
         /** RecallIn */
         RecallIn: {
+            /** Agent Id */
+            agent_id?: string | null;
             /** As Of */
             as_of?: string | null;
             /** Author */
@@ -2515,12 +2553,18 @@ export interface components {
             limit: number;
             /** Match Mode */
             match_mode?: ("any" | "all" | "all_then_any") | null;
+            /** Metadata */
+            metadata?: {
+                [key: string]: string;
+            } | null;
             /** Now */
             now?: string | null;
             /** Profile */
             profile?: string | null;
             /** Query */
             query: string;
+            /** Run Id */
+            run_id?: string | null;
             /** Since */
             since?: string | null;
             /** Tags */
@@ -2668,6 +2712,11 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * Run Id
+             * @default
+             */
+            run_id: string;
             /** Session Id */
             session_id?: string | null;
             /**
@@ -2712,6 +2761,8 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             };
+            /** Run Id */
+            run_id: string;
             /** Session Id */
             session_id: string;
             /** Summary */
@@ -3958,6 +4009,15 @@ export interface operations {
                 cursor?: string | null;
                 /** @description page size, 1..500 */
                 limit?: number;
+                since?: string | null;
+                until?: string | null;
+                author?: string | null;
+                /** @description repeated: keep memories holding every tag given */
+                tags?: string[] | null;
+                agent_id?: string | null;
+                run_id?: string | null;
+                now?: string | null;
+                as_of?: string | null;
             };
             header?: never;
             path?: never;
