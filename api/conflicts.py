@@ -7,7 +7,13 @@ decides its own namespaces' proposals only.
 from ninja import Router
 
 from accounts.roles import require_role
-from api.core import ReasonIn, allowed_namespace, iso_or_none, require_namespace
+from api.core import (
+    ReasonIn,
+    allowed_namespace,
+    iso_or_none,
+    require_every_agent,
+    require_namespace,
+)
 from api.operation_schemas import ConflictOut, ConflictPageOut
 from api.pagination import MAX_LIMIT, cursor_page
 from api.schemas import ONE, READ, WRITE, ConflictStatusName, errors, page_limit
@@ -31,6 +37,7 @@ def conflict_out(c: Conflict) -> dict:
 
 
 def _conflict_or_404(request, conflict_id: int) -> Conflict:
+    require_every_agent(request, "the review queue")
     c = Conflict.objects.filter(pk=conflict_id).first()
     if c is None or not allowed_namespace(request, c.user_id):
         raise NotFound(f"conflict {conflict_id} not found", field="conflict_id")
@@ -51,6 +58,7 @@ def conflict_page(request, *, user_id: str | None = None, status: str = "open",
     """The list's answer for ``request`` (a request or an MCP caller: ``user`` and
     ``token_namespaces``), role and namespace checked."""
     require_role(request.user, "viewer")
+    require_every_agent(request, "the review queue")
     if status not in ConflictStatus.values:
         raise InvalidInput("status must be open, accepted or rejected", field="status")
     rows = Conflict.objects.filter(status=status)

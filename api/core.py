@@ -163,6 +163,15 @@ def require_agent(request, agent_id: str | None) -> None:
             field="agent_id")
 
 
+def require_every_agent(request, what: str) -> None:
+    """Raise PermissionDenied (403) for a token restricted to agents: ``what`` (an export,
+    an import, the review queue, a cleanup, a consolidation, a reindex) reaches every
+    agent's memories of a namespace."""
+    if getattr(request, "token_agents", None):
+        raise PermissionDenied(f"{what} reaches every agent's memories: it needs a token that "
+                               "is not restricted to agents", field="agent_id")
+
+
 def agent_scope(request, agent_id: str | None) -> list[str]:
     """The agents a read keeps: ``[agent_id]`` when named (403 outside the token's agents),
     else the token's agents (empty: every agent)."""

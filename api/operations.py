@@ -4,7 +4,7 @@
 from ninja import Field, Router, Status
 
 from accounts.roles import require_role
-from api.core import Strict, require_namespace
+from api.core import Strict, require_every_agent, require_namespace
 from api.operation_schemas import (
     CleanupPlanOut,
     CleanupUndoOut,
@@ -87,6 +87,7 @@ def index_health(request, refresh: bool = False):
 def export(request, user_id: str):
     """One namespace as a versioned JSON document (everything: the export job/command)."""
     require_role(request.user, "admin")
+    require_every_agent(request, "an export")
     user_id = clean_identifier(user_id, "user_id")
     require_namespace(request, user_id)
     return backup.export_memories(user_id=user_id)
@@ -97,6 +98,7 @@ def export(request, user_id: str):
 def import_(request, mode: str = "merge"):
     """An export document in the body; ``?mode=replace`` swaps the namespace for it."""
     require_role(request.user, "admin")
+    require_every_agent(request, "an import")
     doc = load_json(request.body or b"null", what="the body (an export document)")
     if isinstance(doc, dict) and isinstance(doc.get("user_id"), str):
         require_namespace(request, doc["user_id"])  # a replace empties it
@@ -117,6 +119,7 @@ class PolicyIn(Strict):
 def cleanup(request, payload: PolicyIn):
     """Forgetting policy: the plan (dry run, 200) or a job applying it (202)."""
     require_role(request.user, "admin")
+    require_every_agent(request, "a cleanup")
     user_id = clean_identifier(payload.user_id, "user_id")
     require_namespace(request, user_id)
     if payload.dry_run:
@@ -140,6 +143,7 @@ def cleanup_undo(request, payload: CleanupUndoIn):
     memory it forgot or archived comes back, in one audited action (reason required).
     200 ``{"run_id", "user_id", "restored", "skipped"}``; 404 unknown run; 409 undone already."""
     require_role(request.user, "admin")
+    require_every_agent(request, "a cleanup's undo")
     # A run of a namespace the token does not reach is unknown to it (404), as its memories are.
     undo.cleanup_run(payload.run_id, namespaces=getattr(request, "token_namespaces", None) or None)
     return undo.cleanup_undo(run_id=payload.run_id, actor=request.user, reason=payload.reason)
@@ -166,6 +170,7 @@ def consolidate(request, payload: ConsolidateIn):
     ``groups`` (lists of memory ids; 400 naming ``groups`` when one may not merge), or every
     group of the plan; its result is ``{"groups", "merged": [memory_id], "skipped"}``."""
     require_role(request.user, "admin")
+    require_every_agent(request, "a consolidation")
     user_id = clean_identifier(payload.user_id, "user_id")
     require_namespace(request, user_id)
     threshold, max_members = consolidation.bounds(payload.threshold, payload.max_members)

@@ -221,3 +221,13 @@ def test_a_format_5_index_whose_hashes_lack_the_scope_is_rebuilt(builtins, redis
     work()
     assert store.text(redis_client.get(store.key("u-a", "format"))) == postings.INDEX_FORMAT
     assert by_planner() == set(ids)
+
+
+def test_whole_namespace_operations_refuse_a_token_restricted_to_agents(admin_user):
+    client = ApiClient(None)
+    client.token = token_create(user=admin_user, agents=["planner"])
+    for resp in (client.get("/export?user_id=u-a"), client.get("/conflicts?user_id=u-a"),
+                 client.post("/cleanup", {"user_id": "u-a", "dry_run": True}),
+                 client.post("/consolidate", {"user_id": "u-a", "dry_run": True})):
+        assert resp.status_code == 403, resp.content
+        assert resp.json()["error"]["field"] == "agent_id"
