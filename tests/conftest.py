@@ -132,7 +132,10 @@ def empty_queues():
 
 
 def work():
-    """Run every queued job in a burst worker on the real Redis."""
+    """Run every queued job in a burst worker on the real Redis. The jobs run in a forked
+    work horse, which must find the test's rows committed: a test in a transaction fails."""
+    assert not transaction.get_connection().in_atomic_block, (
+        "jobs run in a forked work horse: mark the test django_db(transaction=True)")
     django_rq.get_worker(*job_queue.queue_names()).work(burst=True)
 
 

@@ -10,7 +10,7 @@ from memories import services
 from memories.models import AuditEvent
 from tests.views.conftest import HX, ids, tags, text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 SECRET = "the vault code is 4417 and nobody may know"
 

@@ -10,7 +10,7 @@ from memories import queue as job_queue
 from memories import services
 from memories.models import Memory
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_it_exports_and_imports_a_namespace(admin_role_client):
@@ -47,6 +47,7 @@ def test_it_refuses_bad_files_and_low_roles(admin_role_client, editor_client):
     assert admin_role_client.get("/index/backup/files/export-nope.json").status_code == 404
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 def test_it_exports_everything_as_a_job(admin_role_client, settings, tmp_path, monkeypatch):
     services.memory_create(user_id="u-a", content="one")
     services.memory_create(user_id="u-b", content="two")

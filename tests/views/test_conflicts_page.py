@@ -7,7 +7,7 @@ import pytest
 from memories.models import Conflict, ConflictStatus, Memory
 from tests.views.conftest import HX, attr_values, ids, text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def conflict_ids(body) -> list[str]:

@@ -7,7 +7,7 @@ import pytest
 
 from tests.views.conftest import tags, text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def nav_links(body) -> list[str]:

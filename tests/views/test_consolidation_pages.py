@@ -14,7 +14,7 @@ from tests.views.conftest import HX, ids, tags, text
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): JSON queries of cleanup runs and their
 # undo.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("empty_queues"),
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_queues"),
               pytest.mark.postgres]
 
 OLD = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
@@ -150,6 +150,7 @@ def test_undo_consolidation_on_the_merged_memory_page(admin_role_client, notes):
         f"/memories/{merged.memory_id}/")))
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 def test_undo_of_a_policy_run_from_the_policy_page(admin_role_client, make_memory):
     stale = [make_memory(f"an idle trivial note {n}", importance=0.1, created_at=OLD)
              for n in range(3)]

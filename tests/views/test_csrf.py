@@ -10,7 +10,7 @@ from console.pages import FRAGMENT_HEADER
 from memories.models import Memory
 from tests.views.conftest import HX, attr_values, text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)

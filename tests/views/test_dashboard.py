@@ -8,7 +8,7 @@ from django.test import Client
 from memories import services
 from tests.views.conftest import HX, attr_values, ids, tags, text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_it_shows_counts_and_recent_changes(editor_client, editor, make_memory):

@@ -15,7 +15,7 @@ from memories import services
 from sessions import services as session_services
 from tests.views.conftest import ids
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 VOID = {"input", "br", "img", "meta", "link", "hr", "source", "col", "area", "base", "wbr"}
 VERBS = ("hx-get", "hx-post", "hx-delete")

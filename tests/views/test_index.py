@@ -15,7 +15,7 @@ from tests.conftest import work
 from tests.helpers import postings_of
 from tests.views.conftest import HX, attr_values, ids, tags, text
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("empty_queues")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_queues")]
 
 
 def job_id_of(body) -> str:
@@ -128,6 +128,7 @@ def test_the_page_refuses_post_and_the_buttons_refuse_get(admin_role_client):
 # --- reindex with progress ----------------------------------------------------------------
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 def test_an_admin_reindexes_with_a_progress_bar(admin_role_client, three):
     resp = admin_role_client.post("/index/reindex/", {"user_id": ""}, headers=HX)
     body = text(resp)
@@ -158,6 +159,7 @@ def test_an_admin_reindexes_with_a_progress_bar(admin_role_client, three):
     assert job_id in page and "job-finished" in page
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 def test_reindex_without_javascript_lands_on_the_job_page(admin_role_client, three):
     resp = admin_role_client.post("/index/reindex/", {"user_id": "u-a"})
     assert resp.status_code == 302 and resp["Location"].startswith("/index/jobs/job_")
@@ -188,6 +190,7 @@ def test_only_admins_start_jobs(request, client_name, three):
     assert job_queue.get_queue("index").count == 0 and not AuditEvent.objects.exists()
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 def test_reconcile_repairs_the_drift(admin_role_client, make_memory, redis_client):
     ms = [make_memory(f"reconcile me {n}") for n in range(3)]
     redis_client.delete(store.key("u-a", "m", ms[1].memory_id))
@@ -211,6 +214,7 @@ def test_the_job_page_of_an_unknown_job(viewer_client):
 # --- failed jobs ----------------------------------------------------------------------------
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 def test_a_failed_job_shows_its_error_and_can_be_retried(admin_role_client, viewer_client, three):
     job_id = job_queue.enqueue(jobs.reindex_job, "u-a", "unexpected-argument")
     work()
@@ -234,6 +238,7 @@ def test_a_failed_job_shows_its_error_and_can_be_retried(admin_role_client, view
     assert 'data-status="failed"' in again and "TypeError" in again
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 def test_retry_refuses_a_job_that_has_not_failed(admin_role_client, three):
     job_id = job_queue.enqueue(jobs.reindex_job, "u-a")
     work()

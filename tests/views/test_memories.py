@@ -15,7 +15,7 @@ from search.memory_search import memory_search
 from tests.helpers import memory_hash
 from tests.views.conftest import HX, attr_values, ids, tags, text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 EMOJI = "🌱plants need water every 3 days🚿"
 

@@ -10,7 +10,7 @@ from tests.helpers import memory_hash
 from tests.views.conftest import HX, attr_values, ids, tags, text
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): purge under row locks.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
 def row_ids(body) -> list[str]:

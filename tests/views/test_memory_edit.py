@@ -9,7 +9,7 @@ from memories.models import Memory
 from search.memory_search import memory_search
 from tests.views.conftest import HX, ids, text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def _post(client, m, headers=None, **fields):

@@ -10,7 +10,7 @@ from memories import services
 from memories.models import Conflict, Memory
 from tests.views.conftest import HX, ids, text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

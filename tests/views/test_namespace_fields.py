@@ -7,7 +7,7 @@ import pytest
 from sessions.services import session_create
 from tests.views.conftest import HX, tags, text
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("empty_queues")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_queues")]
 
 PAGES = [
     "/memories/",

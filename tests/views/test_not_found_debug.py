@@ -7,7 +7,7 @@ from django.test import override_settings
 from console.pages import FRAGMENT_HEADER
 from tests.views.conftest import HX, ids, text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 TECHNICAL = ("Django tried these URL patterns", "technical_404", "You’re seeing this error")
 

@@ -9,7 +9,7 @@ from memories import services, store
 from sessions.services import session_append, session_create
 from tests.views.conftest import HX, ids, text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

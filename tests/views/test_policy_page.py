@@ -12,7 +12,7 @@ from tests.conftest import work
 from tests.views.conftest import HX, ids, tags, text
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): JSON queries of past runs.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("empty_queues"),
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_queues"),
               pytest.mark.postgres]
 
 OLD = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
@@ -98,6 +98,7 @@ def test_the_policy_is_for_admins(request, client_name, namespace):
     assert Memory.objects.filter(deleted_at__isnull=False).count() == 0
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 def test_apply_cleanup_runs_the_job(admin_role_client, namespace):
     resp = admin_role_client.post("/index/policy/cleanup/", {"user_id": "u-a"}, headers=HX)
     assert resp.status_code == 200 and 'data-status="queued"' in text(resp)
@@ -113,6 +114,7 @@ def test_apply_cleanup_runs_the_job(admin_role_client, namespace):
     assert 'data-status="finished"' in body and "forgotten <b>2</b>" in body
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 def test_apply_consolidation_runs_the_job(admin_role_client, namespace):
     resp = admin_role_client.post("/index/policy/consolidate/", {"user_id": "u-a"}, headers=HX)
     assert resp.status_code == 400 and "reason" in text(resp)  # a reason is required

@@ -13,7 +13,7 @@ from operations import plan_cache
 from tests.conftest import work
 from tests.views.conftest import text
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("empty_queues")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_queues")]
 
 OLD = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 PAIR = (
@@ -46,6 +46,7 @@ def test_a_small_namespace_is_computed_once_and_then_served(admin_role_client, p
     assert plan_cache.plan_cached(user_id="u-a")["stale"] is False
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 @override_settings(MEMORY_POLICY_INLINE_MAX=1)
 def test_a_large_namespace_is_computed_by_a_job(admin_role_client, pair):
     body = text(admin_role_client.get("/index/policy/", {"user_id": "u-a"}))
@@ -66,6 +67,7 @@ def test_a_large_namespace_is_computed_by_a_job(admin_role_client, pair):
     assert plan_cache.plan_job_id(user_id="u-a") is not None
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 @override_settings(MEMORY_POLICY_INLINE_MAX=1)
 def test_recompute_runs_a_job_and_apply_all_uses_the_cached_plan(admin_role_client, pair):
     admin_role_client.get("/index/policy/", {"user_id": "u-a"})

@@ -11,7 +11,7 @@ from search import profile_services
 from tests.conftest import ApiClient
 from tests.views.conftest import tags, text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def settings_shown(html: str, within: str = "") -> set[str]:

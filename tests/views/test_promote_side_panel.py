@@ -5,7 +5,7 @@ import pytest
 from sessions.services import session_append, session_create
 from tests.views.conftest import HX, tags, text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_a_promote_answer_carries_the_side_panel_out_of_band(editor_client):

@@ -7,7 +7,7 @@ from memories.models import Memory
 from search.models import RankingProfile
 from tests.views.conftest import HX, attr_values, ids, tags, text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def hit_ids(body) -> list[str]:

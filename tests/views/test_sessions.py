@@ -9,7 +9,7 @@ from sessions.services import session_append, session_create
 from tests.views.conftest import HX, ids, tags, text
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): JSON queries of promoted memories.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 T0 = dt.datetime(2025, 3, 1, 9, 0, tzinfo=dt.UTC)
 
@@ -304,7 +304,7 @@ def test_session_detail_query_count_is_pinned(
         assert viewer_client.get("/sessions/s-1/").status_code == 200
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_the_list_filters_hot_and_cold_sessions(viewer_client, builtins):
     from sessions import services as sessions
     from sessions import store as session_store

@@ -6,7 +6,7 @@ import pytest
 from lab import judgments as lab_judgments
 from tests.views.conftest import text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_overview_recent_changes_show_a_snippet(viewer_client, make_memory):

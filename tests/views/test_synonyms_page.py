@@ -8,7 +8,7 @@ from search.models import SynonymSet
 from search.synonyms import synonyms_replace, synonyms_text
 from tests.views.conftest import HX, ids, tags, text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

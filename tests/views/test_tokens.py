@@ -16,7 +16,7 @@ from memories.models import AuditEvent
 from tests.conftest import login
 from tests.views.conftest import HX, ids, tags, text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def token_on(body) -> str:

@@ -12,7 +12,7 @@ from memories.models import AuditEvent
 from tests.conftest import ApiClient, login
 from tests.views.conftest import ids, tags, text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def fresh(user) -> User:

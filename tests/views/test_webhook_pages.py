@@ -9,7 +9,7 @@ from tests.conftest import work
 from tests.test_webhooks import Receiver
 from tests.views.conftest import HX, ids, text
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("empty_queues")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_queues")]
 
 
 @pytest.fixture(autouse=True)
@@ -62,6 +62,7 @@ def test_bad_input_is_a_form_error_and_nothing_is_saved(admin_role_client, setti
     assert not WebhookEndpoint.objects.exists()
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 def test_send_test_event_fills_the_delivery_log(admin_role_client, receiver):
     add(admin_role_client, receiver.url)
     endpoint = WebhookEndpoint.objects.get()
@@ -77,6 +78,7 @@ def test_send_test_event_fills_the_delivery_log(admin_role_client, receiver):
     assert plain.status_code == 302
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 def test_a_failed_delivery_can_be_retried(admin_role_client):
     failing = Receiver((500, 500, 204))
     try:
@@ -97,6 +99,7 @@ def test_a_failed_delivery_can_be_retried(admin_role_client):
         failing.close()
 
 
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
 def test_a_delivered_event_keeps_each_earlier_attempts_error(admin_role_client):
     """After a success the errors before it stay in the row and on the page (they used to
     be overwritten by the last attempt's empty error)."""
