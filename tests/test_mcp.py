@@ -204,7 +204,8 @@ def test_promote_edits_a_session_message_before_writing_it(connect, editor):
     token = token_create(user=editor)
 
     async def steps(client):
-        await client.call_tool("create_session", {"user_id": "alice", "session_id": "s-2"})
+        await client.call_tool("create_session", {"user_id": "alice", "session_id": "s-2",
+                                                  "agent_id": "planner", "run_id": "run-7"})
         await client.call_tool("append_messages", {
             "session_id": "s-2", "role": "user", "content": "um so I moved to Lisbon in May"})
         edited = await client.call_tool("promote", {
@@ -222,6 +223,7 @@ def test_promote_edits_a_session_message_before_writing_it(connect, editor):
     assert memory["content"] == "Alice moved to Lisbon in May 2026"
     assert memory["type"] == "short_term" and memory["importance"] == 0.9
     assert memory["metadata"]["promoted_from"] == {"session_id": "s-2", "seq": 1}
+    assert (memory["agent_id"], memory["run_id"]) == ("planner", "run-7")
     assert error_of(refused)["error"]["field"] == "content"
     assert not Memory.objects.filter(content="other").exists()
 

@@ -28,6 +28,8 @@ async def create_session(
         "default namespace (required when there is none)"))] = None,
     session_id: Annotated[str | None, Field(description="generated when absent")] = None,
     agent_id: Annotated[str, Field(description="the agent holding the conversation")] = "",
+    run_id: Annotated[str, Field(description=(
+        "the agent's run; memories promoted or extracted from the session carry it"))] = "",
     ttl_seconds: Annotated[int | None, Field(description="hot window TTL, sliding")] = None,
     system_prompt: Annotated[str, Field(description="the conversation's system prompt, "
                                                     "kept with it")] = "",
