@@ -9,14 +9,13 @@ from accounts.roles import require_role
 from api.core import (
     ReasonIn,
     Strict,
-    allowed_agent,
-    allowed_namespace,
     api,
     iso_or_none,
     require_agent,
     require_namespace,
 )
 from api.filters import parse_filters
+from api.lookups import memory_or_404
 from api.schemas import (
     METADATA_FILTER,
     ONE,
@@ -36,10 +35,9 @@ from api.schemas import (
 )
 from integrations.metrics.registry import count_redis_error
 from memories import access, listing, services, store, timeline
-from memories.errors import InvalidInput, NotFound
+from memories.errors import InvalidInput
 from memories.models import Memory, MemoryType
 from memories.validation import (
-    MEMORY_ID_RE,
     clean_identifier,
     clean_text,
     parse_iso_datetime,
@@ -141,7 +139,6 @@ def memories_out(memories: list[Memory]) -> list[dict]:
     return [memory_out(m, supersedes=links[m.memory_id]) for m in memories]
 
 
-
 INDEX_PENDING = "index_pending"
 
 
@@ -166,19 +163,6 @@ def _answer(request, memory: Memory, status: int = 200, **extra):
     """A write's answer: the memory (with ``warning`` when its mirror failed) and the header."""
     response = api.create_response(request, _with_warning(memory, **extra), status=status)
     return _pending_header(response, memory.needs_resync)
-
-
-
-def _memory_or_404(request, memory_id: str) -> Memory:
-    """The memory, or NotFound, also for one outside the token's namespaces or agents (so a
-    restricted token cannot even learn that it exists)."""
-    if not MEMORY_ID_RE.match(memory_id):
-        raise NotFound(f"memory {memory_id!r} not found", field="memory_id")
-    memory = Memory.objects.filter(memory_id=memory_id).first()
-    if memory is None or not (allowed_namespace(request, memory.user_id)
-                              and allowed_agent(request, memory.agent_id)):
-        raise NotFound(f"memory {memory_id} not found", field="memory_id")
-    return memory
 
 
 @router.post("/memories", response={200: MemoryOut, 201: MemoryOut | InferredOut,
@@ -264,7 +248,7 @@ def bulk(request, payload: BulkIn):
     """Change importance of, forget or restore several memories; each gets its own version."""
     require_role(request.user, "editor")
     for memory_id in payload.memory_ids:
-        _memory_or_404(request, memory_id)
+        memory_or_404(request, memory_id)
     done = services.memory_bulk(actor=request.user, **payload.model_dump())
     response = api.create_response(request, {"memories": [_with_warning(m) for m in done]},
                                    status=200)
@@ -317,14 +301,17 @@ def list_namespaces(request, user_id: str | None = None, cursor: str | None = No
                     limit: int = page_limit(100, listing.MAX_LIMIT)):
     """Every (user_id, conversation_id) pair holding live memories, ordered by both
     (user-wide first): ``{"namespaces": [{"user_id", "conversation_id", "memories"}],
-    "next_cursor"}``. A restricted token sees only its namespaces."""
+    "next_cursor"}``. A token restricted to namespaces sees only those; one restricted to
+    agents counts only its agents' memories."""
     require_role(request.user, "viewer")
     allowed = getattr(request, "token_namespaces", None) or None
     if user_id is not None:
         user_id = clean_identifier(user_id, "user_id")
         require_namespace(request, user_id)
         allowed = [user_id]
-    rows, next_cursor = listing.namespace_page(user_ids=allowed, cursor=cursor, limit=limit)
+    rows, next_cursor = listing.namespace_page(
+        user_ids=allowed, agent_ids=getattr(request, "token_agents", None) or None,
+        cursor=cursor, limit=limit)
     return {"namespaces": rows, "next_cursor": next_cursor}
 
 
@@ -332,14 +319,14 @@ def list_namespaces(request, user_id: str | None = None, cursor: str | None = No
             exclude_unset=True)
 def get_memory(request, memory_id: str):
     require_role(request.user, "viewer")
-    return memory_out(access.with_hits_folded(_memory_or_404(request, memory_id)))
+    return memory_out(access.with_hits_folded(memory_or_404(request, memory_id)))
 
 
 @router.patch("/memories/{memory_id}", response={200: MemoryOut, **errors(*WRITE, 404, 409)},
               tags=["memories"], exclude_unset=True)
 def patch_memory(request, memory_id: str, payload: MemoryPatch):
     require_role(request.user, "editor")
-    _memory_or_404(request, memory_id)
+    memory_or_404(request, memory_id)
     data = payload.model_dump(exclude_unset=True)
     if data.get("valid_from") is not None:
         data["valid_from"] = parse_iso_datetime(data["valid_from"], "valid_from")
@@ -354,11 +341,11 @@ def delete_memory(request, memory_id: str, reason: str = "", purge: int = 0):
     """Forget (soft delete). ``?purge=1`` (admin) is a hard delete, audit record kept."""
     if purge:
         require_role(request.user, "admin")
-        _memory_or_404(request, memory_id)
+        memory_or_404(request, memory_id)
         purged = services.memory_purge(memory_id=memory_id, actor=request.user, reason=reason)
         return _pending_header(HttpResponse(status=204), purged.index_pending)
     require_role(request.user, "editor")
-    _memory_or_404(request, memory_id)
+    memory_or_404(request, memory_id)
     memory = services.memory_forget(memory_id=memory_id, actor=request.user, reason=reason)
     return _pending_header(HttpResponse(status=204), memory.needs_resync)
 
@@ -367,7 +354,7 @@ def delete_memory(request, memory_id: str, reason: str = "", purge: int = 0):
              tags=["memories"], exclude_unset=True)
 def restore_memory(request, memory_id: str, payload: ReasonIn | None = None):
     require_role(request.user, "editor")
-    _memory_or_404(request, memory_id)
+    memory_or_404(request, memory_id)
     memory = services.memory_restore(memory_id=memory_id, actor=request.user,
                                      reason=payload.reason if payload else "")
     return _answer(request, memory)
@@ -380,7 +367,7 @@ def invalidate_memory(request, memory_id: str, payload: InvalidateIn):
     """End the memory's fact with no replacement ("no longer lives in Porto"): it leaves
     recall from ``valid_until`` (default now) and stays readable, with a new version."""
     require_role(request.user, "editor")
-    _memory_or_404(request, memory_id)
+    memory_or_404(request, memory_id)
     until = (parse_iso_datetime(payload.valid_until, "valid_until")
              if payload.valid_until is not None else None)
     memory = services.memory_invalidate(memory_id=memory_id, actor=request.user,
@@ -394,7 +381,7 @@ def invalidate_memory(request, memory_id: str, payload: InvalidateIn):
 def revalidate_memory(request, memory_id: str, payload: RevalidateIn):
     """Undo a supersession or an end: the fact holds again (a new version)."""
     require_role(request.user, "editor")
-    _memory_or_404(request, memory_id)
+    memory_or_404(request, memory_id)
     memory = services.memory_revalidate(memory_id=memory_id, actor=request.user,
                                         reason=payload.reason)
     return _answer(request, memory)
@@ -404,7 +391,7 @@ def revalidate_memory(request, memory_id: str, payload: RevalidateIn):
              tags=["memories"], exclude_unset=True)
 def rollback_memory(request, memory_id: str, payload: RollbackIn):
     require_role(request.user, "admin")
-    _memory_or_404(request, memory_id)
+    memory_or_404(request, memory_id)
     memory = services.memory_rollback(memory_id=memory_id, version=payload.version,
                                       actor=request.user, reason=payload.reason)
     return _answer(request, memory)
@@ -416,7 +403,7 @@ def rollback_memory(request, memory_id: str, payload: RollbackIn):
 def promote_memory(request, memory_id: str, payload: ReasonIn | None = None):
     """A working or short-term memory → user-wide long-term (201; 200 + deduplicated)."""
     require_role(request.user, "editor")
-    _memory_or_404(request, memory_id)
+    memory_or_404(request, memory_id)
     memory, dup = services.memory_promote(memory_id=memory_id, actor=request.user,
                                           reason=payload.reason if payload else "")
     if dup:
@@ -429,7 +416,7 @@ def promote_memory(request, memory_id: str, payload: ReasonIn | None = None):
 def memory_history(request, memory_id: str):
     """Every version, oldest first."""
     require_role(request.user, "viewer")
-    memory = _memory_or_404(request, memory_id)
+    memory = memory_or_404(request, memory_id)
     versions = [
         {"version": h.version, "kind": h.kind, "content": h.content,
          "importance": h.importance, "tags": h.tags, "type": h.type,
@@ -445,7 +432,7 @@ def memory_history(request, memory_id: str):
 def memory_ready(request, memory_id: str):
     """Whether Redis holds this memory's current version (``indexed_at`` epoch seconds)."""
     require_role(request.user, "viewer")
-    memory = _memory_or_404(request, memory_id)
+    memory = memory_or_404(request, memory_id)
     raw = store.get_client().hmget(store.key(memory.user_id, "m", memory_id),
                                    ["version", "indexed_at"])
     version, indexed_at = (store.text(v) for v in raw)

@@ -112,15 +112,17 @@ def memory_page(*, user_id: str, conversation_id: str | None = None, type: str |
     return items[:limit], encode_cursor([last.created_at.isoformat(), last.memory_id])
 
 
-def namespace_page(*, user_ids: list[str] | None = None, cursor: str | None = None,
-                   limit: int = 100) -> tuple[list[dict], str | None]:
+def namespace_page(*, user_ids: list[str] | None = None, agent_ids: list[str] | None = None,
+                   cursor: str | None = None, limit: int = 100) -> tuple[list[dict], str | None]:
     """Every (user_id, conversation_id) pair holding live memories, ordered by user_id then
     conversation_id (user-wide, None, first), each with its number of live memories:
     ``([{"user_id", "conversation_id", "memories"}], next_cursor)``. ``user_ids`` limits the
-    answer to those namespaces."""
+    answer to those namespaces, ``agent_ids`` the memories counted to those agents'."""
     rows = Memory.objects.filter(deleted_at__isnull=True)
     if user_ids is not None:
         rows = rows.filter(user_id__in=user_ids)
+    if agent_ids is not None:
+        rows = rows.filter(agent_id__in=agent_ids)
     if cursor:
         user_id, conversation_id = decode_cursor(cursor, (str, (str, type(None))))
         after = Q(user_id__gt=user_id)

@@ -102,6 +102,8 @@ def test_a_token_restricted_to_agents_reads_only_theirs(planner_api, builtins):
                                          "agent_id": "reviewer"})
     assert asked.status_code == 403 and asked.json()["error"]["field"] == "agent_id"
     assert planner_api.get("/memories?user_id=u-a&agent_id=reviewer").status_code == 403
+    counted = planner_api.get("/namespaces?user_id=u-a").json()["namespaces"]
+    assert [(n["user_id"], n["memories"]) for n in counted] == [("u-a", 1)]
 
 
 def test_mcp_takes_the_agent_scope_and_the_token_restriction(live_server, editor):
