@@ -4,8 +4,6 @@ and tests reverse, e.g. ``memories:memories-list``, predate the split into apps)
 
 from django.urls import path
 
-from accounts.views import tokens as token_views
-from accounts.views import users as user_views
 from console.views import activity, overview
 from memories.views import conflicts as conflict_views
 from memories.views import consolidation_undo as memory_undo_views
@@ -89,11 +87,4 @@ urlpatterns = [
     path("index/backup/files/<str:name>", backup.backup_download, name="memories-backup-download"),
     path("index/backup/import/", backup.backup_import, name="memories-backup-import"),
     path("activity/", activity.activity, name="memories-activity"),
-    path("tokens/", token_views.token_list, name="memories-tokens"),
-    path("tokens/new/", token_views.token_new, name="memories-token-new"),
-    path("tokens/created/", token_views.token_created, name="memories-token-created"),
-    path("tokens/<str:prefix>/revoke/", token_views.token_revoke_view, name="memories-token-revoke"),
-    path("users/", user_views.user_list, name="users"),
-    path("users/<str:username>/role/", user_views.user_role, name="user-role"),
-    path("users/<str:username>/active/", user_views.user_active, name="user-active"),
 ]

@@ -25,6 +25,7 @@ urlpatterns = [
     path("metrics", metrics_view, name="metrics"),
     path("", include("lab.urls")),
     path("", include("console.urls")),
+    path("", include("accounts.urls")),
 ]
 
 # With DEBUG off: htmx actions on an object purged meanwhile get a fragment saying so.

@@ -38,11 +38,11 @@ CREATED_KEY = "token_created"
 def _page(request, *, form=None, status: int = 200):
     tokens = ApiToken.objects.select_related("user").order_by("-created_at", "-id")
     pager = paginate(
-        request, tokens, per_page=PER_PAGE, params={}, base=reverse("memories:memories-tokens")
+        request, tokens, per_page=PER_PAGE, params={}, base=reverse("accounts:tokens")
     )
     return render_page(
         request,
-        "memories/tokens.html",
+        "accounts/tokens.html",
         {
             "pager": pager,
             "form": form or TokenCreateForm(),
@@ -108,7 +108,7 @@ def token_new(request):
         # ISO text: the session is JSON.
         "expires_at": issued.expires_at.isoformat() if issued.expires_at else None,
     }
-    return redirect("memories:memories-token-created")
+    return redirect("accounts:token-created")
 
 
 @require_GET
@@ -119,10 +119,10 @@ def token_created(request):
     created = request.session.pop(CREATED_KEY, None)
     if created is None:
         messages.info(request, "A new token is shown once only; this one was shown already.")
-        return redirect("memories:memories-tokens")
+        return redirect("accounts:tokens")
     if created.get("expires_at"):
         created["expires_at"] = datetime.fromisoformat(created["expires_at"])
-    response = render_page(request, "memories/token_created.html", created)
+    response = render_page(request, "accounts/token_created.html", created)
     add_never_cache_headers(response)  # the token must not sit in any cache
     return response
 
@@ -157,5 +157,5 @@ def token_revoke_view(request, prefix: str):
     else:
         messages.info(request, f"The token starting with {prefix} was already revoked.")
     if not request.htmx:
-        return redirect("memories:memories-tokens")
+        return redirect("accounts:tokens")
     return _page(request)

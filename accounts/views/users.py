@@ -40,7 +40,7 @@ def _page(request, *, form=None, status: int = 200):
     users = get_user_model().objects.order_by("username", "id").prefetch_related(
         Prefetch("groups", queryset=Group.objects.filter(name__in=ROLES), to_attr="roles")
     )
-    pager = paginate(request, users, per_page=PER_PAGE, params={}, base=reverse("memories:users"))
+    pager = paginate(request, users, per_page=PER_PAGE, params={}, base=reverse("accounts:users"))
     for user in pager.page:
         names = {g.name for g in user.roles}
         user.role = "admin" if user.is_superuser else next(
@@ -81,7 +81,7 @@ def user_list(request):
         request.session[LINK_KEY] = {"username": user.username,
                                      "path": user_writer.set_password_link(user)}
         messages.success(request, f"Created {user.username} ({data['role']}).")
-    return redirect("memories:users")
+    return redirect("accounts:users")
 
 
 @require_http_methods(["GET", "POST"])
@@ -101,7 +101,7 @@ def user_role(request, username: str):
                 was = user_writer.user_set_role(actor=request.user, username=username,
                                                 role=role)
                 messages.success(request, f"{username} is now {role} (was {was or 'no role'}).")
-                return redirect("memories:users")
+                return redirect("accounts:users")
             current = user_writer.role_change_check(actor=request.user, user=user, role=role)
         except ServiceError as exc:
             error, status = exc.message, exc.status
@@ -124,4 +124,4 @@ def user_active(request, username: str):
         return _page(request, status=exc.status)
     messages.success(request, f"{username} is {'active again' if active else 'deactivated'}"
                      f"{'' if active else ': no login, and their tokens are refused'}.")
-    return redirect("memories:users")
+    return redirect("accounts:users")
