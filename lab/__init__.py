@@ -5,7 +5,7 @@ Services (the only writers of Judgment, QuerySet and EvalRun: ``lab.judgments``,
 ``lab.query_sets``, ``lab.runs``) are keyword-only, check the actor's role and run in one
 transaction; selectors only read. Ranking comes from :func:`search.memory_search.memory_search`
 (so the lab measures exactly what recall serves) and the metrics from the pure
-:mod:`search.metrics`.
+:mod:`search.ranking_metrics`.
 
 Permissions (DESIGN "API"): viewers read and evaluate; editors create and edit their own
 profiles, query sets, judgments and runs; admins edit any profile, delete profiles and

@@ -12,7 +12,7 @@ from django.conf import settings
 from memories import store
 from memories.errors import Busy, InvalidInput, TooLarge
 from memories.validation import clean_identifier
-from search import metrics as ir
+from search import ranking_metrics as ir
 from search.memory_search import memory_search
 from search.profiles import profile_resolve
 
@@ -114,7 +114,7 @@ def query_metrics(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> 
 
 def live_figures(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> dict:
     """What the compare page shows above a column as grades come in (as Quepid does):
-    ``{"ndcg", "precision"}`` (nDCG@k with graded gains, P@k; ``search.metrics``), both None
+    ``{"ndcg", "precision"}`` (nDCG@k with graded gains, P@k; ``search.ranking_metrics``), both None
     while the query has no relevant grade (grade > 0), plus ``judged`` (results of the top
     k with a grade) and ``relevant`` (memories graded > 0 for the query, shown or not)."""
     top = list(dict.fromkeys(ranked))[:k]

@@ -44,7 +44,7 @@ import time
 from django.conf import settings
 
 from memories import access, store, tracing
-from search import index_lost, lean_window, rescoring, scoring, synonyms, temporal, time_recall
+from search import index_lost, lean_window, rescoring, scoring, synonym_sets, temporal, time_recall
 from search.index import fields as index_fields
 from search.index import postings
 from search.models import MatchMode, RankingProfile
@@ -63,7 +63,7 @@ def query_terms(query: str, profile: RankingProfile) -> list[str]:
     analyzer = index_fields.ANALYZERS[_field(profile)]
     terms = list(dict.fromkeys(analyzer.tokens(query)))
     if profile.synonyms and terms:
-        terms = synonyms.expand(terms, analyzer)
+        terms = synonym_sets.expand(terms, analyzer)
     return terms
 
 

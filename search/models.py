@@ -74,7 +74,7 @@ class SynonymSet(models.Model):
 class SynonymText(models.Model):
     """The synonym table as last saved from the console, comments and blank lines included
     (one row at most), so ``#`` comments survive a save. ``SynonymSet`` stays what queries
-    read; ``search.synonyms.synonyms_replace`` writes both in one transaction, and the text is
+    read; ``search.synonym_sets.synonyms_replace`` writes both in one transaction, and the text is
     shown again only while its sets are exactly the table's."""
 
     text = models.TextField(blank=True, default="")

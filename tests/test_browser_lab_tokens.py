@@ -15,7 +15,7 @@ from lab import runs as lab_runs
 from memories import services
 from operations import consolidate
 from search import profile_services
-from search.synonyms import synonyms_replace
+from search.synonym_sets import synonyms_replace
 from tests.browser import login
 from tests.test_browser import ARGS, CHROMIUM, SHOTS, pytestmark  # noqa: F401  (the markers)
 

@@ -1,10 +1,17 @@
-"""Tests for search.metrics (pure; no database, no Redis)."""
+"""Tests for search.ranking_metrics (pure; no database, no Redis)."""
 
 import math
 
 import pytest
 
-from search.metrics import jaccard_at_k, mrr_at_k, ndcg_at_k, precision_at_k, rbo, recall_at_k
+from search.ranking_metrics import (
+    jaccard_at_k,
+    mrr_at_k,
+    ndcg_at_k,
+    precision_at_k,
+    rbo,
+    recall_at_k,
+)
 
 GAINS = {"a": 3, "b": 2, "c": 1, "d": 0}
 

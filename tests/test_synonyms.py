@@ -4,7 +4,7 @@ import pytest
 
 from memories import services
 from memories.errors import InvalidInput
-from search import synonyms
+from search import synonym_sets
 from search.index import fields
 from search.memory_search import memory_search
 from search.models import RankingProfile
@@ -14,16 +14,16 @@ pytestmark = pytest.mark.django_db
 
 
 def test_it_parses_lines_and_rejects_single_terms():
-    assert synonyms.parse_lines("car, automobile\n# comment\n\nnyc, new york") == [
+    assert synonym_sets.parse_lines("car, automobile\n# comment\n\nnyc, new york") == [
         ["car", "automobile"], ["nyc", "new york"]]
     with pytest.raises(InvalidInput) as err:
-        synonyms.parse_lines("car, auto\nlonely")
+        synonym_sets.parse_lines("car, auto\nlonely")
     assert "line 2" in err.value.message
 
 
 def test_it_expands_queries_only_for_profiles_with_synonyms(builtins):
     m = services.memory_create(user_id="u-a", content="The automobile is parked outside")[0]
-    synonyms.synonyms_replace(text="car, automobile, auto")
+    synonym_sets.synonyms_replace(text="car, automobile, auto")
     RankingProfile.objects.create(name="syn", synonyms=True)
     assert memory_search(user_id="u-a", query="car", profile="bm25").results == []
     found = memory_search(user_id="u-a", query="car", profile="syn")
@@ -34,10 +34,10 @@ def test_it_expands_queries_only_for_profiles_with_synonyms(builtins):
 
 def test_it_expands_multi_word_members(builtins):
     analyzer = fields.ANALYZERS[fields.CONTENT]
-    synonyms.synonyms_replace(text="nyc, new york")
-    assert synonyms.expand(["nyc"], analyzer) == ["nyc", "new", "york"]
-    assert synonyms.expand(["new", "york"], analyzer) == ["new", "york", "nyc"]
-    assert synonyms.expand(["new"], analyzer) == ["new"]
+    synonym_sets.synonyms_replace(text="nyc, new york")
+    assert synonym_sets.expand(["nyc"], analyzer) == ["nyc", "new", "york"]
+    assert synonym_sets.expand(["new", "york"], analyzer) == ["new", "york", "nyc"]
+    assert synonym_sets.expand(["new"], analyzer) == ["new"]
 
 
 def test_expansion_itself_needs_no_database():

@@ -3,7 +3,7 @@
 A set is terms that mean the same, written as a person would ("car, automobile"), like a line
 of a Solr synonyms file. Each member is analysed with the profile's analyzer when a query is
 expanded, so a stemmed profile matches stemmed postings. Expansion adds terms; it never
-removes the original. The stored sets (``SynonymSet``) are read by ``search.synonyms``.
+removes the original. The stored sets (``SynonymSet``) are read by ``search.synonym_sets``.
 """
 
 from collections.abc import Iterable, Sequence

@@ -7,7 +7,6 @@ from __future__ import annotations
 import time
 
 from memories import store
-from search.serving.engine import Found
 from search.serving.feed import (
     FEED_COUNT,
     Served,
@@ -21,6 +20,7 @@ from search.serving.feed import (
     serving_index,
     unchanged,
 )
+from search.serving.field_search import Found
 from search.serving.partial import partial
 
 # At most this many hits' hashes ride along with the freshness check (one bounded script,
@@ -40,7 +40,7 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
            types: list[str] | None = None, with_hashes: bool = False, own_field: str = "",
            hit_time: float | None = None, hash_fields: tuple[str, ...] = (),
            prefetch=None, valid: tuple[float, float] | None = None):
-    """``engine.Found`` of the caught-up serving index (see ``FieldIndex.search``); with
+    """``field_search.Found`` of the caught-up serving index (see ``FieldIndex.search``); with
     ``with_hashes``, ``found.hashes`` maps each hit's memory id to its hot-store hash (absent
     when Redis no longer holds it), or with ``hash_fields`` to those fields of it as a
     ``search.serving.partial.Partial``.

@@ -1,4 +1,4 @@
-"""The synonyms editor: the whole table as text, one set per line (``search.synonyms``).
+"""The synonyms editor: the whole table as text, one set per line (``search.synonym_sets``).
 
 Viewers read it; editors save it. A save replaces the table (``synonyms_replace``) and is
 recorded in the audit feed in the same transaction. Profiles with ``synonyms`` on expand
@@ -18,7 +18,7 @@ from memories import services
 from memories.errors import ServiceError
 from search.forms import SynonymsForm
 from search.models import RankingProfile
-from search.synonyms import comment_lines, synonyms_replace, synonyms_text
+from search.synonym_sets import comment_lines, synonyms_replace, synonyms_text
 
 
 @require_http_methods(["GET", "POST"])

@@ -5,7 +5,7 @@ import pytest
 
 from memories.models import AuditEvent
 from search.models import SynonymSet
-from search.synonyms import synonyms_replace, synonyms_text
+from search.synonym_sets import synonyms_replace, synonyms_text
 from tests.views.conftest import HX, ids, tags, text
 
 pytestmark = pytest.mark.django_db
