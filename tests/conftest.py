@@ -19,7 +19,7 @@ from memories import generation_cache, store
 from memories import queue as job_queue
 from memories.migrations import _builtins
 from search.serving import feed as serving_feed
-from tests.browser import console  # noqa: F401  (the browser tests' logged-in page)
+from tests.browser import chromium, console  # noqa: F401  (the browser tests' fixtures)
 
 
 def _prefix_keys(client):

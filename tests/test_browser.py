@@ -12,16 +12,7 @@ import pytest
 from memories import access, services
 from memories.models import Memory
 from sessions.services import session_append, session_create
-from tests.browser import CHROMIUM, SHOTS, login
-
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from tests.browser import ARGS, CHROMIUM, SHOTS, login  # noqa: F401  (ARGS: test_browser_phone)
 
 pytestmark = [
     pytest.mark.browser,
@@ -32,20 +23,14 @@ pytestmark = [
 
 
 @pytest.fixture
-def browser_page(live_server, monkeypatch):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    # Playwright's sync API runs an event loop in this thread; the test's own ORM calls
-    # after it starts are still plain synchronous code, so Django may allow them.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+def browser_page(chromium, live_server):
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page(viewport={"width": 1360, "height": 900})
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-        yield page, errors
-        browser.close()
+    page = chromium.new_page(viewport={"width": 1360, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    yield page, errors
+    page.context.close()
 
 
 def shot(page, name: str) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from memories import services
 from memories.models import Conflict, Memory
-from tests.browser import CHROMIUM, MARKS, MODES, login
+from tests.browser import MARKS, MODES, login
 from tests.test_browser_gone import _shows, _still_the_console
 from tests.test_browser_phone import OVERFLOW
 
@@ -153,22 +153,20 @@ def test_review_a_proposal_then_end_and_revalidate_the_fact(console, live_server
 
 
 @pytest.mark.parametrize("width", [1400, 390])
-def test_without_javascript_the_queue_still_works(live_server, admin_user, monkeypatch,
-                                                  settings, width):
+def test_without_javascript_the_queue_still_works(chromium, live_server, admin_user, settings,
+                                                  width):
     """Plain forms and redirects: a box ticked outside the bulk form (its form attribute)
     is posted with it, and Accept all shown accepts the page's proposals."""
-    sync_api = pytest.importorskip("playwright.sync_api")
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     settings.DEBUG = True
     for who, old, new in (("Alice", "Porto", "Madrid"), ("Bob", "Lyon", "Paris"),
                           ("Carol", "Oslo", "Bergen")):
         services.memory_create(user_id="household", content=f"{who} lives in {old}.")
         services.memory_create(user_id="household", content=f"{who} moved to {new}.")
     bob = Conflict.objects.get(newer__content="Bob moved to Paris.")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = browser.new_context(java_script_enabled=False,
-                                   viewport={"width": width, "height": 900}).new_page()
+    context = chromium.new_context(java_script_enabled=False,
+                                   viewport={"width": width, "height": 900})
+    try:
+        page = context.new_page()
         login(page, live_server.url)
         page.goto(f"{live_server.url}/conflicts/")
         assert page.locator("#nav-conflicts .nav-count").inner_text() == "3"
@@ -184,4 +182,5 @@ def test_without_javascript_the_queue_still_works(live_server, admin_user, monke
         assert page.get_by_text("Accepted 2 proposals.").is_visible()
         assert not Conflict.objects.filter(status="open").exists()
         assert page.locator("#no-conflicts").is_visible()
-        browser.close()
+    finally:
+        context.close()
