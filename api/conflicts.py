@@ -9,16 +9,16 @@ from ninja import Router
 from accounts.roles import require_role
 from api.core import (
     ReasonIn,
-    allowed_namespace,
     iso_or_none,
     require_every_agent,
     require_namespace,
 )
+from api.lookups import conflict_or_404
 from api.operation_schemas import ConflictOut, ConflictPageOut
 from api.pagination import MAX_LIMIT, cursor_page
 from api.schemas import ONE, READ, WRITE, ConflictStatusName, errors, page_limit
 from memories import services
-from memories.errors import InvalidInput, NotFound
+from memories.errors import InvalidInput
 from memories.models import Conflict, ConflictStatus
 from memories.validation import clean_identifier
 
@@ -34,14 +34,6 @@ def conflict_out(c: Conflict) -> dict:
             "status": c.status, "created_at": iso_or_none(c.created_at),
             "decided_at": iso_or_none(c.decided_at), "decided_by": c.decided_by,
             "decision_reason": c.decision_reason}
-
-
-def _conflict_or_404(request, conflict_id: int) -> Conflict:
-    require_every_agent(request, "the review queue")
-    c = Conflict.objects.filter(pk=conflict_id).first()
-    if c is None or not allowed_namespace(request, c.user_id):
-        raise NotFound(f"conflict {conflict_id} not found", field="conflict_id")
-    return c
 
 
 @router.get("/conflicts", response={200: ConflictPageOut, **errors(*READ)}, tags=["conflicts"])
@@ -77,7 +69,7 @@ def conflict_page(request, *, user_id: str | None = None, status: str = "open",
             tags=["conflicts"])
 def get_conflict(request, conflict_id: int):
     require_role(request.user, "viewer")
-    return conflict_out(_conflict_or_404(request, conflict_id))
+    return conflict_out(conflict_or_404(request, conflict_id))
 
 
 @router.post("/conflicts/{conflict_id}/accept",
@@ -85,7 +77,7 @@ def get_conflict(request, conflict_id: int):
 def accept_conflict(request, conflict_id: int, payload: ReasonIn | None = None):
     """Supersede ``older`` by ``newer``: 200 with the conflict (409: a cycle)."""
     require_role(request.user, "editor")
-    _conflict_or_404(request, conflict_id)
+    conflict_or_404(request, conflict_id)
     c = services.conflict_accept(conflict_id=conflict_id, actor=request.user,
                                  reason=payload.reason if payload else "")
     return conflict_out(c)
@@ -96,7 +88,7 @@ def accept_conflict(request, conflict_id: int, payload: ReasonIn | None = None):
 def reject_conflict(request, conflict_id: int, payload: ReasonIn | None = None):
     """Both hold; the pair is not proposed again (an accepted one is undone): 200."""
     require_role(request.user, "editor")
-    _conflict_or_404(request, conflict_id)
+    conflict_or_404(request, conflict_id)
     c = services.conflict_reject(conflict_id=conflict_id, actor=request.user,
                                  reason=payload.reason if payload else "")
     return conflict_out(c)

@@ -1,7 +1,6 @@
 """/recall, /analyze, /profiles."""
 
 import datetime as dt
-import logging
 
 from ninja import Router
 from pydantic import Field, field_validator
@@ -21,9 +20,6 @@ from search.index import fields as index_fields
 from search.memory_search import memory_search
 from search.models import RankingProfile
 from search.profiles import profile_resolve
-
-log = logging.getLogger(__name__)
-
 
 router = Router()
 
@@ -94,13 +90,8 @@ def recall(request, payload: RecallIn):
         count_redis_error("api")
         return redis_error_response(request, exc, "the search index (Redis)")
     observe_recall(profile=found.profile, took_ms=found.took_ms, results=len(found.results))
-    try:
-        if not found.hits_counted:  # else counted by the search in its own round trip
-            access.access_record(user_id=user_id,
-                                 memory_ids=[h.memory_id for h in found.results])
-    except store.RedisError as exc:  # the results stand; only these hits go uncounted
-        count_redis_error("recall_hits")
-        log.warning("recall hits not counted: %s", type(exc).__name__)
+    access.recall_hits_record(user_id=user_id, memory_ids=[h.memory_id for h in found.results],
+                              counted=found.hits_counted)
     return {
         "results": [hit_out(h) for h in found.results],
         "match_mode_used": found.match_mode_used,

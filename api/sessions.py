@@ -10,11 +10,10 @@ from api.core import (
     ReasonIn,
     Strict,
     agent_scope,
-    allowed_agent,
-    allowed_namespace,
     require_agent,
     require_namespace,
 )
+from api.lookups import session_or_404
 from api.memories import memory_out
 from api.pagination import MAX_LIMIT, cursor_page
 from api.schemas import ONE, READ, WRITE, MemoryOut, MemoryTypeName, errors, page_limit
@@ -28,7 +27,7 @@ from api.session_schemas import (
     SummaryOut,
 )
 from memories import store
-from memories.errors import InvalidInput, NotFound
+from memories.errors import InvalidInput
 from memories.validation import (
     clean_identifier,
     parse_iso_datetime,
@@ -78,14 +77,6 @@ class MessagesIn(Strict):
     messages: list[MessageIn] | None = Field(default=None, max_length=1000)
 
 
-def _session_or_404(request, session_id: str) -> Session:
-    session = Session.objects.filter(session_id=session_id).first()
-    if session is None or not (allowed_namespace(request, session.user_id)
-                               and allowed_agent(request, session.agent_id)):
-        raise NotFound(f"session {session_id!r} not found", field="session_id")
-    return session
-
-
 def session_out(session: Session) -> dict:
     try:
         hot = session_store.is_hot(session)
@@ -126,13 +117,12 @@ def list_sessions(request, user_id: str, cursor: str | None = None,
             "next_cursor": next_cursor}
 
 
-
 @router.post("/sessions/{path:session_id}/messages",
              response={201: AppendOut, **errors(*WRITE, 404)}, tags=["sessions"])
 def append_messages(request, session_id: str, payload: MessagesIn):
     """One message ``{"role", "content"}`` or ``{"messages": [...]}``; 201 ``{"length"}``."""
     require_role(request.user, "editor")
-    _session_or_404(request, session_id)
+    session_or_404(request, session_id)
     if payload.messages is not None:
         if payload.role is not None or payload.content is not None:
             raise InvalidInput("send either role + content or messages", field="messages")
@@ -150,7 +140,6 @@ def append_messages(request, session_id: str, payload: MessagesIn):
     return Status(201, {"length": length})
 
 
-
 @router.post("/sessions/{path:session_id}/messages/{int:seq}/promote",
              response={200: MemoryOut, 201: MemoryOut, **errors(*WRITE, 404, 409)},
              tags=["sessions"], exclude_unset=True)
@@ -158,7 +147,7 @@ def promote_message(request, session_id: str, seq: int, payload: PromoteIn | Non
     """A session message → user-wide long-term memory (201; 200 + deduplicated); optional
     ``content``, ``type`` and ``importance`` edit it before it is written."""
     require_role(request.user, "editor")
-    _session_or_404(request, session_id)
+    session_or_404(request, session_id)
     edits = payload.model_dump() if payload else {}
     memory, dup = session_promote.message_promote(session_id=session_id, seq=seq,
                                                   actor=request.user, **edits)
@@ -178,10 +167,9 @@ def extract_memories(request, session_id: str, payload: ExtractIn | None = None)
     (editor) and adds ``"memory_ids"``."""
     dry_run = payload.dry_run if payload else True
     require_role(request.user, "viewer" if dry_run else "editor")
-    _session_or_404(request, session_id)
+    session_or_404(request, session_id)
     return session_extract.session_extract(session_id=session_id, dry_run=dry_run,
                                            actor=request.user)
-
 
 
 @router.get("/sessions/{path:session_id}/context", response={200: ContextOut, **errors(*ONE)},
@@ -190,7 +178,7 @@ def session_context(request, session_id: str, last: int = 20, max_tokens: int | 
                     at: str | None = None):
     """The summary and the newest ``last`` messages, oldest first; ``at`` for time travel."""
     require_role(request.user, "viewer")
-    _session_or_404(request, session_id)
+    session_or_404(request, session_id)
     if not 1 <= last <= 1000:
         raise InvalidInput("last must be 1..1000", field="last")
     if max_tokens is not None and max_tokens < 1:
@@ -208,7 +196,7 @@ def summarise_session(request, session_id: str, payload: SummariseIn | None = No
     """The summary of the whole session now, ``{"summary", "method": "local"|"llm",
     "chars"}``, by the code the rolling fold uses; read-only (the session is not changed)."""
     require_role(request.user, "viewer")
-    _session_or_404(request, session_id)
+    session_or_404(request, session_id)
     return sessions.session_summarise(session_id=session_id,
                                       max_chars=payload.max_chars if payload else None)
 
@@ -221,14 +209,13 @@ def summarise_session(request, session_id: str, payload: SummariseIn | None = No
             tags=["sessions"])
 def get_session(request, session_id: str):
     require_role(request.user, "viewer")
-    return session_out(_session_or_404(request, session_id))
-
+    return session_out(session_or_404(request, session_id))
 
 
 @router.delete("/sessions/{path:session_id}", response={204: None, **errors(*ONE)},
               tags=["sessions"])
 def delete_session(request, session_id: str):
     require_role(request.user, "editor")
-    _session_or_404(request, session_id)
+    session_or_404(request, session_id)
     sessions.session_delete(session_id=session_id)
     return Status(204, None)

@@ -30,6 +30,7 @@ import logging
 import time
 import uuid
 
+from integrations.metrics.registry import count_redis_error
 from memories import services, store
 
 log = logging.getLogger(__name__)
@@ -90,6 +91,24 @@ def access_record(*, user_id: str, memory_ids: list[str], now: float | None = No
     pipe.eval(_RECORD, len(keys), *keys, *args)
     pipe.sadd(_pending_set(), user_id)
     pipe.execute()
+
+
+def recall_hits_record(*, user_id: str, memory_ids: list[str], counted: bool) -> None:
+    """Count a recall's hits: the one act every adapter (REST ``/recall``, MCP
+    ``search_memories``) performs after a recall of ``user_id``'s memories.
+
+    ``memory_ids``: the results, best first; ``counted``: the search already counted them in
+    its own round trip (``SearchResult.hits_counted``), so nothing is done. A Redis error is
+    logged and counted (metric ``recall_hits``), never raised: the results stand, only these
+    hits go uncounted.
+    """
+    if counted:
+        return
+    try:
+        access_record(user_id=user_id, memory_ids=memory_ids)
+    except store.RedisError as exc:
+        count_redis_error("recall_hits")
+        log.warning("recall hits not counted: %s", type(exc).__name__)
 
 
 # How long a namespace's ``access:listed`` mark vouches for its place in the pending set: a

@@ -7,27 +7,25 @@ validation, then one service (writes) or selector (reads), and the API's output 
 Errors are the services' own (``memories.errors``); ``runner`` maps them to MCP.
 """
 
-import logging
-
 from accounts.roles import require_role
-from api.conflicts import _conflict_or_404, conflict_out, conflict_page
+from api.conflicts import conflict_out, conflict_page
 from api.core import ReasonIn, iso_or_none, require_agent, require_namespace
 from api.filters import parse_filters
+from api.lookups import conflict_or_404, memory_or_404, session_or_404
 from api.memories import (
     InvalidateIn,
     MemoryIn,
     MemoryPatch,
     RevalidateIn,
-    _memory_or_404,
     create_inferred,
     memories_out,
     memory_out,
 )
 from api.search import RecallIn, hit_out, recall_filters
-from api.sessions import ExtractIn, MessagesIn, SessionIn, SummariseIn, _session_or_404, session_out
+from api.sessions import ExtractIn, MessagesIn, SessionIn, SummariseIn, session_out
 from integrations.mcp.caller import user_id_or_default
 from integrations.metrics.registry import count_redis_error, observe_recall
-from memories import access, listing, services, store
+from memories import access, listing, services
 from memories.errors import InvalidInput
 from memories.models import Memory
 from memories.validation import clean_identifier, parse_iso_datetime
@@ -35,8 +33,6 @@ from search.memory_search import memory_search
 from sessions import extract as session_extract
 from sessions import services as sessions
 from sessions.promote import message_promote
-
-log = logging.getLogger(__name__)
 
 
 def _written(memory: Memory, **extra) -> dict:
@@ -95,13 +91,8 @@ def search_memories(caller, **args) -> dict:
                           include_superseded=payload.include_superseded,
                           count_hits=True, **filters.search_args())
     observe_recall(profile=found.profile, took_ms=found.took_ms, results=len(found.results))
-    try:
-        if not found.hits_counted:  # else counted by the search in its own round trip
-            access.access_record(user_id=user_id,
-                                 memory_ids=[h.memory_id for h in found.results])
-    except store.RedisError as exc:  # the results stand; only these hits go uncounted
-        count_redis_error("recall_hits")
-        log.warning("recall hits not counted: %s", type(exc).__name__)
+    access.recall_hits_record(user_id=user_id, memory_ids=[h.memory_id for h in found.results],
+                              counted=found.hits_counted)
     return {
         "results": [_hit_summary(h) for h in found.results],
         "match_mode_used": found.match_mode_used, "profile": found.profile,
@@ -111,12 +102,12 @@ def search_memories(caller, **args) -> dict:
 
 def get_memory(caller, *, memory_id: str) -> dict:
     require_role(caller.user, "viewer")
-    return memory_out(access.with_hits_folded(_memory_or_404(caller, memory_id)))
+    return memory_out(access.with_hits_folded(memory_or_404(caller, memory_id)))
 
 
 def update_memory(caller, *, memory_id: str, **args) -> dict:
     require_role(caller.user, "editor")
-    _memory_or_404(caller, memory_id)
+    memory_or_404(caller, memory_id)
     data = MemoryPatch.model_validate(args).model_dump(exclude_unset=True)
     if data.get("valid_from") is not None:
         data["valid_from"] = parse_iso_datetime(data["valid_from"], "valid_from")
@@ -128,7 +119,7 @@ def update_memory(caller, *, memory_id: str, **args) -> dict:
 
 def delete_memory(caller, *, memory_id: str, reason: str = "") -> dict:
     require_role(caller.user, "editor")
-    _memory_or_404(caller, memory_id)
+    memory_or_404(caller, memory_id)
     ReasonIn.model_validate({"reason": reason})
     services.memory_forget(memory_id=memory_id, actor=caller.user, reason=reason)
     memory = Memory.objects.get(memory_id=memory_id)
@@ -139,7 +130,7 @@ def delete_memory(caller, *, memory_id: str, reason: str = "") -> dict:
 def invalidate_memory(caller, *, memory_id: str, **args) -> dict:
     """As ``POST /memories/{id}/invalidate``."""
     require_role(caller.user, "editor")
-    _memory_or_404(caller, memory_id)
+    memory_or_404(caller, memory_id)
     payload = InvalidateIn.model_validate(args)
     until = (parse_iso_datetime(payload.valid_until, "valid_until")
              if payload.valid_until is not None else None)
@@ -150,7 +141,7 @@ def invalidate_memory(caller, *, memory_id: str, **args) -> dict:
 def revalidate_memory(caller, *, memory_id: str, **args) -> dict:
     """As ``POST /memories/{id}/revalidate``."""
     require_role(caller.user, "editor")
-    _memory_or_404(caller, memory_id)
+    memory_or_404(caller, memory_id)
     payload = RevalidateIn.model_validate(args)
     return _written(services.memory_revalidate(memory_id=memory_id, actor=caller.user,
                                                reason=payload.reason))
@@ -166,7 +157,7 @@ def resolve_conflict(caller, *, conflict_id: int, accept: bool, reason: str = ""
     """As ``POST /conflicts/{id}/accept`` (accept true) or ``/reject``."""
     require_role(caller.user, "editor")
     ReasonIn.model_validate({"reason": reason})
-    _conflict_or_404(caller, conflict_id)
+    conflict_or_404(caller, conflict_id)
     decide = services.conflict_accept if accept else services.conflict_reject
     return conflict_out(decide(conflict_id=conflict_id, actor=caller.user, reason=reason))
 
@@ -184,11 +175,11 @@ def promote(caller, *, memory_id=None, session_id=None, seq=None, reason: str = 
         edited = next((name for name, value in edits.items() if value is not None), None)
         if edited:
             raise InvalidInput(f"{edited} edits a session message only", field=edited)
-        _memory_or_404(caller, memory_id)
+        memory_or_404(caller, memory_id)
         memory, dup = services.memory_promote(memory_id=memory_id, actor=caller.user,
                                               reason=reason)
     elif session_id is not None and seq is not None:
-        _session_or_404(caller, session_id)
+        session_or_404(caller, session_id)
         memory, dup = message_promote(session_id=session_id, seq=seq, actor=caller.user,
                                       reason=reason, **edits)
     else:
@@ -225,7 +216,7 @@ def create_session(caller, **args) -> dict:
 
 def append_messages(caller, *, session_id: str, **args) -> dict:
     require_role(caller.user, "editor")
-    _session_or_404(caller, session_id)
+    session_or_404(caller, session_id)
     payload = MessagesIn.model_validate(args)
     if payload.messages is not None:
         if payload.role is not None or payload.content is not None:
@@ -243,7 +234,7 @@ def append_messages(caller, *, session_id: str, **args) -> dict:
 def get_context(caller, *, session_id: str, last: int = 20, max_tokens=None,
                 at=None) -> dict:
     require_role(caller.user, "viewer")
-    _session_or_404(caller, session_id)
+    session_or_404(caller, session_id)
     if not 1 <= last <= 1000:
         raise InvalidInput("last must be 1..1000", field="last")
     if max_tokens is not None and max_tokens < 1:
@@ -258,7 +249,7 @@ def get_context(caller, *, session_id: str, last: int = 20, max_tokens=None,
 def summarise_session(caller, *, session_id: str, max_chars=None) -> dict:
     """As ``POST /sessions/{id}/summarise``: read-only, a viewer's."""
     require_role(caller.user, "viewer")
-    _session_or_404(caller, session_id)
+    session_or_404(caller, session_id)
     payload = SummariseIn.model_validate({"max_chars": max_chars})
     return sessions.session_summarise(session_id=session_id, max_chars=payload.max_chars)
 
@@ -267,6 +258,6 @@ def extract_memories(caller, *, session_id: str, dry_run: bool = True) -> dict:
     """As ``POST /sessions/{id}/extract``: a viewer's dry run, an editor's write."""
     payload = ExtractIn.model_validate({"dry_run": dry_run})
     require_role(caller.user, "viewer" if payload.dry_run else "editor")
-    _session_or_404(caller, session_id)
+    session_or_404(caller, session_id)
     return session_extract.session_extract(session_id=session_id, dry_run=payload.dry_run,
                                            actor=caller.user)
