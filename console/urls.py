@@ -21,7 +21,6 @@ from operations.views import jobs as job_views
 from operations.views import policy as policy_views
 from search.views import search as search_views
 from search.views import synonyms as synonym_views
-from sessions import views as session_views
 
 app_name = "memories"
 
@@ -50,23 +49,6 @@ urlpatterns = [
     path("conflicts/<int:conflict_id>/decide/", conflict_views.conflict_decide,
          name="conflict-decide"),
     path("conflicts/<int:conflict_id>/edit/", conflict_views.conflict_edit, name="conflict-edit"),
-    path("sessions/", session_views.session_list, name="memories-sessions"),
-    # Session ids may contain "/" (any 1-128 characters), so the actions come before the
-    # catch-all detail route; an id ending in "/warm" or "/messages/<n>/promote" would have
-    # its page shadowed by them (documented; the API has the same shape).
-    path("sessions/<path:session_id>/warm/", session_views.session_warm, name="memories-session-warm"),
-    path(
-        "sessions/<path:session_id>/messages/<int:seq>/promote/",
-        session_views.message_promote,
-        name="memories-message-promote",
-    ),
-    path("sessions/<path:session_id>/suggested/", session_views.session_suggest,
-         name="memories-session-suggest"),
-    path("sessions/<path:session_id>/suggested/accept/", session_views.candidate_accept,
-         name="memories-session-accept"),
-    path("sessions/<path:session_id>/suggested/accept-all/", session_views.candidate_accept_all,
-         name="memories-session-accept-all"),
-    path("sessions/<path:session_id>/", session_views.session_detail, name="memories-session"),
     path("search/", search_views.search_page, name="memories-search"),
     path("search/synonyms/", synonym_views.synonyms_edit, name="memories-synonyms"),
     path("index/", index_views.index_status, name="memories-index"),

@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 SESSION_MEMORIES = 50
 HOT_FILTER_SCAN = 2000
 TRAVEL_LAST = 50  # messages of the context shown as of a past moment
-SUGGEST_PANEL = "memories/_session_suggest.html"
+SUGGEST_PANEL = "sessions/_session_suggest.html"
 SUGGEST_SHOWN = 100  # candidates listed in the panel (Accept all takes every one)
 
 
@@ -96,12 +96,12 @@ def session_list(request):
             sessions,
             per_page=data["per_page"],
             params=form.params(),
-            base=reverse("memories:memories-sessions"),
+            base=reverse("sessions:list"),
         )
         hot = hot_states(pager.page.object_list)
     return render_page(
         request,
-        "memories/session_list.html",
+        "sessions/session_list.html",
         {
             "form": form,
             "pager": pager,
@@ -218,7 +218,7 @@ def session_detail(request, session_id: str):
     session = get_object_or_404(Session, session_id=session_id)
     context = _detail_context(request, session)
     bad_at = context["at_form"].is_bound and not context["at_form"].is_valid()
-    return render_page(request, "memories/session_detail.html", context,
+    return render_page(request, "sessions/session_detail.html", context,
                        status=400 if bad_at else 200)
 
 
@@ -236,7 +236,7 @@ def session_suggest(request, session_id: str):
 
 
 def _panel_url(session: Session) -> str:
-    return (reverse("memories:memories-session", args=[session.session_id])
+    return (reverse("sessions:detail", args=[session.session_id])
             + "?suggest=1#suggested-memories")
 
 
@@ -249,7 +249,7 @@ def _panel_answer(request, session: Session, text: str, *, bound: dict | None = 
         if request.htmx:
             return render_page(request, SUGGEST_PANEL, {
                 "session": session, "suggest": suggest, "can_edit": True}, status=status)
-        return render_page(request, "memories/session_detail.html",
+        return render_page(request, "sessions/session_detail.html",
                            _detail_context(request, session, suggest=suggest), status=status)
     if request.htmx:
         return render_page(request, SUGGEST_PANEL, {
@@ -338,11 +338,11 @@ def session_warm(request, session_id: str):
     if request.htmx:
         return render_page(
             request,
-            "memories/_session_state.html",
+            "sessions/_session_state.html",
             {"session": session, "hot": True, "can_edit": True, "note": text},
         )
     messages.success(request, text)
-    return redirect("memories:memories-session", session_id=session.session_id)
+    return redirect("sessions:detail", session_id=session.session_id)
 
 
 @require_POST
@@ -371,10 +371,10 @@ def message_promote(request, session_id: str, seq: int):
     if request.htmx:
         return render_page(
             request,
-            "memories/_message_promoted.html",
+            "sessions/_message_promoted.html",
             # The side panel of the session's memories is updated at once (out of band).
             {"memory": memory, "note": "already a memory:" if deduplicated else "promoted:",
              "session_memories": _session_memories(session), "oob_panel": True},
         )
     messages.success(request, text)
-    return redirect(reverse("memories:memories-session", args=[session.session_id]) + f"#msg-{seq}")
+    return redirect(reverse("sessions:detail", args=[session.session_id]) + f"#msg-{seq}")
