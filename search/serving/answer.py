@@ -9,12 +9,8 @@ import time
 from memories import store
 from search.serving.feed import (
     FEED_COUNT,
-    Served,
     apply_reply,
     catch_up,
-    counters,
-    entry,
-    evict_for,
     feed_reply,
     hash_of,
     serving_index,
@@ -22,6 +18,7 @@ from search.serving.feed import (
 )
 from search.serving.field_search import Found
 from search.serving.partial import partial
+from search.serving.registry import Served, counters, entry, evict_for
 
 # At most this many hits' hashes ride along with the freshness check (one bounded script,
 # whose Redis time grows with the hashes it returns; a re-ranked window of
