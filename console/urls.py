@@ -19,8 +19,6 @@ from operations.views import consolidation as consolidation_views
 from operations.views import index as index_views
 from operations.views import jobs as job_views
 from operations.views import policy as policy_views
-from search.views import search as search_views
-from search.views import synonyms as synonym_views
 
 app_name = "memories"
 
@@ -49,8 +47,6 @@ urlpatterns = [
     path("conflicts/<int:conflict_id>/decide/", conflict_views.conflict_decide,
          name="conflict-decide"),
     path("conflicts/<int:conflict_id>/edit/", conflict_views.conflict_edit, name="conflict-edit"),
-    path("search/", search_views.search_page, name="memories-search"),
-    path("search/synonyms/", synonym_views.synonyms_edit, name="memories-synonyms"),
     path("index/", index_views.index_status, name="memories-index"),
     path("index/reindex/", index_views.index_reindex, name="memories-reindex"),
     path("index/reconcile/", index_views.index_reconcile, name="memories-reconcile"),

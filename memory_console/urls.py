@@ -26,6 +26,7 @@ urlpatterns = [
     path("", include("lab.urls")),
     path("", include("console.urls")),
     path("", include("sessions.urls")),
+    path("", include("search.urls")),
     path("", include("accounts.urls")),
 ]
 

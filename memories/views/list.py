@@ -27,7 +27,7 @@ def _search_url(data: dict) -> str:
     if not (data["user_id"] and data["q"].strip()):
         return ""
     query = urlencode({"user_id": data["user_id"], "q": data["q"]})
-    return f"{reverse('memories:memories-search')}?{query}"
+    return f"{reverse('search:search')}?{query}"
 
 
 def _list_response(request, query, *, bulk=None, status: int = 200):

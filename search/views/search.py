@@ -70,7 +70,7 @@ def search_page(request):
     )
     return render_page(
         request,
-        "memories/search.html",
+        "search/search.html",
         {
             "form": form,
             "found": found,

@@ -59,7 +59,7 @@ def synonyms_edit(request):
                     + ". Profiles with synonyms on use them from the next query.",
                 )
                 if not request.htmx:
-                    return redirect("memories:memories-synonyms")
+                    return redirect("search:synonyms")
                 form = SynonymsForm(initial={"text": synonyms_text()})
         else:
             status = 400
@@ -69,7 +69,7 @@ def synonyms_edit(request):
         form.fields["text"].widget.attrs["readonly"] = True
     return render_page(
         request,
-        "memories/synonyms.html",
+        "search/synonyms.html",
         {
             "form": form,
             "can_edit": can_edit,
