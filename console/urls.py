@@ -14,11 +14,6 @@ from memories.views import edit as memory_edit_views
 from memories.views import list as memory_list_views
 from memories.views import purge as memory_purge_views
 from memories.views import validity as memory_validity_views
-from operations.views import backup
-from operations.views import consolidation as consolidation_views
-from operations.views import index as index_views
-from operations.views import jobs as job_views
-from operations.views import policy as policy_views
 
 app_name = "memories"
 
@@ -47,22 +42,5 @@ urlpatterns = [
     path("conflicts/<int:conflict_id>/decide/", conflict_views.conflict_decide,
          name="conflict-decide"),
     path("conflicts/<int:conflict_id>/edit/", conflict_views.conflict_edit, name="conflict-edit"),
-    path("index/", index_views.index_status, name="memories-index"),
-    path("index/reindex/", index_views.index_reindex, name="memories-reindex"),
-    path("index/reconcile/", index_views.index_reconcile, name="memories-reconcile"),
-    path("index/jobs/<str:job_id>/", job_views.job_detail, name="memories-job"),
-    path("index/jobs/<str:job_id>/retry/", job_views.job_retry, name="memories-job-retry"),
-    path("index/policy/", policy_views.policy_page, name="memories-policy"),
-    path("index/policy/cleanup/", policy_views.policy_cleanup, name="memories-policy-cleanup"),
-    path("index/policy/plan/", policy_views.policy_plan_recompute, name="memories-policy-plan"),
-    path("index/policy/consolidate/", consolidation_views.policy_consolidate, name="memories-policy-consolidate"),
-    path("index/policy/consolidate/group/", consolidation_views.policy_group_apply, name="memories-policy-group"),
-    path("index/policy/runs/<str:run_id>/undo/", policy_views.policy_run_undo, name="memories-policy-run-undo"),
-    path("index/backup/", backup.backup_page, name="memories-backup"),
-    path("index/backup/export/", backup.backup_export, name="memories-backup-export"),
-    path("index/backup/export-all/", backup.backup_export_all,
-         name="memories-backup-export-all"),
-    path("index/backup/files/<str:name>", backup.backup_download, name="memories-backup-download"),
-    path("index/backup/import/", backup.backup_import, name="memories-backup-import"),
     path("activity/", activity.activity, name="memories-activity"),
 ]

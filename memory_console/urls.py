@@ -27,6 +27,7 @@ urlpatterns = [
     path("", include("console.urls")),
     path("", include("sessions.urls")),
     path("", include("search.urls")),
+    path("", include("operations.urls")),
     path("", include("accounts.urls")),
 ]
 

@@ -26,7 +26,7 @@ def csrf_failure(request, reason: str = ""):
 # What a 404 is about, by the URL's first segment: the gone fragment names it and links back.
 _KINDS = {"memories": ("This memory", "memories:memories-list", "Back to the memories"),
           "sessions": ("This session", "sessions:list", "Back to the sessions"),
-          "jobs": ("This job", "memories:memories-index", "Back to the index"),
+          "jobs": ("This job", "operations:index", "Back to the index"),
           "lab": ("This item", "lab:home", "Back to the lab")}
 
 

@@ -28,7 +28,7 @@ def _files() -> list[str]:
 @require_GET
 @role_required("admin")
 def backup_page(request):
-    return render_page(request, "memories/backup.html", {"files": _files()})
+    return render_page(request, "operations/backup.html", {"files": _files()})
 
 
 @require_GET
@@ -38,10 +38,10 @@ def backup_export(request):
     try:
         user_id = clean_identifier(request.GET.get("user_id"), "user_id")
     except ServiceError as exc:
-        return render_page(request, "memories/backup.html",
+        return render_page(request, "operations/backup.html",
                            {"files": _files(), "error": exc.message}, status=400)
     if namespaces_missing([user_id]):
-        return render_page(request, "memories/backup.html",
+        return render_page(request, "operations/backup.html",
                            {"files": _files(), "error": no_such_namespace([user_id])}, status=404)
     doc = backup.export_memories(user_id=user_id)
     response = HttpResponse(json.dumps(doc, ensure_ascii=False, indent=1),
@@ -60,7 +60,7 @@ def backup_export_all(request):
         return redis_unavailable(request)
     services.audit_record(actor=request.user, action="export", target="*",
                           data={"job_id": job_id})
-    return redirect("memories:memories-job", job_id=job_id)
+    return redirect("operations:job", job_id=job_id)
 
 
 @require_GET
@@ -90,8 +90,8 @@ def backup_import(request):
         doc = load_json(upload.read(), what="the file")
         result = backup.import_memories(doc=doc, mode=mode, actor=request.user)
     except ServiceError as exc:
-        return render_page(request, "memories/backup.html",
+        return render_page(request, "operations/backup.html",
                            {"files": _files(), "error": exc.message}, status=exc.status)
     counts = ", ".join(f"{k} {v}" for k, v in result.items())
     messages.success(request, f"Imported: {counts}.")
-    return redirect("memories:memories-backup")
+    return redirect("operations:backup")

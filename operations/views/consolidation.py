@@ -18,7 +18,7 @@ from operations.views.index import form_errors
 from operations.views.jobs import enqueue_or_503
 from operations.views.policy import policy_context, policy_url, render_policy
 
-GROUP_RESULT = "memories/_consolidation_group_result.html"
+GROUP_RESULT = "operations/_consolidation_group_result.html"
 
 
 @require_POST
@@ -62,7 +62,7 @@ def policy_group_apply(request):
         if card is None:  # no longer in the plan: say so where the card was
             return render_page(request, GROUP_RESULT, {"group_id": group_id, "error": error},
                                status=status)
-        return render_page(request, "memories/_consolidation_group.html",
+        return render_page(request, "operations/_consolidation_group.html",
                            {"group": card, "user_id": user_id}, status=status)
     if card is None:
         context["group_error"] = error

@@ -70,7 +70,7 @@ def index_status(request):
             context["failed"], context["failed_total"] = [], 0
     context["history"] = job_history_rows()
     context["checked_at"] = timezone.now()
-    return render_page(request, "memories/index.html", context, partial="health")
+    return render_page(request, "operations/index.html", context, partial="health")
 
 
 @require_POST

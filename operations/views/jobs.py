@@ -87,7 +87,7 @@ def _undo_url(status: dict, args) -> str:
     if status["status"] != "finished" or status["func"] not in ("cleanup_job",
                                                                  "consolidate_job") or not args:
         return ""
-    return reverse("memories:memories-policy") + "?" + urlencode({"user_id": args[0]}) + "#runs"
+    return reverse("operations:policy") + "?" + urlencode({"user_id": args[0]}) + "#runs"
 
 
 def _result_items(result) -> list[tuple[str, str]]:
@@ -123,19 +123,19 @@ def job_detail(request, job_id: str):
     except store.RedisError:
         # Keep polling (slower) until Redis is back; the page says why nothing moves.
         context = {"job_id": job_id, "redis_error": True}
-        return render_page(request, "memories/job.html", context, partial="progress", status=503)
+        return render_page(request, "operations/job.html", context, partial="progress", status=503)
     if job is None:
         if wants_fragment(request):
             return render_page(
                 request,
-                "memories/job.html",
+                "operations/job.html",
                 {"job_id": job_id, "missing": True},
                 partial="progress",
                 status=286,
             )
         raise Http404(f"job {job_id} not found")
     response = render_page(
-        request, "memories/job.html", {"job": job, "job_id": job_id}, partial="progress"
+        request, "operations/job.html", {"job": job, "job_id": job_id}, partial="progress"
     )
     if wants_fragment(request) and not job["running"]:
         # The Index page listens for this and refreshes its health numbers.
@@ -146,7 +146,7 @@ def job_detail(request, job_id: str):
 def _started(request, job_id: str):
     """The answer to a POST that enqueued a job: its progress fragment (htmx) or its page."""
     if not request.htmx:
-        return redirect("memories:memories-job", job_id=job_id)
+        return redirect("operations:job", job_id=job_id)
     try:
         job = job_progress(job_id)
     except store.RedisError:
@@ -155,10 +155,10 @@ def _started(request, job_id: str):
         # Enqueued after commit; there is no transaction here, so it exists by now. Should
         # the result have expired already, the fragment says so instead of polling forever.
         return render_page(
-            request, "memories/job.html", {"job_id": job_id, "missing": True}, partial="progress"
+            request, "operations/job.html", {"job_id": job_id, "missing": True}, partial="progress"
         )
     response = render_page(
-        request, "memories/job.html", {"job": job, "job_id": job_id}, partial="progress"
+        request, "operations/job.html", {"job": job, "job_id": job_id}, partial="progress"
     )
     # The Index page reloads its health fragment, whose job history now lists this job.
     return trigger_client_event(response, "job-started", {"job_id": job_id})

@@ -29,7 +29,7 @@ from operations.views.jobs import enqueue_or_503
 
 PLAN_SHOWN = 200  # ids listed per plan section; the count above says how many in all
 GROUPS_SHOWN = 50  # consolidation groups listed; the count above says how many in all
-TEMPLATE = "memories/policy.html"
+TEMPLATE = "operations/policy.html"
 
 
 def _previews(ids: set[str]) -> dict[str, Memory]:
@@ -49,7 +49,7 @@ def policy_url(user_id: str, threshold=None, max_members=None, skip=()) -> str:
     query += [("threshold", threshold)] if threshold is not None else []
     query += [("max_members", max_members)] if max_members is not None else []
     query += [("skip", g) for g in skip]
-    return reverse("memories:memories-policy") + "?" + urlencode(query)
+    return reverse("operations:policy") + "?" + urlencode(query)
 
 
 def _recent_consolidations(user_id: str, limit: int = 10) -> list[dict]:
