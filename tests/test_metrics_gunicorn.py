@@ -34,9 +34,11 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture
-def gunicorn(tmp_path):
-    """A gunicorn (the shipped config, 2 processes of 1 thread) on this test's database."""
+@pytest.fixture(scope="module")
+def gunicorn(django_db_setup, tmp_path_factory):
+    """A gunicorn (the shipped config, 2 processes of 1 thread) on the test database, one for
+    the module's tests (starting it is most of their time); each test commits its own rows."""
+    tmp_path = tmp_path_factory.mktemp("gunicorn")
     web_dir, worker_dir = tmp_path / "web", tmp_path / "worker"
     web_dir.mkdir()
     (web_dir / "counter_999999.db").write_bytes(b"left by an earlier run")
