@@ -10,12 +10,23 @@ from api.core import (
     ReasonIn,
     Strict,
     api,
-    iso_or_none,
     require_agent,
     require_namespace,
 )
 from api.filters import parse_filters
 from api.lookups import memory_or_404
+from api.memory_bodies import (
+    InvalidateIn,
+    MemoryIn,
+    MemoryPatch,
+    RevalidateIn,
+    RollbackIn,
+    memories_out,
+    memory_out,
+    pending_header,
+    warned_out,
+    write_answer,
+)
 from api.schemas import (
     METADATA_FILTER,
     ONE,
@@ -29,14 +40,12 @@ from api.schemas import (
     MemoryTypeName,
     NamespacePageOut,
     ReadyOut,
-    Supersession,
     errors,
     page_limit,
 )
-from integrations.metrics.registry import count_redis_error
-from memories import access, listing, services, store, timeline
+from memories import access, listing, services, store
 from memories.errors import InvalidInput
-from memories.models import Memory, MemoryType
+from memories.models import MemoryType
 from memories.validation import (
     clean_identifier,
     clean_text,
@@ -47,122 +56,6 @@ router = Router()
 # ``GET /memories?tags=a&tags=b``: every tag given (a list parameter is a query one only
 # when declared so).
 TAGS_QUERY = Query(None, description="repeated: keep memories holding every tag given")
-
-
-class MemoryIn(Strict):
-    user_id: str
-    content: str
-    conversation_id: str | None = None
-    type: MemoryTypeName = "long_term"
-    importance: float | None = None
-    tags: list[str] | None = None
-    metadata: dict | None = None
-    source: str = ""
-    author: str = ""
-    # The agent scope: the agent writing it and its run (identifiers as user_id; set on
-    # create only). A token restricted to agents must name one of them.
-    agent_id: str | None = None
-    run_id: str | None = None
-    keywords: list[str] | None = None
-    ttl_seconds: int | None = None
-    created_at: str | None = None
-    # Absent: a memory in a conversation gets its neighbouring turns, built by the server.
-    context: str | None = None
-    # Facts over time: ids of memories this one makes no longer true (same namespace), when
-    # its fact began to hold (ISO 8601; default: created_at), and what to do with the
-    # supersessions the server finds (off | propose | apply; default MEMORY_SUPERSESSION).
-    supersedes: list[str] | None = Field(default=None, max_length=50)
-    valid_from: str | None = None
-    supersession: Supersession | None = None
-    # A transcript ("Speaker: text" lines) or a note: write the memories extracted from it
-    # (sessions.extract) instead of the text itself; the answer lists them.
-    infer: bool = False
-
-
-class MemoryPatch(Strict):
-    content: str | None = None
-    importance: float | None = None
-    tags: list[str] | None = None
-    type: MemoryTypeName | None = None
-    metadata: dict | None = None
-    context: str | None = None
-    reason: str = Field(default="", max_length=1000)
-    version: int | None = None
-    supersedes: list[str] | None = Field(default=None, max_length=50)
-    valid_from: str | None = None
-    supersession: Supersession | None = None
-
-
-class InvalidateIn(Strict):
-    reason: str = Field(min_length=1, max_length=1000)
-    # ISO 8601; default: now.
-    valid_until: str | None = None
-
-
-class RevalidateIn(Strict):
-    reason: str = Field(min_length=1, max_length=1000)
-
-
-class RollbackIn(Strict):
-    version: int
-    reason: str = Field(max_length=1000)
-
-
-def memory_out(memory: Memory, *, supersedes: list[str] | None = None, **extra) -> dict:
-    """The API shape of a memory: every model field, datetimes as ISO 8601; ``supersedes``
-    (the memories it superseded: ``memories.timeline.supersedes_of``) is read when not
-    given."""
-    if supersedes is None:
-        supersedes = timeline.supersedes_of([memory.memory_id])[memory.memory_id]
-    return {
-        "memory_id": memory.memory_id, "user_id": memory.user_id,
-        "conversation_id": memory.conversation_id, "type": memory.type,
-        "content": memory.content, "context": memory.context,
-        "context_from": memory.context_from, "keywords": memory.keywords,
-        "tags": memory.tags,
-        "importance": memory.importance, "access_count": memory.access_count,
-        "accessed_at": iso_or_none(memory.accessed_at), "created_at": iso_or_none(memory.created_at),
-        "updated_at": iso_or_none(memory.updated_at), "expire_at": iso_or_none(memory.expire_at),
-        "source": memory.source, "author": memory.author, "agent_id": memory.agent_id,
-        "run_id": memory.run_id, "metadata": memory.metadata,
-        "content_hash": memory.content_hash, "version": memory.version,
-        "deleted_at": iso_or_none(memory.deleted_at), "deleted_by": memory.deleted_by,
-        "valid_from": iso_or_none(memory.valid_from),
-        "valid_until": iso_or_none(memory.valid_until),
-        "superseded_by": memory.superseded_by, "supersedes": supersedes, **extra,
-    }
-
-
-def memories_out(memories: list[Memory]) -> list[dict]:
-    """:func:`memory_out` of a page of memories, their ``supersedes`` read in one query."""
-    links = timeline.supersedes_of([m.memory_id for m in memories])
-    return [memory_out(m, supersedes=links[m.memory_id]) for m in memories]
-
-
-INDEX_PENDING = "index_pending"
-
-
-def _with_warning(memory: Memory, **extra) -> dict:
-    """A write that reached the database while Redis was down says so (``sync_memory`` set
-    ``needs_resync`` on the instance after the commit)."""
-    if memory.needs_resync:
-        count_redis_error("mirror")
-        extra["warning"] = INDEX_PENDING
-    return memory_out(memory, **extra)
-
-
-def _pending_header(response, pending: bool):
-    """``X-Warning: index_pending`` on a write whose Redis mirror failed: the only place a
-    204 can say it, and the same on every write answer, so clients read one place."""
-    if pending:
-        response["X-Warning"] = INDEX_PENDING
-    return response
-
-
-def _answer(request, memory: Memory, status: int = 200, **extra):
-    """A write's answer: the memory (with ``warning`` when its mirror failed) and the header."""
-    response = api.create_response(request, _with_warning(memory, **extra), status=status)
-    return _pending_header(response, memory.needs_resync)
 
 
 @router.post("/memories", response={200: MemoryOut, 201: MemoryOut | InferredOut,
@@ -179,7 +72,7 @@ def create_memory(request: HttpRequest, payload: MemoryIn):
     memory, dup = services.memory_create(actor=request.user, **fields)
     if dup:
         return Status(200, memory_out(memory, deduplicated=True))
-    return _answer(request, memory, 201, deduplicated=False)
+    return write_answer(request, memory, 201, deduplicated=False)
 
 
 def create_fields(payload: MemoryIn) -> dict:
@@ -196,7 +89,7 @@ def create_fields(payload: MemoryIn) -> dict:
 def _create_inferred(request, fields: dict):
     body = create_inferred(request.user, fields)
     response = api.create_response(request, body, status=201)
-    return _pending_header(response, any(m.get("warning") for m in body["memories"]))
+    return pending_header(response, any(m.get("warning") for m in body["memories"]))
 
 
 def create_inferred(actor, fields: dict) -> dict:
@@ -230,7 +123,7 @@ def create_inferred(actor, fields: dict) -> dict:
              for c in found]
     written = services.memory_create_many(items=items, actor=actor,
                                           supersession=supersession) if items else []
-    return {"memories": [_with_warning(m, deduplicated=dup) for m, dup in written],
+    return {"memories": [warned_out(m, deduplicated=dup) for m, dup in written],
             "inferred": True, "method": method}
 
 
@@ -250,9 +143,9 @@ def bulk(request, payload: BulkIn):
     for memory_id in payload.memory_ids:
         memory_or_404(request, memory_id)
     done = services.memory_bulk(actor=request.user, **payload.model_dump())
-    response = api.create_response(request, {"memories": [_with_warning(m) for m in done]},
+    response = api.create_response(request, {"memories": [warned_out(m) for m in done]},
                                    status=200)
-    return _pending_header(response, any(m.needs_resync for m in done))
+    return pending_header(response, any(m.needs_resync for m in done))
 
 
 @router.get("/memories", response={200: MemoryPageOut, **errors(*READ)}, tags=["memories"],
@@ -333,7 +226,7 @@ def patch_memory(request, memory_id: str, payload: MemoryPatch):
     memory = services.memory_update(
         memory_id=memory_id, actor=request.user, reason=data.pop("reason", ""),
         expected_version=data.pop("version", None), **data)
-    return _answer(request, memory)
+    return write_answer(request, memory)
 
 
 @router.delete("/memories/{memory_id}", response={204: None, **errors(*ONE)}, tags=["memories"])
@@ -343,11 +236,11 @@ def delete_memory(request, memory_id: str, reason: str = "", purge: int = 0):
         require_role(request.user, "admin")
         memory_or_404(request, memory_id)
         purged = services.memory_purge(memory_id=memory_id, actor=request.user, reason=reason)
-        return _pending_header(HttpResponse(status=204), purged.index_pending)
+        return pending_header(HttpResponse(status=204), purged.index_pending)
     require_role(request.user, "editor")
     memory_or_404(request, memory_id)
     memory = services.memory_forget(memory_id=memory_id, actor=request.user, reason=reason)
-    return _pending_header(HttpResponse(status=204), memory.needs_resync)
+    return pending_header(HttpResponse(status=204), memory.needs_resync)
 
 
 @router.post("/memories/{memory_id}/restore", response={200: MemoryOut, **errors(*WRITE, 404)},
@@ -357,7 +250,7 @@ def restore_memory(request, memory_id: str, payload: ReasonIn | None = None):
     memory_or_404(request, memory_id)
     memory = services.memory_restore(memory_id=memory_id, actor=request.user,
                                      reason=payload.reason if payload else "")
-    return _answer(request, memory)
+    return write_answer(request, memory)
 
 
 @router.post("/memories/{memory_id}/invalidate",
@@ -372,7 +265,7 @@ def invalidate_memory(request, memory_id: str, payload: InvalidateIn):
              if payload.valid_until is not None else None)
     memory = services.memory_invalidate(memory_id=memory_id, actor=request.user,
                                         reason=payload.reason, valid_until=until)
-    return _answer(request, memory)
+    return write_answer(request, memory)
 
 
 @router.post("/memories/{memory_id}/revalidate",
@@ -384,7 +277,7 @@ def revalidate_memory(request, memory_id: str, payload: RevalidateIn):
     memory_or_404(request, memory_id)
     memory = services.memory_revalidate(memory_id=memory_id, actor=request.user,
                                         reason=payload.reason)
-    return _answer(request, memory)
+    return write_answer(request, memory)
 
 
 @router.post("/memories/{memory_id}/rollback", response={200: MemoryOut, **errors(*WRITE, 404)},
@@ -394,7 +287,7 @@ def rollback_memory(request, memory_id: str, payload: RollbackIn):
     memory_or_404(request, memory_id)
     memory = services.memory_rollback(memory_id=memory_id, version=payload.version,
                                       actor=request.user, reason=payload.reason)
-    return _answer(request, memory)
+    return write_answer(request, memory)
 
 
 @router.post("/memories/{memory_id}/promote",
@@ -408,7 +301,7 @@ def promote_memory(request, memory_id: str, payload: ReasonIn | None = None):
                                           reason=payload.reason if payload else "")
     if dup:
         return Status(200, memory_out(memory, deduplicated=True))
-    return _answer(request, memory, 201, deduplicated=False)
+    return write_answer(request, memory, 201, deduplicated=False)
 
 
 @router.get("/memories/{memory_id}/history", response={200: HistoryOut, **errors(*ONE)},

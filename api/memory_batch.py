@@ -15,7 +15,8 @@ from pydantic_core import core_schema
 from accounts.roles import require_role
 from api import idempotency
 from api.core import Strict, allowed_namespace, api, require_agent, validation_message
-from api.memories import INDEX_PENDING, MemoryIn, create_fields
+from api.memories import create_fields
+from api.memory_bodies import INDEX_PENDING, MemoryIn
 from api.schemas import WRITE, ErrorDetail, Out, errors
 from integrations.metrics.registry import count_redis_error
 from memories import services

@@ -2,7 +2,7 @@
 webhooks' router): the one error envelope, the memory, its page, and the small helpers that
 declare an operation's errors.
 
-Answers are still built as dicts by the views (``api.memories.memory_out`` and the like, which
+Answers are still built as dicts by the views (``api.memory_bodies.memory_out`` and the like, which
 MCP answers too); these schemas declare them in ``/api/v1/openapi.json`` and, where ninja
 validates a view's return value, check it. An ``Out`` keeps a key it does not declare (it
 never drops a field a view returns), and the document does not announce extra keys, so a
