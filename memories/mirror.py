@@ -29,6 +29,14 @@ class Unmirrorable(ValueError):
     (``needs_resync`` + ``index_error``), logged and counted, and the batch goes on."""
 
 
+def marks():
+    """``memories.services.marks``, the writer of the rows' ``needs_resync`` and
+    ``index_error``. Imported when called: the services import this module."""
+    from memories.services import marks
+
+    return marks
+
+
 def _check_encodable(args: dict) -> None:
     """Raise Unmirrorable when a value of ``args`` would fail in the Redis client's UTF-8
     encoder: checked before queueing, because in a pipeline that failure would take every
@@ -49,8 +57,7 @@ def _check_encodable(args: dict) -> None:
 def _flag_unmirrorable(memory: Memory, exc: Exception) -> None:
     reason = (str(exc) if isinstance(exc, Unmirrorable) else type(exc).__name__)[:200]
     log.error("memory %s cannot be mirrored to Redis: %s", memory.memory_id, reason)
-    Memory.objects.filter(memory_id=memory.memory_id).update(needs_resync=True,
-                                                             index_error=reason)
+    marks().memory_mark_unmirrorable(memory_id=memory.memory_id, reason=reason)
     memory.needs_resync, memory.index_error = True, reason
 
 
@@ -109,15 +116,13 @@ def sync_instances(memories: list[Memory]) -> bool:
     except store.RedisError as exc:
         log.warning("redis mirror failed for %d memories: %s", len(memories),
                     type(exc).__name__)
-        Memory.objects.filter(memory_id__in=[m.memory_id for m in memories]).update(
-            needs_resync=True)
+        marks().memories_mark_resync(memory_ids=[m.memory_id for m in memories])
         for memory in memories:
             memory.needs_resync = True
         return False
     stale = [m for m, _, ok in built if ok and (m.needs_resync or m.index_error)]
     if stale:
-        Memory.objects.filter(memory_id__in=[m.memory_id for m in stale]).update(
-            needs_resync=False, index_error="")
+        marks().memories_mark_mirrored(memory_ids=[m.memory_id for m in stale])
         for memory in stale:
             memory.needs_resync, memory.index_error = False, ""
     return all(ok for _, _, ok in built)
@@ -200,12 +205,11 @@ def sync_memories(memory_ids: list[str], *, batch: int = 500,
             rows = _put_rows(store.get_client(), rows, timezone.now())
         except store.RedisError as exc:
             log.warning("redis mirror failed for %d memories: %s", len(rows), type(exc).__name__)
-            Memory.objects.filter(memory_id__in=chunk).update(needs_resync=True)
+            marks().memories_mark_resync(memory_ids=chunk)
             continue
         stale = [m.memory_id for m in rows if m.needs_resync or m.index_error]
         if stale:
-            Memory.objects.filter(memory_id__in=stale).update(needs_resync=False,
-                                                              index_error="")
+            marks().memories_mark_mirrored(memory_ids=stale)
         _note_namespaces({m.user_id for m in rows})
         done += len(rows)
     return done

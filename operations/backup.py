@@ -24,12 +24,10 @@ import logging
 
 from django.db import transaction
 from django.utils import timezone
-from simple_history.utils import bulk_create_with_history
 
 from memories import access, services, store
 from memories.errors import InvalidInput, ServiceError
-from memories.history import actor_name
-from memories.models import ChangeKind, Conflict, Memory
+from memories.models import Conflict, Memory
 from memories.services import conflicts as conflict_service
 from memories.services.context import CLIENT, CONVERSATION, COPY, SESSION, batch_contexts
 from memories.services.create import build_memory
@@ -270,13 +268,7 @@ def _replace(doc: dict, items: list[dict], proposals: list[dict], actor) -> dict
     # unless a neighbour was missing from it); a client's or copied context is kept.
     batch_contexts([m for m in restored if m.deleted_at is None])
     # A memory the document gives versions keeps them; any other gets one ``restore``.
-    bulk_create_with_history([m for m in restored if m.memory_id not in history], Memory,
-                             batch_size=500, default_change_reason="restore",
-                             custom_historical_attrs={"kind": ChangeKind.RESTORE,
-                                                      "changed_by": actor_name(actor)})
-    Memory.objects.bulk_create([m for m in restored if m.memory_id in history], batch_size=500)
-    Memory.history.model.objects.bulk_create(
-        [row for rows in history.values() for row in rows], batch_size=500)
+    services.memories_insert_restored(memories=restored, versions=history, actor=actor)
     # Their slots, so later writes find them (no proposals: the document's are restored).
     conflict_service.propose(restored, mode="off")
     conflicts = conflict_service.conflicts_restore(proposals)
@@ -294,7 +286,7 @@ def _replace(doc: dict, items: list[dict], proposals: list[dict], actor) -> dict
                 # send it again); its rows are flagged for the reconcile, as any write's.
                 log.warning("namespace %s not reindexed after its import: %s", user_id,
                             type(exc).__name__)
-                Memory.objects.filter(user_id=user_id).update(needs_resync=True)
+                services.memories_mark_resync(user_id=user_id)
 
     transaction.on_commit(rebuild)
     return {"replaced_namespaces": len(namespaces), "removed": removed,

@@ -25,6 +25,7 @@ from django.utils import timezone
 from memories import store
 from memories.mirror import mirror_args_or_flag
 from memories.models import Memory
+from memories.services import marks
 from operations import reindex_claim
 from search.index import fields as index_fields
 from search.index import postings
@@ -108,7 +109,7 @@ def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | No
         _drop_generation(client, user_id, new)
         raise
     if recovered:
-        Memory.objects.filter(memory_id__in=recovered).update(index_error="")
+        marks.memories_clear_index_error(memory_ids=recovered)
     removed = _drop_generation(client, user_id, live)
     removed += _delete_orphan_hashes(client, user_id)
     client.sadd(store.global_key("namespaces"), user_id)

@@ -1,4 +1,4 @@
-"""``memories.bulk_insert`` writes the rows ``bulk_create_with_history`` writes: every column
+"""``memories.services.bulk_insert`` writes the rows ``bulk_create_with_history`` writes: every column
 of each memory and of its history version (all but the history row's own id)."""
 
 import datetime as dt
@@ -8,8 +8,8 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
-from memories.bulk_insert import memories_create_with_history
 from memories.models import ChangeKind, Memory
+from memories.services.bulk_insert import memories_create_with_history
 from memories.services.create import build_memory
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): the hand-written executemany INSERTs

@@ -32,10 +32,14 @@ from memories.services.create import (
     memory_create,
     memory_create_many,
 )
+from memories.services.marks import memories_mark_resync
 from memories.services.purge import memories_erase
+from memories.services.restore import memories_insert_restored
 from memories.services.validity import memory_invalidate, memory_revalidate
 
 __all__ = [
+    "memories_insert_restored",
+    "memories_mark_resync",
     "BULK_ACTIONS", "MAX_METADATA_BYTES", "MAX_TTL_SECONDS", "conflict_accept",
     "conflict_reject", "conflicts_decide", "memory_invalidate", "memory_revalidate",
     "access_folds_prune", "audit_record", "consolidation_undo", "content_hash",

@@ -17,13 +17,13 @@ from integrations.metrics.registry import count_write
 from integrations.webhooks import outbox
 from memories import importance as importance_estimate
 from memories import tracing
-from memories.bulk_insert import memories_create_with_history
 from memories.errors import InvalidInput, TooLarge
 from memories.history import actor_name
 from memories.mirror import sync_instances_after_commit, sync_memories
 from memories.models import ChangeKind, Memory, MemoryType
 from memories.services import conflicts, validity
 from memories.services import context as context_service
+from memories.services.bulk_insert import memories_create_with_history
 from memories.services.versions import stamp_change
 from memories.text_check import LINE
 from memories.text_fold import fold
@@ -228,7 +228,7 @@ def build_memory(
 
 def _insert_with_history(memory: Memory, *, kind: str, actor, reason: str) -> None:
     """Insert unsaved ``memory`` and its first history version, with two prepared one-row
-    INSERTs (``memories.bulk_insert``) instead of ``save()`` and simple-history's
+    INSERTs (``memories.services.bulk_insert``) instead of ``save()`` and simple-history's
     ``post_save``: less CPU a create (docs/benchmarks.md, ingest).
 
     It writes what the save wrote (``tests/test_create_insert.py`` compares the two rows
@@ -292,7 +292,7 @@ def memory_create_many(*, items: list[dict], actor=None, reason: str = "",
     is written. An item in a conversation without ``context`` gets a server-built one from
     its neighbours in the batch and in the database, and the stored memories it neighbours
     are rebuilt (``memories.services.context.batch_contexts``). One INSERT per 500 rows plus their history rows
-    (``memories.bulk_insert``); the Redis mirror is
+    (``memories.services.bulk_insert``); the Redis mirror is
     written after commit in pipelined batches. Returns ``[(memory, deduplicated)]`` in
     input order.
     """
