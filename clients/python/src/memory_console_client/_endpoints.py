@@ -7,47 +7,20 @@ Paths are relative to ``/api/v1``. Raises: the :mod:`~memory_console_client.erro
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, TypeVar
-
-from pydantic import BaseModel
+from typing import Any
 
 from . import models as m
+from ._answers import _job_or_plan, _none, _one, _page, _raw
 from ._http import Call, compact, iso, seg
-
-M = TypeVar("M", bound=BaseModel)
-
-
-def _one(model: type[M]) -> Callable[[Any], M]:
-    return model.model_validate
+from ._session_endpoints import SessionEndpoints
+from ._webhook_endpoints import WebhookEndpoints
 
 
-def _page(key: str, model: type[M]) -> Callable[[Any], m.Page[M]]:
-    """A list answer ``{key: [...], "next_cursor"}``; an answer without ``next_cursor``
-    (a list that does not page yet) is a last page."""
-
-    def parse(body: Any) -> m.Page[M]:
-        items = [model.model_validate(item) for item in body[key]]
-        return m.Page[model](items=items, next_cursor=body.get("next_cursor"))
-
-    return parse
-
-
-def _none(body: Any) -> None:
-    return None
-
-
-def _raw(body: Any) -> Any:
-    return body
-
-
-def _job_or_plan(plan: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    return lambda body: m.JobAccepted.model_validate(body) if "job_id" in body else plan(body)
-
-
-class Endpoints:
-    """The API's calls (see the README for what each does)."""
+class Endpoints(SessionEndpoints, WebhookEndpoints):
+    """The API's calls (see the README for what each does); the session and webhook calls
+    are inherited."""
 
     def _run(self, call: Call) -> Any:  # pragma: no cover - provided by the clients
         raise NotImplementedError
@@ -327,111 +300,3 @@ class Endpoints:
                     ) -> m.JobAccepted | m.ConsolidationPlan:
         return self._run(Call("POST", "/consolidate", _job_or_plan(_one(m.ConsolidationPlan)),
                               json={"user_id": user_id, "dry_run": dry_run}))
-
-    # sessions ---------------------------------------------------------------------------
-    def create_session(self, user_id: str, *, session_id: str | None = None,
-                       agent_id: str | None = None, ttl_seconds: int | None = None,
-                       system_prompt: str | None = None,
-                       metadata: Mapping[str, Any] | None = None) -> m.Session:
-        body = compact(dict(user_id=user_id, session_id=session_id, agent_id=agent_id,
-                            ttl_seconds=ttl_seconds, system_prompt=system_prompt,
-                            metadata=dict(metadata) if metadata is not None else None))
-        return self._run(Call("POST", "/sessions", _one(m.Session), json=body))
-
-    def get_session(self, session_id: str) -> m.Session:
-        return self._run(Call("GET", f"/sessions/{seg(session_id)}", _one(m.Session),
-                              idempotent=True))
-
-    def list_sessions(self, user_id: str, *, cursor: str | None = None,
-                      limit: int | None = None) -> m.Page[m.SessionListing]:
-        return self._run(Call("GET", "/sessions", _page("sessions", m.SessionListing),
-                              params={"user_id": user_id, "cursor": cursor, "limit": limit},
-                              idempotent=True))
-
-    def delete_session(self, session_id: str) -> None:
-        return self._run(Call("DELETE", f"/sessions/{seg(session_id)}", _none,
-                              idempotent=True))
-
-    def append(self, session_id: str, messages: list[Mapping[str, str]]) -> m.Appended:
-        """``POST /sessions/{id}/messages`` with ``[{"role", "content"}, ...]``; answers the
-        window's length. Never retried (a retry would append twice)."""
-        return self._run(Call("POST", f"/sessions/{seg(session_id)}/messages",
-                              _one(m.Appended), json={"messages": [dict(x) for x in messages]}))
-
-    def context(self, session_id: str, *, last: int | None = None,
-                max_tokens: int | None = None, at: str | None = None) -> m.Context:
-        """The summary and the newest ``last`` (1..1000) messages; ``at`` (ISO 8601) for
-        the context as it was then."""
-        return self._run(Call("GET", f"/sessions/{seg(session_id)}/context", _one(m.Context),
-                              params={"last": last, "max_tokens": max_tokens, "at": at},
-                              idempotent=True))
-
-    def summarise(self, session_id: str, max_chars: int | None = None) -> m.Summary:
-        """The summary of the whole session now, at most ``max_chars`` (100..20000, default
-        2000) characters; read-only (the session is not changed)."""
-        return self._run(Call("POST", f"/sessions/{seg(session_id)}/summarise",
-                              _one(m.Summary), json=compact({"max_chars": max_chars}),
-                              idempotent=True))
-
-    def promote_message(self, session_id: str, seq: int, *, reason: str | None = None,
-                        content: str | None = None, type: m.MemoryType | None = None,
-                        importance: float | None = None) -> m.Memory:
-        """A session message as a user-wide memory; ``content``, ``type`` and ``importance``
-        edit it before it is written."""
-        return self._run(Call("POST", f"/sessions/{seg(session_id)}/messages/{int(seq)}/promote",
-                              _one(m.Memory), json=compact({
-                                  "reason": reason, "content": content, "type": type,
-                                  "importance": importance})))
-
-    def extract(self, session_id: str, dry_run: bool = True) -> m.Extraction:
-        """``POST /sessions/{id}/extract``: the memories worth keeping from the session's
-        messages (``candidates``, each with the ``seqs`` it comes from); ``dry_run=False``
-        writes them (editor) and answers their ``memory_ids``. Retried only as a dry run."""
-        return self._run(Call("POST", f"/sessions/{seg(session_id)}/extract",
-                              _one(m.Extraction), json={"dry_run": dry_run},
-                              idempotent=dry_run))
-
-    # webhooks (admin) -------------------------------------------------------------------
-    def list_webhooks(self, *, cursor: str | None = None, limit: int | None = None
-                      ) -> m.Page[m.Webhook]:
-        return self._run(Call("GET", "/webhooks", _page("webhooks", m.Webhook),
-                              params={"cursor": cursor, "limit": limit}, idempotent=True))
-
-    def create_webhook(self, url: str, events: list[str], *,
-                       namespaces: list[str] | None = None,
-                       description: str | None = None) -> m.Webhook:
-        """Register an endpoint; the answer carries its signing ``secret``."""
-        body = compact(dict(url=url, events=events, namespaces=namespaces,
-                            description=description))
-        return self._run(Call("POST", "/webhooks", _one(m.Webhook), json=body))
-
-    def get_webhook(self, webhook_id: int) -> m.Webhook:
-        return self._run(Call("GET", f"/webhooks/{int(webhook_id)}", _one(m.Webhook),
-                              idempotent=True))
-
-    def update_webhook(self, webhook_id: int, **fields: Any) -> m.Webhook:
-        """Change ``url``, ``events``, ``namespaces``, ``description`` or ``active``."""
-        return self._run(Call("PATCH", f"/webhooks/{int(webhook_id)}", _one(m.Webhook),
-                              json=fields))
-
-    def delete_webhook(self, webhook_id: int) -> None:
-        return self._run(Call("DELETE", f"/webhooks/{int(webhook_id)}", _none,
-                              idempotent=True))
-
-    def rotate_webhook_secret(self, webhook_id: int) -> m.Webhook:
-        return self._run(Call("POST", f"/webhooks/{int(webhook_id)}/rotate-secret",
-                              _one(m.Webhook)))
-
-    def send_test_event(self, webhook_id: int) -> str:
-        """Queue a ``webhook.test`` event for the endpoint; returns its event id."""
-        return self._run(Call("POST", f"/webhooks/{int(webhook_id)}/test",
-                              lambda b: b["event_id"]))
-
-    def list_deliveries(self, webhook_id: int, *, status: str | None = None,
-                        cursor: str | None = None, limit: int | None = None
-                        ) -> m.Page[m.Delivery]:
-        """The endpoint's delivery log, newest first."""
-        return self._run(Call("GET", f"/webhooks/{int(webhook_id)}/deliveries",
-                              _page("deliveries", m.Delivery),
-                              params={"status": status, "cursor": cursor, "limit": limit},
-                              idempotent=True))
