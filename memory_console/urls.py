@@ -25,6 +25,7 @@ urlpatterns = [
     path("metrics", metrics_view, name="metrics"),
     path("", include("lab.urls")),
     path("", include("console.urls")),
+    path("", include("memories.urls")),
     path("", include("sessions.urls")),
     path("", include("search.urls")),
     path("", include("operations.urls")),

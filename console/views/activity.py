@@ -48,7 +48,7 @@ def activity(request):
         existing = dict(
             Memory.objects.filter(memory_id__in=targets).values_list("memory_id", "content")
         )
-        base = reverse("memories:memories-activity")
+        base = reverse("console:activity")
         params = form.params()
 
         def url(number: int) -> str:
@@ -70,4 +70,4 @@ def activity(request):
         )
     else:
         status = 400
-    return render_page(request, "memories/activity.html", context, partial="rows", status=status)
+    return render_page(request, "console/activity.html", context, partial="rows", status=status)

@@ -24,7 +24,7 @@ def csrf_failure(request, reason: str = ""):
 
 
 # What a 404 is about, by the URL's first segment: the gone fragment names it and links back.
-_KINDS = {"memories": ("This memory", "memories:memories-list", "Back to the memories"),
+_KINDS = {"memories": ("This memory", "memories:list", "Back to the memories"),
           "sessions": ("This session", "sessions:list", "Back to the sessions"),
           "jobs": ("This job", "operations:index", "Back to the index"),
           "lab": ("This item", "lab:home", "Back to the lab")}
@@ -33,7 +33,7 @@ _KINDS = {"memories": ("This memory", "memories:memories-list", "Back to the mem
 def _kind(path: str) -> tuple[str, str, str]:
     parts = path.strip("/").split("/")
     first = "jobs" if parts[:2] == ["index", "jobs"] else parts[0]
-    return _KINDS.get(first, ("This page", "memories:memories-overview", "Back to the overview"))
+    return _KINDS.get(first, ("This page", "console:overview", "Back to the overview"))
 
 
 def page_not_found(request, exception=None):

@@ -28,7 +28,7 @@ def overview(request):
     recent = Memory.history.order_by("-history_date", "-history_id")[:RECENT_CHANGES]
     return render_page(
         request,
-        "memories/overview.html",
+        "console/overview.html",
         {
             "counts": counts,
             "recent": recent,

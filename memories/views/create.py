@@ -43,4 +43,4 @@ def memory_new(request):
         messages.info(request, "The same memory already exists here: nothing new was written.")
     else:
         messages.success(request, "Memory created.")
-    return redirect("memories:memories-detail", memory_id=memory.memory_id)
+    return redirect("memories:detail", memory_id=memory.memory_id)

@@ -192,7 +192,7 @@ def _done(request, memory_id: str, message: str):
     if request.htmx:
         # The panel fragment carries the message out of band (see memory_detail.html).
         return _render_detail(request, memory_or_404(memory_id))
-    return redirect("memories:memories-detail", memory_id=memory_id)
+    return redirect("memories:detail", memory_id=memory_id)
 
 
 def _failed(request, memory_id: str, exc: ServiceError, form_name: str, form):
@@ -329,6 +329,6 @@ def memory_promote(request, memory_id: str):
         )
     else:
         messages.success(request, f"Promoted {memory_id} to this user-wide long-term memory.")
-    url = reverse("memories:memories-detail", args=[promoted.memory_id])
+    url = reverse("memories:detail", args=[promoted.memory_id])
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 

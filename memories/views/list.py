@@ -44,7 +44,7 @@ def _list_response(request, query, *, bulk=None, status: int = 200):
             listing.memory_list(form.filters()),
             per_page=form.cleaned_data["per_page"],
             params=form.params(),
-            base=reverse("memories:memories-list"),
+            base=reverse("memories:list"),
             number=query.get("page"),
         )
     elif status == 200:
@@ -138,7 +138,7 @@ def memory_bulk(request):
         back = MemoryFilterForm(query)
         params = {**back.params(), "page": query.get("page", "")} if back.is_valid() else {}
         params = {k: v for k, v in params.items() if v}
-        url = reverse("memories:memories-list")
+        url = reverse("memories:list")
         return redirect(f"{url}?{urlencode(params)}" if params else url)
     return _list_response(request, query)
 

@@ -44,7 +44,7 @@ def memory_purge(request, memory_id: str):
             f"Purged {memory_id} and its {memory.version} version"
             f"{'s' if memory.version != 1 else ''}; the audit feed keeps the record.",
         )
-        url = reverse("memories:memories-list") + "?" + urlencode({"user_id": memory.user_id})
+        url = reverse("memories:list") + "?" + urlencode({"user_id": memory.user_id})
         return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
     return render_page(
         request,

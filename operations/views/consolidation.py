@@ -51,7 +51,7 @@ def policy_group_apply(request):
                 # The section's head (group count, Apply all) reloads on this event.
                 return trigger_client_event(response, "consolidation-applied")
             messages.success(request, text)
-            return redirect(reverse("memories:memories-detail", args=[merged.memory_id]))
+            return redirect(reverse("memories:detail", args=[merged.memory_id]))
     if not user_id or not group_id:
         return bad_request(request, form_errors(form))
     # The page again, this group's form bound with its error (htmx: the group's card only).
