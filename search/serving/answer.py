@@ -17,8 +17,8 @@ from search.serving.feed import (
     unchanged,
 )
 from search.serving.field_search import Found
+from search.serving.held_indexes import Served, counters, entry, evict_for
 from search.serving.partial import partial
-from search.serving.registry import Served, counters, entry, evict_for
 
 # At most this many hits' hashes ride along with the freshness check (one bounded script,
 # whose Redis time grows with the hashes it returns; a re-ranked window of

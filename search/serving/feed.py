@@ -20,7 +20,8 @@ A search is answered by ``search.serving.answer``: on the index as it stands, pr
 since.
 
 Indexes live in an LRU within ``MEMORY_SERVING_BUDGET_MB`` per process
-(``search.serving.registry``); an evicted namespace is rebuilt on its next recall. Thread-safe: one lock per index.
+(``search.serving.held_indexes``); an evicted namespace is rebuilt on its next recall.
+Thread-safe: one lock per index.
 """
 
 from __future__ import annotations
@@ -36,9 +37,7 @@ from memories import store
 from search.index import postings
 from search.serving import overlapped, snapshot
 from search.serving.engine import Builder, Doc, FieldIndex
-
-# ``clear`` and ``held_bytes`` are the registry's; tests and benches call them here.
-from search.serving.registry import (
+from search.serving.held_indexes import (
     Served,
     _account,
     _evict,
@@ -47,12 +46,10 @@ from search.serving.registry import (
     counters,
     entry,
 )
-from search.serving.registry import (
-    clear as clear,
-)
-from search.serving.registry import (
-    held_bytes as held_bytes,
-)
+
+# Tests and benches call these two of held_indexes here.
+from search.serving.held_indexes import clear as clear
+from search.serving.held_indexes import held_bytes as held_bytes
 
 log = logging.getLogger(__name__)
 
