@@ -47,11 +47,21 @@ resolved here.
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+
+from search.analysis.calendar_units import (
+    NUM,
+    add_months,
+    latest_year,
+    month_range,
+    number,
+    offset,
+    unit_range,
+    week_start,
+)
 
 __all__ = ["TimeQuery", "TimeRange", "mentions_first", "parse_query_time", "warm_up"]
 
@@ -77,71 +87,6 @@ class TimeQuery:
 
     text: str
     range: TimeRange | None
-
-
-# --- numerals and calendar units ------------------------------------------------------------
-
-_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5,
-              "六": 6, "七": 7, "八": 8, "九": 9}
-_NUM = r"(?:\d{1,4}|[零〇一二两三四五六七八九十]{1,4})"
-
-
-def _number(text: str) -> int:
-    """``"27"`` / ``"二十七"`` / ``"十"`` / ``"两"`` -> int. Raises ValueError otherwise."""
-    if text.isdigit():
-        return int(text)
-    if "十" in text:
-        tens, _, ones = text.partition("十")
-        value = (_CN_DIGITS[tens] if tens else 1) * 10 + (_CN_DIGITS[ones] if ones else 0)
-        return value
-    value = 0
-    for ch in text:
-        value = value * 10 + _CN_DIGITS[ch]
-    return value
-
-
-def _week_start(day: dt.date) -> dt.date:
-    return day - dt.timedelta(days=day.weekday())
-
-
-def _month_range(year: int, month: int) -> tuple[dt.date, dt.date]:
-    first = dt.date(year, month, 1)
-    return first, first + dt.timedelta(days=calendar.monthrange(year, month)[1])
-
-
-def _add_months(day: dt.date, months: int) -> dt.date:
-    index = day.year * 12 + day.month - 1 + months
-    return dt.date(index // 12, index % 12 + 1, 1)
-
-
-def _unit_range(day: dt.date, unit: str) -> tuple[dt.date, dt.date]:
-    """The calendar ``unit`` (day / week / month / year) that holds ``day``."""
-    if unit == "week":
-        start = _week_start(day)
-        return start, start + dt.timedelta(days=7)
-    if unit == "month":
-        return _month_range(day.year, day.month)
-    if unit == "year":
-        return dt.date(day.year, 1, 1), dt.date(day.year + 1, 1, 1)
-    return day, day + dt.timedelta(days=1)
-
-
-def _latest_year(month: int, day: int | None, latest: dt.date) -> int:
-    """The year of the latest (month, day) -- or month -- not after ``latest``."""
-    if (month, day or 1) <= (latest.month, latest.day if day else 1):
-        return latest.year
-    return latest.year - 1
-
-
-def _offset(unit: str, n: int, today: dt.date) -> tuple[dt.date, dt.date]:
-    """The ``unit`` that lies ``n`` units before the one holding ``today``."""
-    if unit == "day":
-        return _unit_range(today - dt.timedelta(days=n), "day")
-    if unit == "week":
-        return _unit_range(today - dt.timedelta(weeks=n), "week")
-    if unit == "month":
-        return _month_range(*(lambda d: (d.year, d.month))(_add_months(today, -n)))
-    return _unit_range(dt.date(today.year - n, 1, 1), "year")
 
 
 # --- English -----------------------------------------------------------------------------------
@@ -216,7 +161,7 @@ def _en_relative(words: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
     if re.fullmatch(rf"(?:this\s+)?{_WEEKDAY}", phrase) and day > today:
         day -= dt.timedelta(days=7)
     period = data.period if data.period in ("week", "month", "year") else "day"
-    return _unit_range(day, period)
+    return unit_range(day, period)
 
 
 def _en_date(match: re.Match, raw: str, latest: dt.date) -> tuple[dt.date, dt.date] | None:
@@ -224,8 +169,8 @@ def _en_date(match: re.Match, raw: str, latest: dt.date) -> tuple[dt.date, dt.da
     if g["iso"]:
         year, month = int(g["iso"]), int(g["iso_m"])
         if g["iso_d"]:
-            return _unit_range(dt.date(year, month, int(g["iso_d"])), "day")
-        return _month_range(year, month)
+            return unit_range(dt.date(year, month, int(g["iso_d"])), "day")
+        return month_range(year, month)
     name = (g["m1"] or g["m2"]).lower()
     day = g["d1"] or g["d2"]
     year = g["y1"] or g["y2"]
@@ -236,11 +181,11 @@ def _en_date(match: re.Match, raw: str, latest: dt.date) -> tuple[dt.date, dt.da
             return None
     month = _MONTH_NUMBER[name]
     if day is None:
-        return _month_range(int(year) if year else _latest_year(month, None, latest), month)
+        return month_range(int(year) if year else latest_year(month, None, latest), month)
     day_n = int(day)
-    y = int(year) if year else _latest_year(month, day_n, latest)
+    y = int(year) if year else latest_year(month, day_n, latest)
     try:
-        return _unit_range(dt.date(y, month, day_n), "day")
+        return unit_range(dt.date(y, month, day_n), "day")
     except ValueError:  # "February 30"
         return None
 
@@ -259,11 +204,11 @@ _ZH_REL_UNIT = re.compile(
 )
 _ZH_BARE_WEEKDAY = re.compile(_ZH_PREFIX + rf"{_ZH_WEEK}(?P<wd>[一二三四五六日天])")
 _ZH_YEAR_WORD = re.compile(_ZH_PREFIX + "(前年|去年|今年)")
-_ZH_AGO = re.compile(_ZH_PREFIX + rf"(?P<n>{_NUM})个?(?P<unit>天|日|{_ZH_WEEK}|月|年)(?:以前|之前|前)")
-_ZH_RECENT = re.compile(rf"(?:最近|过去|近)(?P<n>{_NUM})(?:天|日)")
+_ZH_AGO = re.compile(_ZH_PREFIX + rf"(?P<n>{NUM})个?(?P<unit>天|日|{_ZH_WEEK}|月|年)(?:以前|之前|前)")
+_ZH_RECENT = re.compile(rf"(?:最近|过去|近)(?P<n>{NUM})(?:天|日)")
 _ZH_DATE = re.compile(
     _ZH_PREFIX
-    + rf"(?:(?P<y>\d{{4}})年)?(?P<m>{_NUM})月(?:份)?(?:(?P<d>{_NUM})(?:日|号))?(?:这天|那天|当天)?"
+    + rf"(?:(?P<y>\d{{4}})年)?(?P<m>{NUM})月(?:份)?(?:(?P<d>{NUM})(?:日|号))?(?:这天|那天|当天)?"
 )
 _ZH_YEAR = re.compile(_ZH_PREFIX + r"((?:19|20)\d{2})年(?:份)?")
 _ZH_UNITS = {"天": "day", "日": "day", "周": "week", "星期": "week", "礼拜": "week",
@@ -274,24 +219,24 @@ def _zh_rel_unit(m: re.Match, today: dt.date) -> tuple[dt.date, dt.date]:
     which = m["which"].rstrip("个")
     shift = {"上上": -2, "上": -1, "本": 0, "这": 0, "下": 1}[which]
     if m["unit"] == "月":
-        first = _add_months(today, shift)
-        return _month_range(first.year, first.month)
-    start = _week_start(today) + dt.timedelta(weeks=shift)
+        first = add_months(today, shift)
+        return month_range(first.year, first.month)
+    start = week_start(today) + dt.timedelta(weeks=shift)
     if m["wd"]:
-        return _unit_range(start + dt.timedelta(days=_ZH_WEEKDAYS[m["wd"]]), "day")
+        return unit_range(start + dt.timedelta(days=_ZH_WEEKDAYS[m["wd"]]), "day")
     return start, start + dt.timedelta(days=7)
 
 
 def _zh_date(m: re.Match, latest: dt.date) -> tuple[dt.date, dt.date] | None:
-    month = _number(m["m"])
-    day = _number(m["d"]) if m["d"] else None
+    month = number(m["m"])
+    day = number(m["d"]) if m["d"] else None
     if not 1 <= month <= 12:
         return None
-    year = int(m["y"]) if m["y"] else _latest_year(month, day, latest)
+    year = int(m["y"]) if m["y"] else latest_year(month, day, latest)
     if day is None:
-        return _month_range(year, month)
+        return month_range(year, month)
     try:
-        return _unit_range(dt.date(year, month, day), "day")
+        return unit_range(dt.date(year, month, day), "day")
     except ValueError:
         return None
 
@@ -317,30 +262,30 @@ def _candidates(raw: str, today: dt.date, latest: dt.date, earliest: dt.date | N
     """Yield ``(start, end, (first_day, end_day) or None)`` for every time-word match."""
     if earliest is not None:
         for m in _FIRST.finditer(raw):
-            yield m.start(), m.end(), _unit_range(earliest, "day")
+            yield m.start(), m.end(), unit_range(earliest, "day")
     for m in _ZH_DATE.finditer(raw):
         yield m.start(), m.end(), _zh_date(m, latest)
     for m in _ZH_DAY.finditer(raw):
-        yield m.start(), m.end(), _unit_range(today - dt.timedelta(_ZH_DAY_WORDS[m[1]]), "day")
+        yield m.start(), m.end(), unit_range(today - dt.timedelta(_ZH_DAY_WORDS[m[1]]), "day")
     for m in _ZH_REL_UNIT.finditer(raw):
         yield m.start(), m.end(), _zh_rel_unit(m, today)
     for m in _ZH_BARE_WEEKDAY.finditer(raw):
-        day = _week_start(today) + dt.timedelta(days=_ZH_WEEKDAYS[m["wd"]])
-        yield m.start(), m.end(), _unit_range(day - dt.timedelta(weeks=day > today), "day")
+        day = week_start(today) + dt.timedelta(days=_ZH_WEEKDAYS[m["wd"]])
+        yield m.start(), m.end(), unit_range(day - dt.timedelta(weeks=day > today), "day")
     for m in _ZH_YEAR.finditer(raw):
-        yield m.start(), m.end(), _unit_range(dt.date(int(m[1]), 1, 1), "year")
+        yield m.start(), m.end(), unit_range(dt.date(int(m[1]), 1, 1), "year")
     for m in _ZH_YEAR_WORD.finditer(raw):
         shift = {"前年": 2, "去年": 1, "今年": 0}[m[1]]
-        yield m.start(), m.end(), _unit_range(dt.date(today.year - shift, 1, 1), "year")
+        yield m.start(), m.end(), unit_range(dt.date(today.year - shift, 1, 1), "year")
     for m in _ZH_AGO.finditer(raw):
-        yield m.start(), m.end(), _offset(_ZH_UNITS[m["unit"]], _number(m["n"]), today)
+        yield m.start(), m.end(), offset(_ZH_UNITS[m["unit"]], number(m["n"]), today)
     for m in _ZH_RECENT.finditer(raw):
-        n = _number(m["n"])
+        n = number(m["n"])
         yield m.start(), m.end(), (today - dt.timedelta(days=n - 1), today + dt.timedelta(days=1))
     for m in _EN_DATE.finditer(raw):
         yield m.start(), m.end(), _en_date(m, raw, latest)
     for m in _EN_YEAR.finditer(raw):
-        yield m.start(), m.end(), _unit_range(dt.date(int(m["y"]), 1, 1), "year")
+        yield m.start(), m.end(), unit_range(dt.date(int(m["y"]), 1, 1), "year")
     for m in _EN_RELATIVE.finditer(raw):
         yield m.start(), m.end(), _en_relative(m.group(0), today)
 
