@@ -56,6 +56,9 @@ BENCHES = [
     ("summary_quality", "bench/summary_quality.py", "How good is the rolling session summary?"),
     ("extraction_quality", "bench/extraction_quality.py",
      "How well are memories drawn from a session?"),
+    ("test_suite", "bench/suite_time.py",
+     "How long does `scripts/test` take, pass by pass, and where does the time go (file, "
+     "phase)?"),
 ]
 
 HEADER = """\

@@ -133,14 +133,19 @@ def machine() -> dict:
 
 
 def write_run(bench: str, *, title: str, params: dict, figures: list[dict],
-              notes: str = "", directory: Path = RESULTS) -> Path:
+              notes: str = "", directory: Path = RESULTS,
+              commit: tuple[str | None, bool | None] | None = None,
+              load: dict | None = None) -> Path:
     """Write one run of ``bench`` and return the file's path.
 
     ``figures`` is a list of :func:`table` dicts; ``params`` the script's options (for
-    argparse, ``vars(args)``). Values must be JSON-serialisable.
+    argparse, ``vars(args)``). Values must be JSON-serialisable. A script that measured
+    another checkout, or read a log of an earlier run, passes that run's ``commit`` (sha,
+    dirty) and ``load`` (``{"before": ..., "after": ..., "reported": "..."}``) instead of
+    this checkout's and this moment's.
     """
     now = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
-    commit, dirty = git_commit()
+    commit, dirty = commit or git_commit()
     run = {
         "bench": bench,
         "title": title,
@@ -148,7 +153,7 @@ def write_run(bench: str, *, title: str, params: dict, figures: list[dict],
         "dirty": dirty,
         "date": now.isoformat().replace("+00:00", "Z"),
         "machine": machine(),
-        "load": {"before": LOAD_BEFORE, "after": _load()},
+        "load": load or {"before": LOAD_BEFORE, "after": _load()},
         "params": params,
         "figures": figures,
     }
