@@ -13,10 +13,20 @@ at once when Redis lost the schedule).
 
 Namespaces that are empty, or whose memories have no searchable terms, keep answering an
 empty list: their ``ver`` exists, or the database holds nothing live.
+
+A write that lands after the loss and before the rebuild makes the index partial: its
+``ver`` exists again and a search finds documents, only not the older ones. So a write that
+finds no ``ver`` stamps the namespace ``new:<format>`` (``put.lua``), which no reader
+serves, and the first recall settles it (:func:`settle_new`): when the oldest memories the
+database holds live are in ``ver``, the namespace really is new and the stamp becomes the
+plain format; when one is missing, Redis lost it and the recall answers 503 as above.
 """
+
+import contextlib
 
 from django.db.models import Q
 from django.utils import timezone
+from redis.exceptions import OutOfMemoryError
 
 from memories import store
 from memories.errors import IndexRebuilding
@@ -26,9 +36,54 @@ from search.serving import feed
 RETRY_AFTER_SECONDS = 5
 
 
-def _live_rows_exist(user_id: str) -> bool:
+# The oldest live memories a recall looks up in ``ver`` to settle a ``new:`` stamp: Redis
+# loses a namespace whole, so its oldest memories are missing when anything is.
+SETTLE_SAMPLE = 20
+NEW_STAMP = "new:"
+
+
+def _live_rows(user_id: str):
     return (Memory.objects.filter(user_id=user_id, deleted_at__isnull=True, index_error="")
-            .filter(Q(expire_at__isnull=True) | Q(expire_at__gt=timezone.now())).exists())
+            .filter(Q(expire_at__isnull=True) | Q(expire_at__gt=timezone.now())))
+
+
+def _live_rows_exist(user_id: str) -> bool:
+    return _live_rows(user_id).exists()
+
+
+def _raise_rebuilding(client, user_id: str) -> None:
+    feed.request_rebuild(client, user_id, "was lost by Redis")
+    raise IndexRebuilding(
+        f"the index of namespace {user_id!r} was lost by Redis and is being rebuilt from "
+        "the database; try again shortly", field="user_id",
+        retry_after_seconds=RETRY_AFTER_SECONDS)
+
+
+def is_new_stamp(stamp: str | None) -> bool:
+    """True for the stamp of a namespace whose index a write started (``put.lua``)."""
+    return bool(stamp) and stamp.startswith(NEW_STAMP)
+
+
+def settle_new(client, user_id: str, stamp: str) -> None:
+    """Settle the ``new:<format>`` stamp of ``user_id``: the plain format when the database's
+    oldest live memories (``SETTLE_SAMPLE``, mirrored without error) are all in ``ver``;
+    otherwise queue the rebuild and raise IndexRebuilding. Raises RedisError."""
+    oldest = list(_live_rows(user_id).filter(needs_resync=False)
+                  .order_by("pk").values_list("memory_id", flat=True)[:SETTLE_SAMPLE])
+    held = client.hmget(store.key(user_id, "ver"), oldest) if oldest else []
+    if any(version is None for version in held):
+        _raise_rebuilding(client, user_id)
+    # Only this stamp is replaced: a rebuild that swapped in meanwhile wrote its own. A
+    # Redis that refuses writes (full) keeps it: the namespace is whole, and the next recall
+    # checks again.
+    with contextlib.suppress(OutOfMemoryError):
+        client.eval(_SETTLE, 1, store.key(user_id, "format"), stamp, stamp[len(NEW_STAMP):])
+
+
+_SETTLE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2]) end
+return 0
+"""
 
 
 def refuse_if_lost(client, user_id: str) -> None:
@@ -38,8 +93,4 @@ def refuse_if_lost(client, user_id: str) -> None:
     Raises RedisError."""
     if client.exists(store.key(user_id, "ver")) or not _live_rows_exist(user_id):
         return
-    feed.request_rebuild(client, user_id, "was lost by Redis")
-    raise IndexRebuilding(
-        f"the index of namespace {user_id!r} was lost by Redis and is being rebuilt from "
-        "the database; try again shortly", field="user_id",
-        retry_after_seconds=RETRY_AFTER_SECONDS)
+    _raise_rebuilding(client, user_id)

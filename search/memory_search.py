@@ -181,6 +181,8 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
     counting = {"at": time.time() if count_hits and not wide and mode != MatchMode.ALL_THEN_ANY
                 and lua_mode != "collect" else None}
 
+    settled: list = []  # a "new:" stamp settled by this recall (search.index_lost)
+
     def fetch(m):
         if getattr(settings, "MEMORY_SERVING_INDEX", True):
             try:
@@ -197,8 +199,12 @@ def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversatio
                 return _unfiltered(chunked.search_field(
                     client, user_id=user_id, field=field_name, terms=terms, k=k, k1=prof.k1,
                     b=prof.b, mode=m, now=now, conversation_id=conversation_id, types=types))
-            except feed.Unsupported:
-                pass
+            except feed.Unsupported as exc:
+                if index_lost.is_new_stamp(exc.args[0]) and not settled:
+                    settled.append(exc.args[0])  # once per recall
+                    index_lost.settle_new(client, user_id, exc.args[0])
+                    return fetch(m)
+                # else an older format: search.lua answers while a reindex upgrades it
         return _unfiltered(postings.search_field(
             client, user_id=user_id, field=field_name, terms=terms, k=k, k1=prof.k1, b=prof.b,
             mode=m, now=now, conversation_id=conversation_id, types=types))

@@ -18,6 +18,7 @@ pytestmark = pytest.mark.django_db
 
 def test_it_stamps_format_3_or_later(builtins, redis_client):
     create("first memory", author="ana")
+    memory_search(user_id="u-a", query="first memory", limit=5, profile="bm25")
     assert int(postings.INDEX_FORMAT) >= 3
     assert store.text(redis_client.get(store.key("u-a", "format"))) == postings.INDEX_FORMAT
 

@@ -6,6 +6,7 @@ from memories import queue as job_queue
 from memories import services, store
 from memories.errors import Conflict, IndexRebuilding
 from operations import reindex
+from search.index import postings
 from search.memory_search import memory_search
 from tests.helpers import create, oracle_scores, postings_of, stats
 
@@ -180,3 +181,42 @@ def test_a_recall_on_a_namespace_redis_lost_answers_503_and_queues_its_rebuild(
     found = api.post("/recall", {"user_id": "u-a", "query": "lighthouse"})
     assert found.status_code == 200
     assert {r["memory_id"] for r in found.json()["results"]} == {m.memory_id for m in made}
+
+
+@pytest.mark.django_db(transaction=True)  # a real commit: the job runs in a forked work horse
+def test_a_write_after_redis_lost_the_index_never_makes_recall_answer_part_of_it(
+        builtins, api, redis_client, empty_queues):
+    """Redis restarted empty, then a write lands before any rebuild: the index holds that
+    one memory only. A recall must not answer from it as if it were whole (the old memories
+    silently missing): it answers 503 until the rebuild ran, then everything."""
+    from tests.conftest import work
+
+    old = [create(f"lighthouse logbook entry {w}") for w in ("dawn", "dusk")]
+    for key in list(redis_client.scan_iter(match=store.key("u-a", "") + "*")):
+        redis_client.delete(key)
+    after = create("lighthouse logbook entry noon")
+    for _ in range(2):
+        partial = api.post("/recall", {"user_id": "u-a", "query": "lighthouse"})
+        assert partial.status_code == 503, partial.content
+        assert partial.json()["error"]["code"] == "index_rebuilding"
+    assert job_queue.get_queue("index").count == 1
+    work()
+    found = api.post("/recall", {"user_id": "u-a", "query": "lighthouse"})
+    assert found.status_code == 200, found.content
+    assert ({r["memory_id"] for r in found.json()["results"]}
+            == {m.memory_id for m in [*old, after]})
+    assert store.text(redis_client.get(store.key("u-a", "format"))) == postings.INDEX_FORMAT
+
+
+def test_a_new_namespace_answers_its_first_recall_and_is_stamped_whole(builtins, api,
+                                                                       redis_client):
+    """The first write of a namespace cannot tell a new namespace from a lost one: its first
+    recall checks the database, finds its memories all indexed, and answers."""
+    made = [create(f"harbour pilot {n}", user_id="u-fresh") for n in range(3)]
+    stamp = store.text(redis_client.get(store.key("u-fresh", "format")))
+    assert stamp == "new:" + postings.INDEX_FORMAT
+    found = api.post("/recall", {"user_id": "u-fresh", "query": "harbour pilot"})
+    assert found.status_code == 200, found.content
+    assert {r["memory_id"] for r in found.json()["results"]} == {m.memory_id for m in made}
+    stamp = store.text(redis_client.get(store.key("u-fresh", "format")))
+    assert stamp == postings.INDEX_FORMAT

@@ -102,7 +102,9 @@ def search_field(client, *, user_id: str, field: str, terms: list[str], k: int, 
 def _search(client, *, user_id, field_name, terms, k, k1, b, mode, now, conversation_id,
             types, after_trip) -> postings.FieldHits:
     head = feed_reply(client, user_id, field_name, "0-0", 0)
-    if head["format"] not in FORMATS:
+    # A "new:" stamp is settled before a recall gets here (search.index_lost): read it as
+    # the format it names.
+    if head["format"].removeprefix("new:") not in FORMATS:
         raise Unsupported(head["format"])
     base = store.namespace_base(user_id)
     fname = generation_field(field_name, head["gen"])

@@ -312,6 +312,8 @@ def serving_index(client, user_id: str, field_name: str) -> tuple[Served, FieldI
                 if served.thread is not None:
                     raise NotReady(user_id)
                 head = feed_reply(client, user_id, field_name, "0-0", 0)
+                if head["format"] not in FORMATS:  # before a build starts (on a thread)
+                    raise Unsupported(head["format"])
                 if head["N"] <= SYNC_BUILD_DOCS:
                     _build(client, user_id, field_name, served)
                 elif attempt or not _load(client, user_id, field_name, served, head):

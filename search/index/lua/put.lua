@@ -27,9 +27,14 @@ local maxlen, format, n_memories = ARGV[6], ARGV[7], tonumber(ARGV[8])
 local i = 9
 
 -- A namespace's first put stamps it with the caller's format; an older index keeps its own
--- stamp (or none) until a reindex rebuilds it.
+-- stamp (or none) until a reindex rebuilds it. A write (not a build) that finds no `ver`
+-- starts either a new namespace or one whose index Redis lost: its stamp says 'new:' until
+-- a recall has checked the database (search.index_lost.settle_new), so a partial index is
+-- never served as whole.
 if redis.call('EXISTS', base .. 'ver') == 0 then
-  redis.call('SET', base .. 'format', format, 'NX')
+  local stamp = format
+  if mode ~= 'build' then stamp = 'new:' .. format end
+  redis.call('SET', base .. 'format', stamp, 'NX')
 end
 
 local function suffix(gen)
