@@ -582,7 +582,8 @@ export interface paths {
          * List Namespaces
          * @description Every (user_id, conversation_id) pair holding live memories, ordered by both
          *     (user-wide first): ``{"namespaces": [{"user_id", "conversation_id", "memories"}],
-         *     "next_cursor"}``. A restricted token sees only its namespaces.
+         *     "next_cursor"}``. A token restricted to namespaces sees only those; one restricted to
+         *     agents counts only its agents' memories.
          */
         get: operations["api_memories_list_namespaces"];
         put?: never;
