@@ -150,7 +150,10 @@ EOF
 ensure_redis() {
     local url="$1" status=0 host port
     redis_ping "$url" || status=$?
-    [[ $status -eq 0 ]] && return 0
+    if [[ $status -eq 0 ]]; then
+        log "using the Redis that answers at $url (not started here)"
+        return 0
+    fi
     [[ $status -eq 2 ]] || die "Redis at $url answers but the ping failed (see above)"
 
     read -r host port < <(redis_host_port "$url") ||
