@@ -44,6 +44,9 @@ workers = int(os.environ.get("WEB_CONCURRENCY") or 2 * (os.cpu_count() or 1) - 1
 threads = int(os.environ.get("WEB_THREADS") or 3)
 worker_class = "memory_console.gunicorn_worker.ThreadWorker"  # gthread, JSON refusals
 limit_request_line = REQUEST_LINE_MAX
+# No control socket (gunicornc): its path is one per machine user, so a second server (another
+# checkout, a test's) would take it over, and nothing here uses it.
+control_socket_disable = True
 
 # Idle keep-alive connections stay open this long (gunicorn's default is 2 s). A client
 # that reuses one just as the server closes it gets a dropped request; a proxy in front

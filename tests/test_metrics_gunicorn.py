@@ -47,7 +47,9 @@ def gunicorn(django_db_setup, tmp_path_factory):
            "DATABASE_URL": _database_url(), "REDIS_URL": settings.REDIS_URL,
            "MEMORY_KEY_PREFIX": settings.MEMORY_KEY_PREFIX, "WEB_CONCURRENCY": "2",
            "WEB_THREADS": "1", "PROMETHEUS_MULTIPROC_DIR": str(web_dir),
-           "METRICS_EXTRA_DIRS": str(worker_dir), "WEB_REQUEST_READ_SECONDS": "3"}
+           "METRICS_EXTRA_DIRS": str(worker_dir), "WEB_REQUEST_READ_SECONDS": "3",
+           # where gunicorn would put its control socket (test_it_opens_no_control_socket)
+           "XDG_RUNTIME_DIR": str(tmp_path)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", "python:memory_console.gunicorn_conf",
          "--bind", f"127.0.0.1:{port}", "memory_console.wsgi:application"],
@@ -116,6 +118,13 @@ def test_every_process_counts_and_mcp_answers(gunicorn, editor, viewer):
     added, found = anyio.run(remember)
     assert [r["memory_id"] for r in found["results"]] == [added["memory_id"]]
     assert Memory.objects.get().content == "served by gunicorn"
+
+
+def test_it_opens_no_control_socket_that_two_servers_would_share(gunicorn):
+    """gunicorn's control socket has one path per machine user ($XDG_RUNTIME_DIR or
+    ~/.gunicorn): a second checkout's server (or a test's) would take it over."""
+    _url, web_dir = gunicorn
+    assert not list(web_dir.parent.rglob("gunicorn.ctl"))
 
 
 def test_gunicorn_takes_long_query_strings_and_refuses_longer_ones_in_json(gunicorn, viewer):
