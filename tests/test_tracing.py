@@ -88,6 +88,7 @@ def test_a_rest_recall_gives_a_search_memory_span_with_its_steps(spans, api):
     kept = create("Alice drinks green tea every morning")
     create("the boat needs new sails")
     embeddings.embed_pending()  # rescoring then waits for the query's vector
+    embeddings.clear_query_cache()  # encoded here, not taken from an earlier test's recall
     spans.clear()
 
     hits = recall(api, "green tea", profile="sem")
