@@ -90,9 +90,11 @@ def consolidation_plan(*, user_id: str, threshold=None, max_members=None) -> Con
     ``MEMORY_MAX_CONTENT_CHARS`` is left out."""
     threshold, max_members = bounds(threshold, max_members)
     rows = list(_live_long_term(user_id).only("memory_id", "content", "user_id",
-                                              "conversation_id"))
+                                              "conversation_id", "agent_id"))
     content = {m.memory_id: m.content for m in rows}
-    candidates = [Candidate(m.memory_id, m.content, (m.user_id, m.conversation_id))
+    # A group never spans agents: the scope holds the agent_id ("" an agent of its own).
+    candidates = [Candidate(m.memory_id, m.content, (m.user_id, m.agent_id,
+                                                     m.conversation_id))
                   for m in rows]
     plan = ConsolidationPlan(user_id=user_id, threshold=threshold, max_members=max_members)
     for group in plan_groups(candidates, tokenize=_tokenize, threshold=threshold,
@@ -109,17 +111,17 @@ def consolidation_plan(*, user_id: str, threshold=None, max_members=None) -> Con
 
 def _check_group(rows: list[Memory], memory_ids: list[str], *, field_name: str) -> None:
     """Raise InvalidInput unless ``rows`` (the live long-term memories of ``memory_ids``) may
-    merge: two or more, all found, one namespace and conversation, one language, and no
-    two naming different things (the same guards as the plan, without its threshold)."""
+    merge: two or more, all found, one namespace, agent_id and conversation, one language,
+    and no two naming different things (the same guards as the plan, without its threshold)."""
     if len(memory_ids) < 2 or len(set(memory_ids)) != len(memory_ids):
         raise InvalidInput("a group needs two or more different memory ids", field=field_name)
     found = {m.memory_id for m in rows}
     missing = [i for i in memory_ids if i not in found]
     if missing:
         raise InvalidInput(f"{missing[0]} is not a live long-term memory", field=field_name)
-    if len({(m.user_id, m.conversation_id) for m in rows}) != 1:
-        raise InvalidInput("a group's memories must share one namespace and conversation",
-                           field=field_name)
+    if len({(m.user_id, m.agent_id, m.conversation_id) for m in rows}) != 1:
+        raise InvalidInput("a group's memories must share one namespace, agent_id and "
+                           "conversation", field=field_name)
     corpus = Corpus({m.memory_id: m.content for m in rows}, _tokenize)
     for i, a in enumerate(rows):
         for b in rows[i + 1:]:
@@ -174,7 +176,8 @@ def consolidate_group(*, memory_ids: list[str], actor=None,
     (reason ``consolidated``), in one transaction with one audit event (``consolidate``,
     target the merged memory). Raises InvalidInput (not a group that may merge, or a merged
     text over ``MEMORY_MAX_CONTENT_CHARS``), Conflict (another live memory already holds the
-    merged text)."""
+    merged text). The merged memory carries the group's ``agent_id`` (one per group) and its
+    ``run_id`` when every source shares one (else none)."""
     rows = list(Memory.objects.select_for_update().filter(
         memory_id__in=memory_ids, type=MemoryType.LONG_TERM, deleted_at__isnull=True,
     ).order_by("created_at", "memory_id"))
@@ -194,7 +197,8 @@ def consolidate_group(*, memory_ids: list[str], actor=None,
     merged, deduplicated = services.memory_create(
         actor=actor, kind=ChangeKind.CONSOLIDATE, reason=reason or "consolidation",
         user_id=rows[0].user_id, conversation_id=rows[0].conversation_id, content=content,
-        type=MemoryType.LONG_TERM,
+        type=MemoryType.LONG_TERM, agent_id=rows[0].agent_id,
+        run_id=rows[0].run_id if len({m.run_id for m in rows}) == 1 else "",
         importance=min(1.0, round(max(m.importance for m in rows) + 0.1, 2)),
         tags=sorted({t for m in rows for t in m.tags})[:50], source="consolidation",
         metadata={"consolidated_from": sources}, context=context,

@@ -42,20 +42,22 @@ log = logging.getLogger(__name__)
 
 def _refuse_duplicate(memory: Memory) -> None:
     """The dedup rule for writes that change an existing memory (edit, rollback, restore):
-    one live memory per content hash, user, conversation and type. A change that would make
-    ``memory`` a second live copy of another memory raises Conflict (409) naming it in
-    ``duplicate_of``; the caller changes nothing. (Writes that create a memory return the
-    live one instead: ``memory_create``.)"""
+    one live memory per content hash, user, agent (``agent_id``, ``""`` an agent of its
+    own), conversation and type. A change that would make ``memory`` a second live copy of
+    another memory of the same agent raises Conflict (409) naming it in ``duplicate_of``;
+    the caller changes nothing. Another agent's copy is no duplicate (and never named).
+    (Writes that create a memory return the live one instead: ``memory_create``.)"""
     # No ORDER BY in SQL, as in create's _live_duplicate: the dedup key's index finds the
     # few rows, ordered here.
     rows = (Memory.objects.filter(
-        user_id=memory.user_id, conversation_id=memory.conversation_id, type=memory.type,
+        user_id=memory.user_id, agent_id=memory.agent_id,
+        conversation_id=memory.conversation_id, type=memory.type,
         content_hash=memory.content_hash, deleted_at__isnull=True)
         .exclude(pk=memory.pk).order_by().values_list("created_at", "memory_id"))
     other = min(rows, default=(None, None))[1]
     if other is not None:
         raise Conflict(f"memory {other} already holds this text for the same user, "
-                       "conversation and type; forget it first", field="content",
+                       "agent, conversation and type; forget it first", field="content",
                        duplicate_of=other)
 
 
@@ -323,10 +325,12 @@ def consolidation_undo(*, memory_id: str, actor=None, reason: str) -> list[str]:
 def memory_promote(*, memory_id: str, actor=None, reason: str = "") -> tuple[Memory, bool]:
     """Turn a working or short-term memory into a user-wide long-term one.
 
-    A new memory (kind ``promote``, ``metadata.promoted_from``) is written through the same
-    dedup as every write: if the user already has that content as a long-term user-wide
-    memory, that one is returned with ``deduplicated`` True. Raises InvalidInput for a
-    long-term memory, NotFound.
+    A new memory (kind ``promote``, ``metadata.promoted_from``) keeps the source's agent
+    scope (``agent_id``, ``run_id``, as a promoted session message does) and is written
+    through the same dedup as every write, within that agent: if the user already has that
+    content as a long-term user-wide memory of the same agent, that one is returned with
+    ``deduplicated`` True (another agent's copy is never answered). Returns
+    ``(memory, deduplicated)``. Raises InvalidInput for a long-term memory, NotFound.
     """
     source = get_for_update(memory_id)
     if source.type == MemoryType.LONG_TERM and source.conversation_id is None:
@@ -336,5 +340,6 @@ def memory_promote(*, memory_id: str, actor=None, reason: str = "") -> tuple[Mem
         content=source.content, conversation_id=None, type=MemoryType.LONG_TERM,
         importance=source.importance, tags=source.tags, source=source.source,
         author=source.author, keywords=source.keywords, context=source.context,
+        agent_id=source.agent_id, run_id=source.run_id,
         context_from=context_service.COPY if source.context else "",
         metadata={**source.metadata, "promoted_from": memory_id})

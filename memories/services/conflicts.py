@@ -2,10 +2,11 @@
 
 On each write of a memory's text (create, import, promote, edit), in the write's own
 transaction, the text's slots (``memories.supersession.claims``: a subject and attribute,
-or a statement frame) are recorded, and the current memories of the namespace holding one
-of them are handed to the detector (``memories.supersession.detector``), which proposes the
-most recent holder of each slot whose value differs. A proposal is a ``Conflict`` row,
-listed as soon as the write answers. ``MEMORY_SUPERSESSION`` (or a write's
+or a statement frame) are recorded, and the current memories of the namespace and of the
+same ``agent_id`` (an agent never supersedes another's facts; ``""`` is an agent of its
+own) holding one of them are handed to the detector (``memories.supersession.detector``),
+which proposes the most recent holder of each slot whose value differs. A proposal is a
+``Conflict`` row, listed as soon as the write answers. ``MEMORY_SUPERSESSION`` (or a write's
 ``supersession``) says what happens: ``off`` proposes nothing, ``propose`` lists them,
 ``apply`` also accepts those at or above ``MEMORY_SUPERSESSION_APPLY_AT`` (still listed).
 
@@ -60,24 +61,26 @@ def propose(memories: list[Memory], *, mode: str, actor=None,
     if mode == "off":
         return []
     made = []
-    by_user: dict[str, list[Memory]] = {}
+    by_scope: dict[tuple[str, str], list[Memory]] = {}
     for m in memories:
         if slots[m.memory_id] and m.deleted_at is None:
-            by_user.setdefault(m.user_id, []).append(m)
-    for user_id, group in by_user.items():
-        made += _propose_in(user_id, group, slots, mode=mode, actor=actor, edited=edited)
+            by_scope.setdefault((m.user_id, m.agent_id or ""), []).append(m)
+    for (user_id, agent_id), group in by_scope.items():
+        made += _propose_in(user_id, agent_id, group, slots, mode=mode, actor=actor,
+                            edited=edited)
     return made
 
 
-def _propose_in(user_id: str, group: list[Memory], slots: dict, *, mode: str, actor,
-                edited: bool) -> list[Conflict]:
-    """Proposals for the memories of ``group``, all of namespace ``user_id``."""
+def _propose_in(user_id: str, agent_id: str, group: list[Memory], slots: dict, *,
+                mode: str, actor, edited: bool) -> list[Conflict]:
+    """Proposals for the memories of ``group``, all of namespace ``user_id`` and agent
+    ``agent_id``: only holders of that same agent are weighed."""
     wanted = sorted({s for m in group for s in slots[m.memory_id]})
     ids = {m.memory_id for m in group}
     # (created_at, id, text, slots) of every holder, the batch's own memories included: an
     # import's later line may supersede an earlier one.
     holders: dict[str, list] = {}
-    for memory_id, slot, content, created in _holders(user_id, wanted,
+    for memory_id, slot, content, created in _holders(user_id, agent_id, wanted,
                                                       CANDIDATES * len(group)):
         if memory_id not in ids:
             holders.setdefault(memory_id, [created, memory_id, content, set()])[3].add(slot)
@@ -101,9 +104,10 @@ def _propose_in(user_id: str, group: list[Memory], slots: dict, *, mode: str, ac
     return made
 
 
-def _holders(user_id: str, slots: list[str], limit: int) -> list[tuple]:
+def _holders(user_id: str, agent_id: str, slots: list[str], limit: int) -> list[tuple]:
     """``(memory_id, slot, content, created_at)`` of the current memories (not forgotten,
-    not ended) of ``user_id`` holding one of ``slots``, newest first, at most ``limit``
+    not ended) of ``user_id`` and of agent ``agent_id`` (``""``: unscoped ones) holding
+    one of ``slots``, newest first, at most ``limit``
     rows: one query on the slots' index, in plain SQL (on every write, the ORM's query
     building cost more than the query)."""
     qn = connection.ops.quote_name
@@ -113,10 +117,11 @@ def _holders(user_id: str, slots: list[str], limit: int) -> list[tuple]:
            f"m.{qn('created_at')} FROM {slot_t} s JOIN {memory_t} m "
            f"ON m.{qn('memory_id')} = s.{qn('memory_id')} "
            f"WHERE s.{qn('user_id')} = %s AND s.{qn('slot')} IN ({marks}) "
+           f"AND m.{qn('agent_id')} = %s "
            f"AND m.{qn('deleted_at')} IS NULL AND m.{qn('valid_until')} IS NULL "
            f"ORDER BY m.{qn('created_at')} DESC, s.{qn('memory_id')} DESC LIMIT %s")
     with connection.cursor() as cursor:
-        cursor.execute(sql, [user_id, *slots, limit])
+        cursor.execute(sql, [user_id, *slots, agent_id, limit])
         rows = cursor.fetchall()
     return [(m, slot, content, _aware(created)) for m, slot, content, created in rows]
 

@@ -48,15 +48,18 @@ def supersede(*, newer: Memory, older_ids: list[str], actor=None, reason: str = 
     memory gets ``valid_until`` = ``newer.valid_from`` and ``superseded_by`` = its id, as a
     new version. One already superseded by ``newer`` is left as it is.
 
-    Raises NotFound (an unknown id, or one of another namespace: the same answer, so a
-    namespace never learns another's ids), Conflict (``newer`` itself, or a memory that
+    Only a memory of the same namespace and the same ``agent_id`` as ``newer`` can be
+    superseded (an unscoped ``""`` memory and an agent's memory are different agents).
+
+    Raises NotFound (an unknown id, or one of another namespace or another agent: the same
+    answer, so neither learns another's ids), Conflict (``newer`` itself, or a memory that
     ``newer`` is already superseded by, directly or down a chain: a cycle) and InvalidInput
     (``newer`` holds from before the older memory did). Returns the changed memories."""
     ids = clean_supersedes(older_ids)
     if newer.memory_id in ids:
         raise Conflict("a memory cannot supersede itself", field="supersedes")
     olders = {m.memory_id: m for m in Memory.objects.select_for_update()
-              .filter(memory_id__in=ids, user_id=newer.user_id)}
+              .filter(memory_id__in=ids, user_id=newer.user_id, agent_id=newer.agent_id)}
     for memory_id in ids:
         if memory_id not in olders:
             raise NotFound(f"memory {memory_id} not found", field="supersedes")

@@ -16,7 +16,7 @@ short note contained in a long one 1.0. idf(t) = ln(1 + (N − df(t) + 0.5) / (d
 BM25 IDF), so a shared rare term ("argon2", "kestrel") counts for far more than a shared
 common one ("customer", "plan"). Two candidates can pair only when
 
-- they have the same scope (namespace and conversation),
+- they have the same scope (namespace, agent_id and conversation),
 - they are written in the same language (:func:`.script.language_of`),
 - they agree on every kind of named thing both mention (:func:`.entities.agree`),
 - and sim ≥ ``threshold``.
@@ -48,7 +48,7 @@ DEFAULT_MAX_MEMBERS = 8
 @dataclass(frozen=True)
 class Candidate:
     """One memory that may be consolidated. ``scope``: what must be equal for two memories
-    to merge (namespace, conversation); ``text``: its content."""
+    to merge (namespace, agent_id, conversation); ``text``: its content."""
     id: str
     text: str
     scope: tuple = ()
