@@ -7,6 +7,10 @@ from a session message gets the messages around that message in its session
 (``context_from = "session"``). Two previous turns and the next one measured best on LoCoMo
 dev (docs/benchmarks.md, quality).
 
+A memory's neighbours are the memories of its own agent only (the same ``agent_id``; an
+unscoped memory, ``agent_id`` "", has only unscoped ones): one agent's turns never enter
+another agent's context, and one agent's write never rebuilds another agent's memories.
+
 When a neighbour arrives later (the next memory of the conversation, the next message of the
 session), the server-built context of the memories it neighbours is rebuilt in the same
 transaction as that write, and re-mirrored after its commit, so the write that brings the
@@ -37,9 +41,10 @@ NEXT = 1
 CLIENT, CONVERSATION, SESSION, COPY = "client", "conversation", "session", "copy"
 
 
-def _live(user_id: str, conversation_id: str):
+def _live(user_id: str, conversation_id: str, agent_id: str):
+    """The live memories of one agent's turns of a conversation (a window's candidates)."""
     return Memory.objects.filter(user_id=user_id, conversation_id=conversation_id,
-                                 deleted_at__isnull=True)
+                                 agent_id=agent_id, deleted_at__isnull=True)
 
 
 # How many rows each side of the window reads (the rows at ``memory``'s own time on either
@@ -62,8 +67,9 @@ def _trim(memory: Memory, before: list[Memory], after: list[Memory]
 
 
 def _neighbours(memory: Memory) -> tuple[list[Memory], list[Memory]]:
-    """Up to PREVIOUS + NEXT + 1 live memories before and after ``memory`` (oldest first)."""
-    rows = _live(memory.user_id, memory.conversation_id).exclude(memory_id=memory.memory_id)
+    """Up to PREVIOUS + NEXT + 1 live memories of its agent before and after ``memory``
+    (oldest first)."""
+    rows = _live(memory.user_id, memory.conversation_id, memory.agent_id).exclude(memory_id=memory.memory_id)
     before = list(rows.filter(created_at__lte=memory.created_at)
                   .order_by("-created_at", "-memory_id")[:BEFORE_ROWS])
     after = list(rows.filter(created_at__gte=memory.created_at)
@@ -76,7 +82,8 @@ def join_context(before: list[str], after: list[str]) -> str:
 
 
 def conversation_context(memory: Memory) -> str:
-    """The context text of ``memory`` from its conversation's neighbours right now."""
+    """The context text of ``memory`` from its conversation's neighbours (of its agent)
+    right now."""
     before, after = _neighbours(memory)
     return join_context([m.content for m in before], [m.content for m in after])
 
@@ -108,14 +115,14 @@ def context_rebuilt(memory: Memory, text: str, *, sync: bool = True) -> bool:
 
 
 class Window:
-    """The live memories around one new memory of a conversation, read once (two indexed
+    """The live memories of its agent around one new memory of a conversation, read once (two indexed
     queries): up to ``PREVIOUS + 1`` before it and ``PREVIOUS + NEXT`` after it, enough to
     build its own context and that of every neighbour whose window it enters (the one
     before it reads the two before that; the second after it reads the one after that)."""
 
     def __init__(self, memory: Memory, rows: tuple[list[Memory], list[Memory]] | None = None):
-        """``rows``: the rows at or before and at or after ``memory``'s time, when the
-        caller has read them (``BEFORE_ROWS`` / ``AFTER_ROWS`` of each, nearest first)."""
+        """``rows``: the rows of its agent at or before and at or after ``memory``'s time,
+        when the caller has read them (``BEFORE_ROWS`` / ``AFTER_ROWS`` of each, nearest first)."""
         self.memory = memory
         if not memory.conversation_id:
             self.before, self.after = [], []
@@ -148,14 +155,17 @@ class Window:
 
 
 def _by_user(keys) -> dict[str, list[str]]:
-    by_user: dict[str, list[str]] = {}
-    for user_id, conversation_id in keys:
-        by_user.setdefault(user_id, []).append(conversation_id)
-    return by_user
+    """The conversations of each namespace among ``(user_id, conversation_id, agent_id)``
+    keys (each once: one agent's window and another's read the same rows)."""
+    by_user: dict[str, dict[str, None]] = {}
+    for user_id, conversation_id, _agent_id in keys:
+        by_user.setdefault(user_id, {})[conversation_id] = None
+    return {user_id: list(conversations) for user_id, conversations in by_user.items()}
 
 
-def _building(groups: dict[tuple[str, str], list[Memory]]) -> dict[tuple[str, str], list[Memory]]:
-    """The conversations of ``groups`` where some memory builds its context from the
+def _building(groups: dict[tuple[str, str, str], list[Memory]]
+              ) -> dict[tuple[str, str, str], list[Memory]]:
+    """The windows of ``groups`` (an agent's turns of a conversation) where some memory builds its context from the
     conversation: a new one of the batch, or a stored one (one query per namespace and 500
     conversations, reading no row). Only their stored rows are read: a bulk load whose
     contexts are the client's read every stored row of every conversation it touched, which
@@ -165,37 +175,41 @@ def _building(groups: dict[tuple[str, str], list[Memory]]) -> dict[tuple[str, st
     rest = [key for key in groups if key not in needed]
     for user_id, conversations in _by_user(rest).items():
         for start in range(0, len(conversations), 500):
-            needed.update((user_id, c) for c in Memory.objects.filter(
+            needed.update((user_id, c, a) for c, a in Memory.objects.filter(
                 user_id=user_id, deleted_at__isnull=True, context_from=CONVERSATION,
                 conversation_id__in=conversations[start:start + 500],
-            ).values_list("conversation_id", flat=True).distinct())
+            ).values_list("conversation_id", "agent_id").distinct())
     return {key: members for key, members in groups.items() if key in needed}
 
 
 def batch_contexts(new: list[Memory]) -> list[str]:
     """Server-built contexts for a bulk write (``memory_create_many``, an import): each
     memory of ``new`` whose ``context_from`` is ``conversation`` gets the context its
-    conversation gives it once the whole batch is in (neighbours from the batch and from
-    the live rows already stored), set on the unsaved instance; stored memories whose
+    conversation gives it once the whole batch is in (neighbours of its agent from the
+    batch and from the live rows already stored), set on the unsaved instance; stored memories whose
     window now holds a new one are rebuilt in place (:func:`context_rebuilt`). One query
     per namespace and 500 conversations (two where some conversation's new memories all
     bring their own context: :func:`_building`). Call inside the writing transaction, before
     the batch is inserted. Returns the ids of the stored memories rebuilt."""
-    groups: dict[tuple[str, str], list[Memory]] = {}
-    for m in new:  # every new turn is a neighbour, whoever built its own context
+    # One window per agent's turns of a conversation: every new turn is a neighbour of its
+    # agent's turns, whoever built its own context.
+    groups: dict[tuple[str, str, str], list[Memory]] = {}
+    for m in new:
         if m.conversation_id:
-            groups.setdefault((m.user_id, m.conversation_id), []).append(m)
+            groups.setdefault((m.user_id, m.conversation_id, m.agent_id), []).append(m)
     groups = _building(groups)
     if not groups:
         return []
-    stored: dict[tuple[str, str], list[Memory]] = {key: [] for key in groups}
+    stored: dict[tuple[str, str, str], list[Memory]] = {key: [] for key in groups}
     by_user = _by_user(groups)
     for user_id, conversations in by_user.items():
         for start in range(0, len(conversations), 500):
             rows = Memory.objects.filter(user_id=user_id, deleted_at__isnull=True,
                                          conversation_id__in=conversations[start:start + 500])
-            for m in rows:
-                stored[(user_id, m.conversation_id)].append(m)
+            for m in rows:  # another agent's turns (a window not in groups) are no neighbours
+                window = stored.get((user_id, m.conversation_id, m.agent_id))
+                if window is not None:
+                    window.append(m)
     touched = []
     for key, members in groups.items():
         fresh = {m.memory_id for m in members}

@@ -121,8 +121,9 @@ def _live_duplicate(*, user_id, conversation_id, type, chash, agent_id="") -> Me
 @functools.cache
 def _window_sql(vendor: str) -> str:
     """One statement for a memory in a conversation: its live duplicates (``part`` 0) and
-    the rows around its time in the conversation (1: at or before, 2: at or after), each
-    part searched in its own index as the three ORM queries were."""
+    the rows of its agent (the same ``agent_id``, "" only "") around its time in the
+    conversation (1: at or before, 2: at or after; another agent's turns are never its
+    neighbours), each part searched in its own index as the three ORM queries were."""
     qn = connection.ops.quote_name
     col = {f.name: qn(f.column) for f in Memory._meta.concrete_fields}
     cols = ", ".join(col.values())
@@ -130,7 +131,8 @@ def _window_sql(vendor: str) -> str:
     conversation = (f"{col['user_id']} = %s AND {col['conversation_id']} = %s "
                     f"AND {col['deleted_at']} IS NULL")
     near = (f"SELECT {{part}} AS part, {cols} FROM {table} WHERE {conversation} "
-            f"AND NOT ({col['memory_id']} = %s) AND {col['created_at']} {{op}} %s "
+            f"AND {col['agent_id']} = %s AND NOT ({col['memory_id']} = %s) "
+            f"AND {col['created_at']} {{op}} %s "
             f"ORDER BY {col['created_at']} {{way}}, {col['memory_id']} {{way}} LIMIT {{n}}")
     return " UNION ALL ".join([
         f"SELECT 0 AS part, {cols} FROM {table} WHERE {conversation} "
@@ -154,9 +156,9 @@ def _duplicate_and_window(memory: Memory) -> tuple[Memory | None, context_servic
             context_service.Window(memory)
     at = connection.ops.adapt_datetimefield_value(memory.created_at)
     where = [memory.user_id, memory.conversation_id]
+    near = [*where, memory.agent_id, memory.memory_id, at]
     rows = list(Memory.objects.raw(_window_sql(connection.vendor), [
-        *where, memory.type, memory.content_hash,
-        *where, memory.memory_id, at, *where, memory.memory_id, at]))
+        *where, memory.type, memory.content_hash, *near, *near]))
     parts: dict[int, list[Memory]] = {0: [], 1: [], 2: []}
     for row in rows:
         if row.part or row.agent_id == memory.agent_id:  # a duplicate is the same agent's
