@@ -40,6 +40,23 @@ def pages(admin_user):
     }, m
 
 
+# Visible inputs whose placeholder is wider than the room for text (a number input also
+# shows its arrows): "default 25" cut to "default 2" reads as a value.
+CLIPPED_PLACEHOLDERS = """() => {
+  const pen = document.createElement('canvas').getContext('2d');
+  return [...document.querySelectorAll('input[placeholder]')]
+    .filter(i => i.offsetParent !== null)
+    .filter(i => {
+      const s = getComputedStyle(i);
+      pen.font = s.font;
+      const room = i.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight)
+        - (i.type === 'number' ? 20 : 0);
+      return pen.measureText(i.placeholder).width > room;
+    })
+    .map(i => `${i.name}: ${i.placeholder}`);
+}"""
+
+
 def _login(page, base):
     login(page, base)
 
@@ -50,7 +67,7 @@ def test_no_main_page_is_wider_than_the_window(live_server, monkeypatch, pages, 
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     SHOTS.mkdir(parents=True, exist_ok=True)
     urls, _ = pages
-    wide = []
+    wide, clipped = [], []
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         page = browser.new_page(viewport={"width": width, "height": 860})
@@ -61,8 +78,10 @@ def test_no_main_page_is_wider_than_the_window(live_server, monkeypatch, pages, 
                             full_page=True)
             if not page.evaluate(OVERFLOW):
                 wide.append((name, page.evaluate("document.documentElement.scrollWidth")))
+            clipped += [(name, p) for p in page.evaluate(CLIPPED_PLACEHOLDERS)]
         browser.close()
     assert not wide, f"pages wider than {width} px: {wide}"
+    assert not clipped, f"placeholders cut off at {width} px: {clipped}"
 
 
 def test_skip_link_and_edit_form_on_a_phone(live_server, monkeypatch, pages):
