@@ -252,8 +252,9 @@ def memory_create(*, actor=None, kind: str = ChangeKind.CREATE, reason: str = ""
     """Create one memory; fields as ``build_memory`` takes them.
 
     Returns ``(memory, deduplicated)``: a live memory with the same content hash, user,
-    conversation and type is returned instead of writing a new one. ``supersedes``: ids of
-    memories of the namespace this one makes no longer true (``validity.supersede``; applied
+    conversation, type and ``agent_id`` is returned instead of writing a new one.
+    ``supersedes``: ids of memories of the namespace and of the same ``agent_id`` this one
+    makes no longer true (``validity.supersede``; another agent's is a 404; applied
     to the live copy on a duplicate, so a retried write is idempotent). ``supersession``:
     off | propose | apply for this write's proposals (``conflicts.propose``; None: the
     setting). Raises InvalidInput (400), NotFound (404: a superseded id), Conflict (409: a
