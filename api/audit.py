@@ -3,11 +3,12 @@
 from ninja import Router
 
 from accounts.roles import require_role
-from api.core import require_namespace
+from api.core import require_every_agent, require_namespace
 from api.operation_schemas import AuditPageOut
 from api.pagination import MAX_LIMIT, clean_limit, decode_cursor, encode_cursor
 from api.schemas import READ, errors, page_limit
 from memories.audit import audit_feed
+from memories.cursors import TIME
 from memories.validation import (
     parse_iso_datetime,
 )
@@ -22,14 +23,14 @@ def audit(request, actor: str = "", action: str = "", target: str = "", since: s
     "target", "reason"}], "next_cursor"}`` (``limit`` 1..1000, default 100)."""
     require_role(request.user, "viewer")
     require_namespace(request, None)
+    require_every_agent(request, "the audit trail")
     when = None
     if since:
         when = parse_iso_datetime(since, "since")
     limit = clean_limit(limit, default=100)
     after = None
     if cursor:
-        at, source, row_id = decode_cursor(cursor, (str, int, int))
-        after = (parse_iso_datetime(at, "cursor"), source, row_id)
+        after = tuple(decode_cursor(cursor, (TIME, int, int)))
     events = audit_feed(actor=actor, action=action, target=target, since=when,
                         limit=limit + 1, after=after)
     more = len(events) > limit

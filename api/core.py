@@ -29,6 +29,7 @@ class BearerAuth(HttpBearer):
         request.user = copy.copy(row.user)  # the cached row is shared by threads
         request.token_namespaces = row.namespaces
         request.token_agents = row.agents
+        request.token_pk = row.pk  # whose Idempotency-Keys (api.idempotency)
         return request.user
 
 
@@ -165,8 +166,9 @@ def require_agent(request, agent_id: str | None) -> None:
 
 def require_every_agent(request, what: str) -> None:
     """Raise PermissionDenied (403) for a token restricted to agents: ``what`` (an export,
-    an import, the review queue, a cleanup, a consolidation, a reindex) reaches every
-    agent's memories of a namespace."""
+    an import, the review queue, a cleanup, a consolidation, a reindex or reconcile, a job's
+    status, the index health, the audit trail, the ranking lab's evaluations, judgments,
+    query sets and runs) reaches every agent's memories of a namespace."""
     if getattr(request, "token_agents", None):
         raise PermissionDenied(f"{what} reaches every agent's memories: it needs a token that "
                                "is not restricted to agents", field="agent_id")

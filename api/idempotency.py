@@ -1,9 +1,10 @@
 """``Idempotency-Key``: a write sent again with the same key answers what the first one did,
 without doing it again.
 
-The first answer is kept in Redis for ``TTL_SECONDS`` under the token's user and the key,
-with a hash of the request body: the same key with another body is a 409, as is the same key
-while the first request is still running. Redis unreachable: the write runs unguarded (its
+The first answer is kept in Redis for ``TTL_SECONDS`` under the token (and its user) and the
+key, with a hash of the request body: the same key with another body is a 409, as is the same
+key while the first request is still running; the same key sent with another token (even of
+the same user) is another key. Redis unreachable: the write runs unguarded (its
 creates are still deduplicated by content, so a retry writes nothing twice) and the answer
 says nothing of it.
 """
@@ -26,7 +27,10 @@ _RUNNING = "running"
 
 
 def _redis_key(request, key: str) -> str:
-    return f"{store.global_key('idem')}:{store.encode_id(f'{request.user.pk}:{key}')}"
+    # Per token, not per user: two tokens of one user may reach different namespaces and
+    # agents, and a replay answers without checking them again.
+    token = getattr(request, "token_pk", None) or "session"
+    return f"{store.global_key('idem')}:{store.encode_id(f'{request.user.pk}:{token}:{key}')}"
 
 
 def idempotency_key(request) -> str | None:

@@ -38,6 +38,7 @@ def start_reindex(request, payload: ReindexIn | None = None):
     """Rebuild the index (one namespace or all) in the background: 202 ``{"job_id"}``."""
     require_role(request.user, "admin")
     user_id = clean_identifier(payload.user_id if payload else None, "user_id", required=False)
+    require_every_agent(request, "a reindex")
     require_namespace(request, user_id)
     job_id = job_queue.enqueue(jobs.reindex_job, user_id,
                                namespaces=[user_id] if user_id else None)
@@ -51,6 +52,7 @@ def start_reconcile(request):
     """Repair drifted memories in the background: 202 ``{"job_id"}``."""
     require_role(request.user, "admin")
     require_namespace(request, None)
+    require_every_agent(request, "a reconcile")
     job_id = job_queue.enqueue(jobs.reconcile_job)
     services.audit_record(actor=request.user, action="reconcile", target="*",
                           data={"job_id": job_id})
@@ -60,6 +62,9 @@ def start_reconcile(request):
 @router.get("/jobs/{job_id}", response={200: JobStatusOut, **errors(*ONE)}, tags=["index"])
 def get_job(request, job_id: str):
     require_role(request.user, "viewer")
+    # Every job (reindex, reconcile, cleanup, consolidation, export, import) reaches every
+    # agent's memories: a token restricted to agents starts none, nor reads their results.
+    require_every_agent(request, "a job")
     status = jobs.job_status(job_id)
     # A job of namespaces the token does not reach all of (None: every namespace, as the
     # periodic reconcile's fixed id) is unknown to it, as a memory of another namespace is.
@@ -78,6 +83,7 @@ def index_health(request, refresh: bool = False):
     ``?refresh=1``, admin, computes it now), statistics, Redis memory, queues, failures."""
     require_role(request.user, "viewer")
     require_namespace(request, None)
+    require_every_agent(request, "the index health")
     if refresh:
         require_role(request.user, "admin")
     return health.index_health(refresh=refresh)

@@ -34,10 +34,12 @@ def _field(model, name: str):
 
 
 def _kind(field) -> type | tuple[type, ...]:
-    """The JSON type a field's cursor value has: numbers for integer keys, text (dates as
-    ISO 8601) for the rest."""
+    """The JSON type a field's cursor value has: numbers for integer keys, ISO 8601 text for
+    moments (``cursors.TIME``), text for the rest."""
     if isinstance(field, models.IntegerField):  # AutoField and BigAutoField are ones
         return int
+    if isinstance(field, models.DateTimeField):
+        return cursors.TIME  # a moment in years 1-9999 once in UTC, as the database keeps
     if isinstance(field, models.FloatField):
         return (int, float)
     return str

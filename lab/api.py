@@ -15,6 +15,7 @@ from api.core import (
     api,
     is_restricted,
     redis_error_response,
+    require_every_agent,
     require_namespace,
     require_unrestricted,
 )
@@ -204,6 +205,7 @@ def evaluate(request, payload: EvaluateIn):
     (400 naming the field: ``lab.evaluation``'s limits) and timed (413 ``queries`` past
     ``MEMORY_EVALUATION_SECONDS``)."""
     require_role(request.user, "viewer")
+    require_every_agent(request, "an evaluation")
     queries = _body(payload)["queries"]
     for q in queries:
         require_namespace(request, q["user_id"])
@@ -230,6 +232,7 @@ def list_judgments(request, user_id: str, query: str = "", reviewer: str = "",
     """Judgments of a namespace, optionally of one query and one reviewer, paged:
     ``{"judgments", "next_cursor"}``."""
     require_role(request.user, "viewer")
+    require_every_agent(request, "judgments")
     require_namespace(request, clean_identifier(user_id, "user_id"))
     rows = Judgment.objects.filter(user_id=user_id)
     if query:
@@ -244,9 +247,17 @@ def list_judgments(request, user_id: str, query: str = "", reviewer: str = "",
 @router.post("/judgments", response={200: JudgmentOut, 201: JudgmentOut, **errors(*WRITE, 404)})
 def set_judgment(request, payload: JudgmentIn):
     """Grade a memory 0-3 for a query as the caller (editor): 201 new, 200 replaced."""
+    require_every_agent(request, "judgments")
     require_namespace(request, payload.user_id)
     judgment, created = lab_judgments.judgment_set(actor=request.user, **_body(payload))
     return Status(201 if created else 200, judgment_out(judgment))
+
+
+def _require_lab_sets(request) -> None:
+    """Query sets and runs span namespaces, and rank and judge every agent's memories: a token
+    restricted to namespaces or to agents gets a 403."""
+    require_namespace(request, None)
+    require_every_agent(request, "query sets and runs")
 
 
 def queryset_out(qs: QuerySet) -> dict:
@@ -264,7 +275,7 @@ def queryset_out(qs: QuerySet) -> dict:
 @router.get("/query-sets", response={200: QuerySetPageOut, **errors(*READ)})
 def list_querysets(request, cursor: str | None = None, limit: int = page_limit(100, MAX_LIMIT)):
     """Query sets by name, paged: ``{"query_sets", "next_cursor"}``."""
-    require_namespace(request, None)  # query sets and runs span namespaces
+    _require_lab_sets(request)
     require_role(request.user, "viewer")
     rows, next_cursor = cursor_page(QuerySet.objects.all(), order=("name", "pk"),
                                     cursor=cursor, limit=limit)
@@ -273,21 +284,21 @@ def list_querysets(request, cursor: str | None = None, limit: int = page_limit(1
 
 @router.post("/query-sets", response={201: QuerySetOut, **errors(*WRITE, 409)})
 def create_queryset(request, payload: QuerySetIn):
-    require_namespace(request, None)  # query sets and runs span namespaces
+    _require_lab_sets(request)
     qs = lab_query_sets.queryset_create(actor=request.user, **_body(payload))
     return Status(201, queryset_out(qs))
 
 
 @router.get("/query-sets/{qs_id}", response={200: QuerySetOut, **errors(*ONE)})
 def get_queryset(request, qs_id: int):
-    require_namespace(request, None)  # query sets and runs span namespaces
+    _require_lab_sets(request)
     require_role(request.user, "viewer")
     return queryset_out(lab_query_sets.queryset_get(qs_id))
 
 
 @router.patch("/query-sets/{qs_id}", response={200: QuerySetOut, **errors(*WRITE, 404, 409)})
 def patch_queryset(request, qs_id: int, payload: QuerySetPatch):
-    require_namespace(request, None)  # query sets and runs span namespaces
+    _require_lab_sets(request)
     qs = lab_query_sets.queryset_update(actor=request.user, pk=qs_id, **_body(payload, exclude_unset=True))
     return queryset_out(qs)
 
@@ -295,7 +306,7 @@ def patch_queryset(request, qs_id: int, payload: QuerySetPatch):
 @router.get("/runs", response={200: RunPageOut, **errors(*READ)})
 def list_runs(request, cursor: str | None = None, limit: int = page_limit(100, MAX_LIMIT)):
     """Runs newest first, without their per-query rows, paged: ``{"runs", "next_cursor"}``."""
-    require_namespace(request, None)  # query sets and runs span namespaces
+    _require_lab_sets(request)
     require_role(request.user, "viewer")
     runs, next_cursor = cursor_page(EvalRun.objects.defer("per_query", "unjudged"),
                                     order=("-created_at", "-pk"), cursor=cursor, limit=limit)
@@ -319,7 +330,7 @@ def list_runs(request, cursor: str | None = None, limit: int = page_limit(100, M
 @router.post("/runs", response={201: RunOut, **errors(*WRITE, 404, 429, 503)})
 def create_run(request, payload: RunIn):
     """Evaluate profiles over a query set with the judgments; the saved run is immutable."""
-    require_namespace(request, None)  # query sets and runs span namespaces
+    _require_lab_sets(request)
     try:
         run = lab_runs.run_create(actor=request.user, **_body(payload))
     except store.RedisError as exc:
@@ -330,7 +341,7 @@ def create_run(request, payload: RunIn):
 @router.get("/runs/compare", response={200: CompareOut, **errors(*READ, 404)})
 def compare_runs(request, a: int, b: int):
     """Two runs side by side: each (run, profile)'s metrics, and nDCG per query."""
-    require_namespace(request, None)  # query sets and runs span namespaces
+    _require_lab_sets(request)
     require_role(request.user, "viewer")
     if a < 1 or b < 1:
         raise InvalidInput("a and b are run ids", field="a" if a < 1 else "b")
@@ -339,6 +350,6 @@ def compare_runs(request, a: int, b: int):
 
 @router.get("/runs/{run_id}", response={200: RunOut, **errors(*ONE)})
 def get_run(request, run_id: int):
-    require_namespace(request, None)  # query sets and runs span namespaces
+    _require_lab_sets(request)
     require_role(request.user, "viewer")
     return lab_runs.run_out(lab_runs.run_get(run_id))

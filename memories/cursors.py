@@ -8,6 +8,7 @@ null]``, a number where a date was, nested lists, bad base64) is an InvalidInput
 """
 
 import base64
+import datetime as dt
 import json
 import math
 from collections.abc import Sequence
@@ -19,6 +20,12 @@ from memories.errors import InvalidInput
 CURSOR_MAX_CHARS = 8192
 
 NOT_OURS = "cursor is not a cursor this list gave out"
+
+
+class TIME:  # noqa: N801 - a kind of ``decode_cursor``, as ``str`` and ``int`` are
+    """The kind of a cursor's moment: ISO 8601 text (as ``encode_cursor`` writes a
+    datetime), decoded to an aware datetime in UTC; text that is no moment, or one outside
+    years 1-9999 once in UTC (``9999-12-31T23:59:59-14:00``), is not a cursor of ours."""
 
 
 def clean_limit(limit, *, default: int, maximum: int) -> int:
@@ -39,7 +46,8 @@ def encode_cursor(values: Sequence) -> str:
 
 def decode_cursor(cursor, kinds: Sequence[type | tuple[type, ...]]) -> list:
     """The sort key a cursor holds, one value per entry of ``kinds`` (a type, or a tuple of
-    types: ``(str, type(None))`` for a nullable text key; ``bool`` is never an int).
+    types: ``(str, type(None))`` for a nullable text key; ``bool`` is never an int; ``TIME``
+    for a moment, answered as an aware datetime in UTC).
 
     Raises InvalidInput (field ``cursor``) for anything else."""
     values = None
@@ -49,10 +57,32 @@ def decode_cursor(cursor, kinds: Sequence[type | tuple[type, ...]]) -> list:
             values = json.loads(base64.urlsafe_b64decode(padded.encode()).decode())
         except (ValueError, UnicodeError, RecursionError):
             values = None
-    if not isinstance(values, list) or len(values) != len(kinds) or not all(
-            isinstance(v, kind) and _storable(v) for v, kind in zip(values, kinds, strict=False)):
+    if not isinstance(values, list) or len(values) != len(kinds):
         raise InvalidInput(NOT_OURS, field="cursor")
-    return values
+    out = []
+    for value, kind in zip(values, kinds, strict=True):
+        if kind is TIME:
+            value = _moment(value)
+            ours = value is not None
+        else:
+            ours = isinstance(value, kind) and _storable(value)
+        if not ours:
+            raise InvalidInput(NOT_OURS, field="cursor")
+        out.append(value)
+    return out
+
+
+def _moment(value) -> dt.datetime | None:
+    """``value`` (ISO 8601 text; naive is UTC) as an aware datetime in UTC, or None."""
+    if not isinstance(value, str) or not _storable(value):
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(value)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=dt.UTC)
+        return moment.astimezone(dt.UTC)
+    except (ValueError, OverflowError):
+        return None
 
 
 def _storable(value) -> bool:

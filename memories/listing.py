@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from django.db.models import Count, F, Lookup, Q, QuerySet
 from django.utils import timezone
 
-from memories.cursors import NOT_OURS, clean_limit, decode_cursor, encode_cursor
+from memories.cursors import TIME, clean_limit, decode_cursor, encode_cursor
 from memories.errors import InvalidInput
 from memories.models import Memory
 from memories.text_fold import fold
@@ -98,11 +98,7 @@ def memory_page(*, user_id: str, conversation_id: str | None = None, type: str |
     if not include_forgotten:
         rows = rows.filter(deleted_at__isnull=True)
     if cursor:
-        at, memory_id = decode_cursor(cursor, (str, str))
-        try:
-            when = dt.datetime.fromisoformat(at)
-        except ValueError:
-            raise InvalidInput(NOT_OURS, field="cursor") from None
+        when, memory_id = decode_cursor(cursor, (TIME, str))
         rows = rows.filter(Q(created_at__lt=when) | Q(created_at=when, memory_id__lt=memory_id))
     limit = clean_limit(limit, default=100, maximum=MAX_LIMIT)
     items = list(rows.order_by("-created_at", "-memory_id")[:limit + 1])

@@ -310,7 +310,10 @@ def test_list_memories_answers_a_tampered_cursor_with_a_tool_error_naming_it(con
     tampered = [cursor(["2026-12-04T01:32:02+00:00", None]), cursor([None, None]),
                 cursor([None, "mem_0000000000000001"]), cursor([1, 2]), cursor([[], {}]),
                 cursor(["2026-12-04T01:32:02+00:00", "a\x00b"]), cursor(["not a date", "x"]),
-                cursor(["2026-12-04T01:32:02+00:00"]), cursor({"a": 1}), "%%"]
+                cursor(["2026-12-04T01:32:02+00:00"]), cursor({"a": 1}), "%%",
+                # moments outside years 1-9999 once in UTC (were an OverflowError)
+                cursor(["9999-12-31T23:59:59-14:00", "mem_x"]),
+                cursor(["0001-01-01T00:00:00+14:00", "mem_x"])]
     token = token_create(user=editor)
 
     async def steps(client):
