@@ -168,7 +168,7 @@ def require_every_agent(request, what: str) -> None:
     """Raise PermissionDenied (403) for a token restricted to agents: ``what`` (an export,
     an import, the review queue, a cleanup, a consolidation, a reindex or reconcile, a job's
     status, the index health, the audit trail, the ranking lab's evaluations, judgments,
-    query sets and runs) reaches every agent's memories of a namespace."""
+    query sets and runs, webhooks) reaches every agent's memories of a namespace."""
     if getattr(request, "token_agents", None):
         raise PermissionDenied(f"{what} reaches every agent's memories: it needs a token that "
                                "is not restricted to agents", field="agent_id")

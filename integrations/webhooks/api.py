@@ -11,7 +11,7 @@ from ninja import Router, Status
 from pydantic import Field
 
 from accounts.roles import require_role
-from api.core import Strict, require_namespace
+from api.core import Strict, require_every_agent, require_namespace
 from api.pagination import cursor_page
 from api.schemas import ONE, READ, WRITE, errors, page_limit
 from integrations.webhooks import endpoints, outbox
@@ -68,8 +68,11 @@ def delivery_out(d: WebhookDelivery) -> dict:
 
 
 def _admin(request):
+    """Webhooks deliver every namespace's and every agent's events: refused (403) to a token
+    restricted to namespaces or to agents."""
     require_role(request.user, "admin")
     require_namespace(request, None)
+    require_every_agent(request, "a webhook")
 
 
 def _endpoint(endpoint_id: int) -> WebhookEndpoint:
