@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
-from console.forms import AUDIT_ACTIONS, AuditFilterForm
+from console.forms import AuditFilterForm
 from console.pages import render_page, role_required
 from memories.audit import audit_feed, snippet
 from memories.models import Memory
@@ -28,7 +28,7 @@ def activity(request):
     check of which memory targets still exist (a purged memory has no page to link to).
     """
     form = AuditFilterForm(request.GET)
-    context = {"form": form, "actions": AUDIT_ACTIONS}
+    context = {"form": form}
     status = 200
     if form.is_valid():
         data = form.cleaned_data
