@@ -62,8 +62,9 @@ class AnalyzeOut(Out):
     profile: str
 
 
-class ProfileOut(Out):
-    """A ranking profile's settings (``docs/knowledge-manager.md`` says what each does)."""
+class ProfileSettingsOut(Out):
+    """A ranking profile's name and settings (``docs/knowledge-manager.md`` says what each
+    does): the part every profile shape shares, the current one and each version."""
 
     name: str
     ranker: Ranker
@@ -81,6 +82,11 @@ class ProfileOut(Out):
     temporal: Temporal
     w_time: float
     w_semantic: float
+
+
+class ProfileOut(ProfileSettingsOut):
+    """A ranking profile as it is now."""
+
     is_default: bool
     builtin: bool
 

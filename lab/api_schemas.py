@@ -3,8 +3,8 @@ evaluations, judgments, query sets and runs."""
 
 from typing import Any, Literal
 
-from api.schemas import Iso, MatchMode, Out
-from api.search_schemas import ProfileOut, Ranker, RecencyFrom, Temporal
+from api.schemas import Iso, Out
+from api.search_schemas import ProfileOut, ProfileSettingsOut
 
 
 class LabProfileOut(ProfileOut):
@@ -15,7 +15,7 @@ class LabProfileOut(ProfileOut):
     version: int
 
 
-class ProfileVersionOut(Out):
+class ProfileVersionOut(ProfileSettingsOut):
     """One version of a profile: its number, when, who, why (``change`` create, update or
     delete) and its full settings then."""
 
@@ -26,22 +26,6 @@ class ProfileVersionOut(Out):
     changed_by: str
     reason: str
     is_default: bool
-    name: str
-    ranker: Ranker
-    k1: float
-    b: float
-    w_relevance: float
-    w_recency: float
-    w_importance: float
-    half_life_hours: float
-    recency_from: RecencyFrom
-    stemming: bool
-    synonyms: bool
-    context: bool
-    match_mode: MatchMode
-    temporal: Temporal
-    w_time: float
-    w_semantic: float
 
 
 class ProfileHistoryOut(Out):

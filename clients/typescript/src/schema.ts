@@ -2198,7 +2198,7 @@ export interface components {
         };
         /**
          * ProfileOut
-         * @description A ranking profile's settings (``docs/knowledge-manager.md`` says what each does).
+         * @description A ranking profile as it is now.
          */
         ProfileOut: {
             /** B */
