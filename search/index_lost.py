@@ -39,16 +39,11 @@ RETRY_AFTER_SECONDS = 5
 # The oldest live memories a recall looks up in ``ver`` to settle a ``new:`` stamp: Redis
 # loses a namespace whole, so its oldest memories are missing when anything is.
 SETTLE_SAMPLE = 20
-NEW_STAMP = "new:"
 
 
 def _live_rows(user_id: str):
     return (Memory.objects.filter(user_id=user_id, deleted_at__isnull=True, index_error="")
             .filter(Q(expire_at__isnull=True) | Q(expire_at__gt=timezone.now())))
-
-
-def _live_rows_exist(user_id: str) -> bool:
-    return _live_rows(user_id).exists()
 
 
 def _raise_rebuilding(client, user_id: str) -> None:
@@ -61,7 +56,7 @@ def _raise_rebuilding(client, user_id: str) -> None:
 
 def is_new_stamp(stamp: str | None) -> bool:
     """True for the stamp of a namespace whose index a write started (``put.lua``)."""
-    return bool(stamp) and stamp.startswith(NEW_STAMP)
+    return bool(stamp) and stamp.startswith(feed.NEW_STAMP)
 
 
 def settle_new(client, user_id: str, stamp: str) -> None:
@@ -77,7 +72,8 @@ def settle_new(client, user_id: str, stamp: str) -> None:
     # Redis that refuses writes (full) keeps it: the namespace is whole, and the next recall
     # checks again.
     with contextlib.suppress(OutOfMemoryError):
-        client.eval(_SETTLE, 1, store.key(user_id, "format"), stamp, stamp[len(NEW_STAMP):])
+        client.eval(_SETTLE, 1, store.key(user_id, "format"), stamp,
+                    stamp.removeprefix(feed.NEW_STAMP))
 
 
 _SETTLE = """
@@ -91,6 +87,6 @@ def refuse_if_lost(client, user_id: str) -> None:
     live memories there (and queue the rebuild); return otherwise. Call it only after a
     search found no document (one EXISTS, and a query only when that finds nothing).
     Raises RedisError."""
-    if client.exists(store.key(user_id, "ver")) or not _live_rows_exist(user_id):
+    if client.exists(store.key(user_id, "ver")) or not _live_rows(user_id).exists():
         return
     _raise_rebuilding(client, user_id)

@@ -39,6 +39,7 @@ from search.serving import exhaustive
 from search.serving.feed import (
     FEED_COUNT,
     FORMATS,
+    NEW_STAMP,
     Unsupported,
     cannot_follow,
     doc_of,
@@ -104,7 +105,7 @@ def _search(client, *, user_id, field_name, terms, k, k1, b, mode, now, conversa
     head = feed_reply(client, user_id, field_name, "0-0", 0)
     # A "new:" stamp is settled before a recall gets here (search.index_lost): read it as
     # the format it names.
-    if head["format"].removeprefix("new:") not in FORMATS:
+    if head["format"].removeprefix(NEW_STAMP) not in FORMATS:
         raise Unsupported(head["format"])
     base = store.namespace_base(user_id)
     fname = generation_field(field_name, head["gen"])

@@ -63,6 +63,9 @@ SYNC_BUILD_DOCS = 5000
 # Index formats this code serves (search.index.postings.INDEX_FORMAT); the stamp is
 # ``<base>format`` (absent = "1"). An older one is served and upgraded by a reindex.
 FORMATS = {"1", "2", "3", "4", "5", "6"}
+# The stamp's prefix while a write-started namespace awaits its check (put.lua; settled by
+# search.index_lost): served by no reader until then.
+NEW_STAMP = "new:"
 UPGRADE_CLAIM_SECONDS = 3600
 
 
