@@ -19,11 +19,6 @@ class MemoriesConfig(AppConfig):
         request_finished.connect(generation_cache.request_finished,
                                  dispatch_uid="memories.rowcache_request_finished")
 
-        # A save reads ``Memory.history`` once: its manager class is built once, not per save.
-        from memories.models import Memory
-
-        history.build_history_managers_once(Memory)
-
         # Every historical row (memories and ranking profiles) records its kind and actor.
         pre_create_historical_record.connect(
             history.stamp_history_row, dispatch_uid="memories.stamp_history_row"

@@ -1,6 +1,13 @@
-"""Stamps each historical row with the change kind and actor the service asked for."""
+"""Stamps each historical row with the change kind and actor the service asked for.
 
-from simple_history.manager import HistoryDescriptor
+simple-history documents a ``pre_create_historical_record`` receiver as the way to fill
+extra columns of a historical row on a save; a service tells :func:`stamp_history_row` what
+the change is through :func:`history_stamp`. A bulk write passes the same columns to
+simple-history's bulk helpers as ``custom_historical_attrs`` (:func:`history_attrs`).
+"""
+
+import contextlib
+import contextvars
 
 from memories.models import ChangeKind, HistoryKind
 
@@ -11,24 +18,18 @@ MARKER_KINDS = frozenset({ChangeKind.FORGET, ChangeKind.ARCHIVE, ChangeKind.PURG
                           ChangeKind.RESTORE, ChangeKind.SUPERSEDE, ChangeKind.INVALIDATE,
                           ChangeKind.REVALIDATE})
 
+# The extra columns of the change being saved (``history_attrs``), set by ``history_stamp``
+# for the saves inside it. A context variable belongs to the thread (or task) that set it,
+# so concurrent requests never see each other's stamp.
+_stamp: contextvars.ContextVar[dict | None] = contextvars.ContextVar("history_stamp",
+                                                                    default=None)
+
 
 def rollback_targets(memory) -> list[int]:
     """The earlier versions a rollback may go back to, newest first: every one that holds
     content (not a marker of ``MARKER_KINDS``)."""
     rows = memory.history.filter(version__lt=memory.version).exclude(kind__in=MARKER_KINDS)
     return sorted(set(rows.values_list("version", flat=True)), reverse=True)
-
-
-def stamp_history_row(sender, instance, history_instance, **kwargs) -> None:
-    """``pre_create_historical_record`` receiver: copy ``_history_kind``/``_history_actor``.
-
-    Services set these attributes on the instance before ``save()``; the default for a save
-    that forgot them is an edit by "system" so nothing is ever recorded without a kind.
-    """
-    if not isinstance(history_instance, HistoryKind):
-        return
-    history_instance.kind = getattr(instance, "_history_kind", ChangeKind.EDIT)
-    history_instance.changed_by = getattr(instance, "_history_actor", "") or "system"
 
 
 def actor_name(actor) -> str:
@@ -39,24 +40,32 @@ def actor_name(actor) -> str:
     return actor if isinstance(actor, str) else actor.get_username()
 
 
-class _OneManagerClass(HistoryDescriptor):
-    """simple-history's ``model.history`` descriptor, building its manager class once:
-    the original builds a new class (``Manager.from_queryset``, which walks the queryset
-    class with ``inspect``) on every access, and every versioned save reads it once, a
-    measurable share of a create's CPU. The manager it returns is the same."""
-
-    def __get__(self, instance, owner):
-        cls = self.__dict__.get("_manager")
-        if cls is None:
-            cls = self._manager = self.manager_class.from_queryset(self.queryset_class)
-        return cls(self.model, instance)
+def history_attrs(kind: str, actor) -> dict:
+    """The extra columns of a historical row (``HistoryKind``) for a change of ``kind`` by
+    ``actor``: a nameless actor (None, "") is recorded as "system", so no version is ever
+    attributed to nobody."""
+    return {"kind": kind, "changed_by": actor_name(actor) or "system"}
 
 
-def build_history_managers_once(*models) -> None:
-    """Swap the ``history`` descriptor of ``models`` for :class:`_OneManagerClass`."""
-    for model in models:
-        for name, value in list(vars(model).items()):
-            if type(value) is HistoryDescriptor:
-                one = _OneManagerClass.__new__(_OneManagerClass)
-                one.__dict__.update(vars(value))
-                setattr(model, name, one)
+@contextlib.contextmanager
+def history_stamp(*, kind: str, actor):
+    """Record every historical row saved inside as a change of ``kind`` by ``actor``.
+
+    ``with history_stamp(kind=ChangeKind.EDIT, actor=user): memory.save()``. The reason and
+    the history user stay simple-history's own ``_change_reason`` / ``_history_user``."""
+    token = _stamp.set(history_attrs(kind, actor))
+    try:
+        yield
+    finally:
+        _stamp.reset(token)
+
+
+def stamp_history_row(sender, instance, history_instance, **kwargs) -> None:
+    """``pre_create_historical_record`` receiver: the kind and actor of the current
+    :func:`history_stamp`. A save outside any (a ranking profile's, a purge's ``-`` row) is
+    an edit by "system", so nothing is ever recorded without a kind."""
+    if not isinstance(history_instance, HistoryKind):
+        return
+    attrs = _stamp.get() or history_attrs(ChangeKind.EDIT, None)
+    history_instance.kind = attrs["kind"]
+    history_instance.changed_by = attrs["changed_by"]

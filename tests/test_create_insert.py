@@ -1,15 +1,17 @@
-"""``memory_create`` inserts a memory and its first history version with prepared one-row
-INSERTs (``memories.services.create._insert_with_history``) instead of ``save()`` and
+"""``memory_create`` and ``memory_create_many`` insert memories and their first history
+versions with simple-history's ``bulk_create_with_history``
+(``memories.services.create._insert_with_history``) instead of ``save()`` and
 simple-history's ``post_save``: it writes the rows that save writes (every column of the
 memory and of its history version but the history row's own id, and its date bracketed),
-and does what that save's receivers did, which are the only ones connected."""
+and does what that save's receivers did, which are the only ones connected: the metrics
+count one write per memory created, on commit, and none for a rollback."""
 
 import datetime as dt
 import types
 
 import pytest
 from django.contrib.auth.models import User
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import signals
 from django.utils import timezone
 from simple_history import signals as history_signals
@@ -18,10 +20,12 @@ from simple_history.models import HistoricalRecords
 from integrations.metrics import receivers as metrics_receivers
 from integrations.metrics.registry import MEMORY_WRITES
 from memories import history as memories_history
+from memories import services
+from memories.history import history_stamp
 from memories.models import ChangeKind, Memory
-from memories.services.create import _insert_with_history, build_memory, stamp_change
+from memories.services.create import _insert_with_history, build_memory
 
-# The PostgreSQL pass runs these (scripts/test -m postgres): the hand-written INSERTs of a create.
+# The PostgreSQL pass runs these (scripts/test -m postgres): the bulk INSERTs of a create.
 pytestmark = pytest.mark.postgres
 
 FIELDS = {"content": "Alice prefers tea, not coffee", "tags": ["drinks", "茶"],
@@ -76,11 +80,14 @@ def test_it_writes_what_the_orm_save_writes(builtins, django_capture_on_commit_c
         with django_capture_on_commit_callbacks(execute=True):
             started = timezone.now()
             orm = _built("a", now, **extra)
-            stamp_change(orm, kind, actor, reason)
-            orm.save(force_insert=True)  # the path memory_create took before
+            orm._change_reason = reason
+            if actor == user:
+                orm._history_user = user
+            with history_stamp(kind=kind, actor=actor):
+                orm.save(force_insert=True)  # a save, as simple-history documents it
             middle = timezone.now()
             ours = _built("b", now, **extra)
-            _insert_with_history(ours, kind=kind, actor=actor, reason=reason)
+            _insert_with_history([ours], kind=kind, actor=actor, reason=reason)
             ended = timezone.now()
         assert _writes(kind) == before + 2  # one count each, on commit
     finally:
@@ -117,3 +124,33 @@ def test_the_receivers_it_stands_in_for_are_the_only_ones():
         memories_history.stamp_history_row]
     assert _receivers(history_signals.post_create_historical_record, historical) == [
         metrics_receivers._count]
+
+
+@pytest.mark.django_db
+def test_each_memory_created_counts_one_write_on_commit(builtins,
+                                                        django_capture_on_commit_callbacks):
+    before = _writes(ChangeKind.CREATE)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.memory_create(user_id="u-count", content="one single create")
+    assert _writes(ChangeKind.CREATE) == before + 1
+    with django_capture_on_commit_callbacks(execute=True):
+        services.memory_create(user_id="u-count", content="one single create")  # a duplicate
+    assert _writes(ChangeKind.CREATE) == before + 1
+    items = [{"user_id": "u-count", "content": text}
+             for text in ("bulk one", "bulk two", "bulk one", "one single create", "bulk 3")]
+    with django_capture_on_commit_callbacks(execute=True):
+        out = services.memory_create_many(items=items)
+    assert [deduplicated for _, deduplicated in out] == [False, False, True, True, False]
+    assert _writes(ChangeKind.CREATE) == before + 4
+    assert Memory.history.filter(user_id="u-count", history_type="+").count() == 4
+
+
+@pytest.mark.django_db
+def test_a_create_rolled_back_counts_nothing(builtins):
+    before = _writes(ChangeKind.CREATE)
+    with pytest.raises(RuntimeError), transaction.atomic():
+        services.memory_create(user_id="u-rollback", content="never committed")
+        services.memory_create_many(items=[{"user_id": "u-rollback", "content": "nor this"}])
+        raise RuntimeError
+    assert _writes(ChangeKind.CREATE) == before
+    assert not Memory.objects.filter(user_id="u-rollback").exists()

@@ -4,8 +4,8 @@ Every versioned change of a memory but its creation goes through simple_history,
 ``post_create_historical_record`` names the kind the service stamped (edit, forget,
 restore, rollback ...); the hard delete of a purge is its ``-`` row. The count is taken when
 the transaction commits, so a write that rolls back is not counted. The writers that create
-memories insert their first history rows themselves (``memories.services.bulk_insert``), send no
-signal and count on commit in ``memories.services.create``.
+memories insert their first history rows with simple-history's ``bulk_create_with_history``,
+which sends no signal: they count on commit in ``memories.services.create`` (one per memory).
 Connected by ``connect()`` (the integrations app's ``ready``).
 """
 

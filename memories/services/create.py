@@ -12,19 +12,18 @@ import unicodedata
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
+from simple_history.utils import bulk_create_with_history
 
 from integrations.metrics.registry import count_write
 from integrations.webhooks import outbox
 from memories import importance as importance_estimate
 from memories import tracing
 from memories.errors import InvalidInput, TooLarge
-from memories.history import actor_name
+from memories.history import history_attrs
 from memories.mirror import sync_instances_after_commit, sync_memories
 from memories.models import ChangeKind, Memory, MemoryType
 from memories.services import conflicts, validity
 from memories.services import context as context_service
-from memories.services.bulk_insert import memories_create_with_history
-from memories.services.versions import stamp_change
 from memories.text_check import LINE
 from memories.text_fold import fold
 from memories.validation import (
@@ -228,22 +227,26 @@ def build_memory(
     )
 
 
-def _insert_with_history(memory: Memory, *, kind: str, actor, reason: str) -> None:
-    """Insert unsaved ``memory`` and its first history version, with two prepared one-row
-    INSERTs (``memories.services.bulk_insert``) instead of ``save()`` and simple-history's
-    ``post_save``: less CPU a create (docs/benchmarks.md, ingest).
+def _insert_with_history(memories: list[Memory], *, kind: str, actor, reason: str,
+                         now=None, batch_size: int = 500) -> None:
+    """Insert unsaved ``memories`` and the first history version of each with
+    simple-history's ``bulk_create_with_history``: the one insert path of a single create and
+    of a bulk one (one INSERT per table and batch).
 
-    It writes what the save wrote (``tests/test_create_insert.py`` compares the two rows
-    column by column) and does what that save's receivers did, which were these only
-    (the same test fails on any other): simple-history's ``post_save`` (the history row:
-    user, reason and date as it takes them), ``memories.history.stamp_history_row`` (kind
-    and actor) and the metrics count of ``integrations.metrics.receivers``, on commit."""
-    stamp_change(memory, kind, actor, reason)
-    memories_create_with_history(
-        [memory], batch_size=1, default_change_reason=memory._change_reason,
-        default_date=timezone.now(),
-        custom_historical_attrs={"kind": kind, "changed_by": memory._history_actor or "system"})
-    transaction.on_commit(functools.partial(count_write, kind))
+    It sends no ``post_save``, so it passes what a save's receivers gave the version:
+    user, reason and date as simple-history takes them (``actor`` when it is a user, else
+    the request's user), the kind and actor (``memories.history.history_attrs``), and the
+    metrics count, on commit (``integrations.metrics.receivers`` counts the versions that
+    simple-history saves one by one). ``tests/test_create_insert.py`` compares the rows with
+    those of ``save()``."""
+    if not memories:
+        return
+    bulk_create_with_history(
+        memories, Memory, batch_size=batch_size,
+        default_user=None if actor is None or isinstance(actor, str) else actor,
+        default_change_reason=reason or "", default_date=now or timezone.now(),
+        custom_historical_attrs=history_attrs(kind, actor))
+    transaction.on_commit(functools.partial(count_write, kind, len(memories)))
 
 
 @tracing.write_span("create_memory")
@@ -275,7 +278,7 @@ def memory_create(*, actor=None, kind: str = ChangeKind.CREATE, reason: str = ""
             return existing, True
         if memory.context_from == context_service.CONVERSATION:
             memory.context = window.context()
-        _insert_with_history(memory, kind=kind, actor=actor, reason=reason)
+        _insert_with_history([memory], kind=kind, actor=actor, reason=reason)
         outbox.outbox_memory_event(memory, kind=kind, actor=actor, reason=reason)
         if supersedes:
             validity.supersede(newer=memory, older_ids=supersedes, actor=actor, reason=reason)
@@ -294,10 +297,9 @@ def memory_create_many(*, items: list[dict], actor=None, reason: str = "",
     All or nothing: the first invalid item raises (with ``index`` in the error) and nothing
     is written. An item in a conversation without ``context`` gets a server-built one from
     its neighbours in the batch and in the database, and the stored memories it neighbours
-    are rebuilt (``memories.services.context.batch_contexts``). One INSERT per 500 rows plus their history rows
-    (``memories.services.bulk_insert``); the Redis mirror is
-    written after commit in pipelined batches. Returns ``[(memory, deduplicated)]`` in
-    input order.
+    are rebuilt (``memories.services.context.batch_contexts``). One INSERT per 500 rows plus
+    their history rows (``_insert_with_history``); the Redis mirror is written after commit
+    in pipelined batches. Returns ``[(memory, deduplicated)]`` in input order.
     """
     now = timezone.now()
     built = []
@@ -331,17 +333,10 @@ def memory_create_many(*, items: list[dict], actor=None, reason: str = "",
         new.append(m)
         out.append((m, False))
     context_service.batch_contexts(new)
-    memories_create_with_history(
-        new, batch_size=500, default_change_reason=reason, default_date=now,
-        custom_historical_attrs={"kind": ChangeKind.CREATE, "changed_by": actor_name(actor)},
-        default_user=None if actor is None or isinstance(actor, str) else actor,
-    )
+    _insert_with_history(new, kind=ChangeKind.CREATE, actor=actor, reason=reason, now=now)
     outbox.outbox_memories_created(new, actor=actor, reason=reason)
     conflicts.propose(new, mode=conflicts.clean_mode(supersession), actor=actor)
     ids = [m.memory_id for m in new]
     # The instances are what committed (bulk_create): mirrored without reading them again.
     transaction.on_commit(lambda: sync_memories(ids, memories=new))
-    # bulk history rows send no signal: counted here (integrations/metrics/receivers.py
-    # counts every versioned write but a create).
-    transaction.on_commit(lambda: count_write(ChangeKind.CREATE, len(ids)))
     return out

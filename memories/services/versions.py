@@ -6,19 +6,10 @@ from django.utils import timezone
 
 from integrations.webhooks import outbox
 from memories.errors import NotFound
-from memories.history import actor_name
+from memories.history import history_stamp
 from memories.mirror import sync_after_commit
 from memories.models import Memory
 from memories.validation import MEMORY_ID_RE
-
-
-def stamp_change(memory: Memory, kind: str, actor, reason: str) -> None:
-    """Tell the history receiver what this save is (see memories.history)."""
-    memory._history_kind = kind
-    memory._history_actor = actor_name(actor)
-    memory._change_reason = reason or ""
-    if actor is not None and not isinstance(actor, str):
-        memory._history_user = actor
 
 
 def get_for_update(memory_id) -> Memory:
@@ -32,11 +23,17 @@ def get_for_update(memory_id) -> Memory:
 
 
 def save_version(memory: Memory, *, kind: str, actor, reason: str) -> Memory:
-    """Save ``memory`` as its next version of ``kind`` (a ChangeKind value)."""
+    """Save ``memory`` as its next version of ``kind`` (a ChangeKind value).
+
+    The version's reason and user go through simple-history's own ``_change_reason`` and
+    ``_history_user``; its kind and actor through ``history_stamp``."""
     memory.version += 1
     memory.updated_at = timezone.now()
-    stamp_change(memory, kind, actor, reason)
-    memory.save()
+    memory._change_reason = reason or ""
+    if actor is not None and not isinstance(actor, str):
+        memory._history_user = actor
+    with history_stamp(kind=kind, actor=actor):
+        memory.save()
     outbox.outbox_memory_event(memory, kind=kind, actor=actor, reason=reason)
     sync_after_commit(memory)
     return memory
