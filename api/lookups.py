@@ -6,6 +6,8 @@ from api.core import allowed_agent, allowed_namespace, require_every_agent
 from memories.errors import NotFound
 from memories.models import Conflict, Memory
 from memories.validation import MEMORY_ID_RE
+from recalls.models import RECALL_ID_RE, Recall
+from recalls.readers import recall_find
 from sessions.models import Session
 
 
@@ -42,3 +44,16 @@ def conflict_or_404(request, conflict_id: int) -> Conflict:
     if c is None or not allowed_namespace(request, c.user_id):
         raise NotFound(f"conflict {conflict_id} not found", field="conflict_id")
     return c
+
+
+def recall_or_404(request, recall_id: str) -> Recall:
+    """The traced recall ``recall_id`` (results and feedback prefetched; the log caught up
+    first), visible when its namespace is the token's and, for a token restricted to
+    agents, its agent is one of them or the token's user made it. Raises ``NotFound``
+    (field ``recall_id``)."""
+    recall = recall_find(recall_id) if RECALL_ID_RE.match(recall_id or "") else None
+    if recall is None or not allowed_namespace(request, recall.user_id) or not (
+            allowed_agent(request, recall.agent_id)
+            or recall.actor == request.user.get_username()):
+        raise NotFound(f"recall {recall_id!r} not found", field="recall_id")
+    return recall

@@ -12,12 +12,12 @@ from api.filters import Filters, parse_filters
 from api.pagination import MAX_LIMIT, cursor_page
 from api.schemas import READ, MatchMode, MemoryTypeName, errors, page_limit
 from api.search_schemas import AnalyzeOut, ProfilePageOut, RecallOut
-from integrations.metrics.registry import count_redis_error, observe_recall
-from memories import access, store
+from integrations.metrics.registry import count_redis_error
+from memories import store
 from memories.errors import InvalidInput
 from memories.validation import clean_identifier
+from recalls.act import recall_traced
 from search.index import fields as index_fields
-from search.memory_search import memory_search
 from search.models import RankingProfile
 from search.profiles import profile_resolve
 
@@ -81,24 +81,35 @@ def recall(request, payload: RecallIn):
         raise InvalidInput("types must be long_term, short_term or working", field="types")
     filters = recall_filters(request, payload)
     try:
-        found = memory_search(user_id=user_id, query=payload.query, limit=payload.limit,
-                              conversation_id=conversation_id, types=payload.types,
-                              profile=payload.profile, match_mode=payload.match_mode,
-                              include_superseded=payload.include_superseded, count_hits=True,
-                              **filters.search_args())
+        found, recall_id = recall_traced(
+            actor=request.user.get_username(), interface=client_interface(request),
+            user_id=user_id, query=payload.query, limit=payload.limit,
+            conversation_id=conversation_id, types=payload.types, profile=payload.profile,
+            match_mode=payload.match_mode, include_superseded=payload.include_superseded,
+            **filters.search_args())
     except store.RedisError as exc:
         count_redis_error("api")
         return redis_error_response(request, exc, "the search index (Redis)")
-    observe_recall(profile=found.profile, took_ms=found.took_ms, results=len(found.results))
-    access.recall_hits_record(user_id=user_id, memory_ids=[h.memory_id for h in found.results],
-                              counted=found.hits_counted)
     return {
+        "recall_id": recall_id,
         "results": [hit_out(h) for h in found.results],
         "match_mode_used": found.match_mode_used,
         "profile": found.profile,
         "time": found.time,
         "took_ms": found.took_ms,
     }
+
+
+# The clients name themselves in this header; their recalls are traced under that interface.
+CLIENT_HEADER = "X-Memory-Client"
+CLIENTS = ("python", "typescript", "langgraph")
+
+
+def client_interface(request) -> str:
+    """The interface a REST recall is traced under: the client named in ``X-Memory-Client``
+    (python, typescript, langgraph), else rest."""
+    named = request.headers.get(CLIENT_HEADER, "").strip().lower()
+    return named if named in CLIENTS else "rest"
 
 
 def recall_filters(request, payload: RecallIn) -> Filters:

@@ -50,6 +50,9 @@ class TimeRangeOut(Out):
 
 
 class RecallOut(Out):
+    # The recall's trace in the recall log (GET /recalls/{recall_id}); null when it was not
+    # traced (sampled out, or Redis refused the trace).
+    recall_id: str | None
     results: list[RecallHitOut]
     match_mode_used: MatchMode
     profile: str

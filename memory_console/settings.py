@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "search",
     "sessions",
     "lab",
+    "recalls",
     "operations",
     "accounts",
     "console",
@@ -242,6 +243,15 @@ MEMORY_ROW_CACHE_SECONDS = env_int("MEMORY_ROW_CACHE_SECONDS", 60)
 MEMORY_ROW_CACHE_VERIFY_SECONDS = float(os.environ.get("MEMORY_ROW_CACHE_VERIFY_SECONDS", "1"))
 # Recall hits are counted in Redis and folded into the database this often (memories.access).
 MEMORY_ACCESS_FOLD_SECONDS = env_int("MEMORY_ACCESS_FOLD_SECONDS", 30)
+# The recall log (recalls/log.py): the share of recalls traced (0..1; 0 turns it off), the
+# days a trace is kept, whether query text is dropped, and how often the worker moves the
+# buffered traces from Redis into the database (reading the log moves them too). At most
+# MEMORY_RECALL_LOG_BUFFER traces wait in Redis; beyond, the oldest are dropped and counted.
+MEMORY_RECALL_LOG_SAMPLE = float(os.environ.get("MEMORY_RECALL_LOG_SAMPLE", "1"))
+MEMORY_RECALL_LOG_DAYS = env_int("MEMORY_RECALL_LOG_DAYS", 30)
+MEMORY_RECALL_LOG_REDACT_QUERY = env_bool("MEMORY_RECALL_LOG_REDACT_QUERY", False)
+MEMORY_RECALL_LOG_FLUSH_SECONDS = env_int("MEMORY_RECALL_LOG_FLUSH_SECONDS", 10)
+MEMORY_RECALL_LOG_BUFFER = env_int("MEMORY_RECALL_LOG_BUFFER", 100000)
 # GET /index/health and the Index page serve drift computed at most this often (seconds);
 # every reindex and reconcile recomputes it (operations/drift_cache.py).
 MEMORY_DRIFT_CACHE_SECONDS = env_int("MEMORY_DRIFT_CACHE_SECONDS", 60)

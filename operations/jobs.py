@@ -79,6 +79,8 @@ PERIODIC_ACCESS_FOLD_ID = job_queue.job_id("periodic-access-fold")
 
 PERIODIC_EMBED_ID = job_queue.job_id("periodic-embed")
 
+PERIODIC_RECALL_LOG_ID = job_queue.job_id("periodic-recall-log")
+
 
 def periodic_reconcile_job() -> dict:
     """Reconcile, enqueue again webhook deliveries a dead worker or a lost enqueue left
@@ -100,6 +102,18 @@ def periodic_access_fold_job() -> dict:
         return {**access.access_fold(), "pruned": services.access_folds_prune()}
     finally:
         _schedule_next(periodic_access_fold_job)
+
+
+def periodic_recall_log_job() -> dict:
+    """Write the buffered recall traces to the database, delete those past the log's
+    retention (``recalls.log``), then schedule the next run. ``{"written", "expired"}``."""
+    from recalls import log as recall_log
+
+    try:
+        return {"written": recall_log.recall_log_flush(),
+                "expired": recall_log.recall_log_expire()}
+    finally:
+        _schedule_next(periodic_recall_log_job)
 
 
 def periodic_embed_job() -> dict:
@@ -133,6 +147,8 @@ def _periodic() -> dict:
         periodic_reconcile_job: (PERIODIC_RECONCILE_ID, settings.MEMORY_RECONCILE_EVERY_SECONDS),
         periodic_access_fold_job: (PERIODIC_ACCESS_FOLD_ID,
                                    settings.MEMORY_ACCESS_FOLD_SECONDS),
+        periodic_recall_log_job: (PERIODIC_RECALL_LOG_ID,
+                                  settings.MEMORY_RECALL_LOG_FLUSH_SECONDS),
     }
     every = embeddings.every_seconds()
     if every:
@@ -151,7 +167,7 @@ def _schedule_next(func) -> None:
 def schedule_periodic() -> None:
     """Schedule the next run of every periodic job (reconcile every
     ``MEMORY_RECONCILE_EVERY_SECONDS``, access-count fold every
-    ``MEMORY_ACCESS_FOLD_SECONDS``). A fixed job id per job keeps at most one pending run,
+    ``MEMORY_ACCESS_FOLD_SECONDS``, the recall log every ``MEMORY_RECALL_LOG_FLUSH_SECONDS``). A fixed job id per job keeps at most one pending run,
     however often this is called."""
     for func in _periodic():
         _schedule_next(func)

@@ -211,7 +211,8 @@ def test_the_worker_schedules_the_periodic_jobs_again_after_redis_lost_them(
     the suite's settings), is scheduled again by a worker that finds it missing."""
     from operations import jobs
 
-    wanted = {jobs.PERIODIC_RECONCILE_ID, jobs.PERIODIC_ACCESS_FOLD_ID}
+    wanted = {jobs.PERIODIC_RECONCILE_ID, jobs.PERIODIC_ACCESS_FOLD_ID,
+              jobs.PERIODIC_RECALL_LOG_ID}
     if encoder.model_available():
         wanted.add(jobs.PERIODIC_EMBED_ID)
     connection = job_queue.get_connection()

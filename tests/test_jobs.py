@@ -81,6 +81,7 @@ def test_it_keeps_one_run_of_each_periodic_job_scheduled(builtins):
     jobs.schedule_periodic()
     jobs.schedule_periodic()
     registry = ScheduledJobRegistry(queue=job_queue.get_queue("index"))
-    for job_id in (jobs.PERIODIC_RECONCILE_ID, jobs.PERIODIC_ACCESS_FOLD_ID):
+    for job_id in (jobs.PERIODIC_RECONCILE_ID, jobs.PERIODIC_ACCESS_FOLD_ID,
+                   jobs.PERIODIC_RECALL_LOG_ID):
         assert registry.get_job_ids().count(job_id) == 1
         registry.remove(job_id, delete_job=True)

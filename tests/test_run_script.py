@@ -81,9 +81,13 @@ def run_script(tmp_path):
     if keys:
         client.delete(*keys)
     # schedule_periodic put the periodic jobs on this Redis: no later test may meet them.
-    from operations.jobs import PERIODIC_ACCESS_FOLD_ID, PERIODIC_RECONCILE_ID
+    from operations.jobs import (
+        PERIODIC_ACCESS_FOLD_ID,
+        PERIODIC_RECALL_LOG_ID,
+        PERIODIC_RECONCILE_ID,
+    )
 
-    for job_id in (PERIODIC_RECONCILE_ID, PERIODIC_ACCESS_FOLD_ID):
+    for job_id in (PERIODIC_RECONCILE_ID, PERIODIC_ACCESS_FOLD_ID, PERIODIC_RECALL_LOG_ID):
         with contextlib.suppress(NoSuchJobError):
             Job.fetch(job_id, connection=job_queue.get_connection()).delete()
 

@@ -11,7 +11,7 @@ from accounts.roles import require_role
 from api.conflicts import conflict_out, conflict_page
 from api.core import ReasonIn, iso_or_none, require_agent, require_namespace
 from api.filters import parse_filters
-from api.lookups import conflict_or_404, memory_or_404, session_or_404
+from api.lookups import conflict_or_404, memory_or_404, recall_or_404, session_or_404
 from api.memories import (
     InvalidateIn,
     MemoryIn,
@@ -24,12 +24,14 @@ from api.memories import (
 from api.search import RecallIn, hit_out, recall_filters
 from api.sessions import ExtractIn, MessagesIn, SessionIn, SummariseIn, session_out
 from integrations.mcp.caller import user_id_or_default
-from integrations.metrics.registry import count_redis_error, observe_recall
+from integrations.metrics.registry import count_redis_error
 from memories import access, listing, services
 from memories.errors import InvalidInput
 from memories.models import Memory
 from memories.validation import clean_identifier, parse_iso_datetime
-from search.memory_search import memory_search
+from recalls.act import recall_traced
+from recalls.api import FeedbackIn, feedback_out
+from recalls.feedback import feedback_give
 from sessions import extract as session_extract
 from sessions import services as sessions
 from sessions.promote import message_promote
@@ -85,15 +87,13 @@ def search_memories(caller, **args) -> dict:
     conversation_id = clean_identifier(payload.conversation_id, "conversation_id",
                                        required=False)
     filters = recall_filters(caller, payload)
-    found = memory_search(user_id=user_id, query=payload.query, limit=payload.limit,
-                          conversation_id=conversation_id, types=payload.types,
-                          profile=payload.profile, match_mode=payload.match_mode,
-                          include_superseded=payload.include_superseded,
-                          count_hits=True, **filters.search_args())
-    observe_recall(profile=found.profile, took_ms=found.took_ms, results=len(found.results))
-    access.recall_hits_record(user_id=user_id, memory_ids=[h.memory_id for h in found.results],
-                              counted=found.hits_counted)
+    found, recall_id = recall_traced(
+        actor=caller.user.get_username(), interface="mcp", user_id=user_id,
+        query=payload.query, limit=payload.limit, conversation_id=conversation_id,
+        types=payload.types, profile=payload.profile, match_mode=payload.match_mode,
+        include_superseded=payload.include_superseded, **filters.search_args())
     return {
+        "recall_id": recall_id,
         "results": [_hit_summary(h) for h in found.results],
         "match_mode_used": found.match_mode_used, "profile": found.profile,
         "took_ms": found.took_ms,
@@ -261,3 +261,14 @@ def extract_memories(caller, *, session_id: str, dry_run: bool = True) -> dict:
     session_or_404(caller, session_id)
     return session_extract.session_extract(session_id=session_id, dry_run=payload.dry_run,
                                            actor=caller.user)
+
+
+def recall_feedback(caller, *, recall_id: str, **args) -> dict:
+    """As ``POST /recalls/{recall_id}/feedback``."""
+    require_role(caller.user, "viewer")
+    recall = recall_or_404(caller, recall_id)
+    payload = FeedbackIn.model_validate(args)
+    given, _created = feedback_give(
+        recall=recall, memory_id=payload.memory_id, actor=caller.user.get_username(),
+        grade=payload.grade, useful=payload.useful, note=payload.note)
+    return feedback_out(given)

@@ -18,6 +18,7 @@ from integrations.mcp.shapes import (
     AddMemoryOut,
     ConflictOut,
     ConflictPage,
+    FeedbackOut,
     Forgotten,
     MemoryOut,
     MemoryPage,
@@ -276,6 +277,22 @@ async def resolve_conflict(
     return await call_tool_body(bodies.resolve_conflict, **locals())
 
 
+async def recall_feedback(
+    recall_id: Annotated[str, Field(description="the recall_id search_memories answered")],
+    memory_id: MemoryId,
+    grade: Annotated[int | None, Field(description=(
+        "0 useless or wrong, 1 related, 2 helpful, 3 exactly what was needed; or give "
+        "useful instead"))] = None,
+    useful: Annotated[bool | None, Field(description=(
+        "true: it helped (grade 3); false: it did not (grade 0)"))] = None,
+    note: Annotated[str, Field(description="why, e.g. 'outdated: she moved in May'")] = "",
+) -> FeedbackOut:
+    """Say whether a recalled memory helped answer: call it after search_memories when a
+    result was wrong, stale or exactly right. Kept per caller (giving it again replaces
+    it); reviewers and the ranking lab read it."""
+    return await call_tool_body(bodies.recall_feedback, **locals())
+
+
 def _hints(*, read_only: bool, destructive: bool = False, idempotent: bool = False,
            title: str) -> ToolAnnotations:
     return ToolAnnotations(title=title, read_only_hint=read_only, destructive_hint=destructive,
@@ -297,4 +314,6 @@ TOOLS = [
     (list_conflicts, _hints(read_only=True, idempotent=True, title="Proposed supersessions")),
     (resolve_conflict, _hints(read_only=False, destructive=True,
                               title="Accept or reject a proposed supersession")),
+    (recall_feedback, _hints(read_only=False, idempotent=True,
+                             title="Say whether a recalled memory helped")),
 ]

@@ -81,6 +81,8 @@ class RecallHit(_Open):
 class SearchOut(_Open):
     """``POST /api/v1/recall``'s answer, each explanation summarised."""
 
+    recall_id: str | None = Field(description=(
+        "this recall's trace: pass it to recall_feedback; null when it was not traced"))
     results: list[RecallHit]
     match_mode_used: str
     profile: str
@@ -190,3 +192,16 @@ class AddMemoryOut(MemoryOut):
     memories: list[MemoryOut] | None = None
     inferred: bool | None = None
     method: str | None = None
+
+
+class FeedbackOut(_Open):
+    """``POST /api/v1/recalls/{recall_id}/feedback``'s answer."""
+
+    id: int
+    recall_id: str
+    memory_id: str
+    actor: str
+    grade: int = Field(description="0 (useless or wrong) .. 3 (exactly what was needed)")
+    note: str
+    created_at: str
+    updated_at: str

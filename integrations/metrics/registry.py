@@ -101,6 +101,21 @@ def observe_llm_call(*, purpose: str, outcome: str, seconds: float) -> None:
     LLM_CALLS.labels(purpose=purpose, outcome=outcome).observe(seconds)
 
 
+RECALL_LOG = Counter(
+    "recall_log_traces", "Recall traces, by outcome: buffered (in Redis), written (to the "
+    "database), dropped (the buffer was full), failed (Redis refused the trace: the recall "
+    "stood, untraced).", ["outcome"], namespace=NAMESPACE)
+
+RECALL_LOG_OUTCOMES = ("buffered", "written", "dropped", "failed")
+for _outcome in RECALL_LOG_OUTCOMES:
+    RECALL_LOG.labels(outcome=_outcome)
+
+
+def count_recall_log(outcome: str, n: int = 1) -> None:
+    """``n`` recall traces of ``outcome`` (one of ``RECALL_LOG_OUTCOMES``)."""
+    RECALL_LOG.labels(outcome=outcome).inc(n)
+
+
 def count_redis_error(where: str) -> None:
     """A Redis error at ``where`` (a short fixed name: ``api``, ``mirror``, ``recall_hits``)."""
     REDIS_ERRORS.labels(where=where).inc()

@@ -10,8 +10,8 @@ from console.namespaces import namespaces_missing, no_such_namespace
 from console.pages import render_page, role_required
 from memories import store
 from memories.errors import ServiceError
+from recalls.act import recall_traced
 from search.forms import SearchForm
-from search.memory_search import memory_search
 
 
 def _moment(epoch: float | None) -> dt.datetime | None:
@@ -27,7 +27,7 @@ def search_page(request):
 
     Unlike the API's recall, a reviewer's search does not bump ``access_count`` /
     ``accessed_at``: those feed the agents' recency ranking, and an audit must not change
-    what it observes.
+    what it observes. It is traced in the recall log (interface ``console``).
     """
     submitted = "user_id" in request.GET or "q" in request.GET
     form = SearchForm(request.GET if submitted else None)
@@ -36,7 +36,8 @@ def search_page(request):
         if form.is_valid():
             data = form.cleaned_data
             try:
-                found = memory_search(
+                found, _ = recall_traced(
+                    actor=request.user.get_username(), interface="console", count_hits=False,
                     user_id=data["user_id"],
                     query=data["q"],
                     limit=data["limit"],

@@ -724,6 +724,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/recalls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Recalls
+         * @description A namespace's traced recalls, newest first: ``{"recalls", "next_cursor"}``.
+         *     ``since`` (inclusive) and ``until`` (exclusive) bound the recall's time (ISO 8601);
+         *     ``q`` keeps recalls whose query holds every word; ``interface`` one of rest, mcp,
+         *     console, python, typescript, langgraph.
+         */
+        get: operations["recalls_api_list_recalls"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/recalls/{recall_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Recall
+         * @description One traced recall: what it was asked, by whom, and what it answered, in order.
+         */
+        get: operations["recalls_api_get_recall"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/recalls/{recall_id}/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give Feedback
+         * @description Say whether one result of a recall helped: ``grade`` 0..3 or ``useful`` true|false
+         *     (3 or 0), and a ``note``. One per result and actor: giving it again replaces it.
+         */
+        post: operations["recalls_api_give_feedback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/reindex": {
         parameters: {
             query?: never;
@@ -1640,6 +1704,45 @@ export interface components {
              * @enum {string}
              */
             method: "local" | "llm";
+        };
+        /** FeedbackIn */
+        FeedbackIn: {
+            /** Grade */
+            grade?: number | null;
+            /** Memory Id */
+            memory_id: string;
+            /**
+             * Note
+             * @default
+             */
+            note: string;
+            /** Useful */
+            useful?: boolean | null;
+        };
+        /** FeedbackOut */
+        FeedbackOut: {
+            /** Actor */
+            actor: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Grade */
+            grade: number;
+            /** Id */
+            id: number;
+            /** Memory Id */
+            memory_id: string;
+            /** Note */
+            note: string;
+            /** Recall Id */
+            recall_id: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
         };
         /**
          * HealthOut
@@ -2586,11 +2689,75 @@ export interface components {
             match_mode_used: "any" | "all" | "all_then_any";
             /** Profile */
             profile: string;
+            /** Recall Id */
+            recall_id: string | null;
             /** Results */
             results: components["schemas"]["RecallHitOut"][];
             time: components["schemas"]["TimeRangeOut"] | null;
             /** Took Ms */
             took_ms: number;
+        };
+        /** RecallPageOut */
+        RecallPageOut: {
+            /** Next Cursor */
+            next_cursor: string | null;
+            /** Recalls */
+            recalls: components["schemas"]["RecallTraceOut"][];
+        };
+        /** RecallResultOut */
+        RecallResultOut: {
+            /** Explain */
+            explain: {
+                [key: string]: unknown;
+            };
+            /** Memory Id */
+            memory_id: string;
+            /** Rank */
+            rank: number;
+            /** Score */
+            score: number;
+            /** Version */
+            version: number;
+        };
+        /** RecallTraceOut */
+        RecallTraceOut: {
+            /** Actor */
+            actor: string;
+            /** Agent Id */
+            agent_id: string | null;
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Feedback */
+            feedback: components["schemas"]["FeedbackOut"][];
+            /** Filters */
+            filters: {
+                [key: string]: unknown;
+            };
+            /** Id */
+            id: string;
+            /** Interface */
+            interface: string;
+            /** Match Mode */
+            match_mode: string;
+            /** Profile */
+            profile: string;
+            /** Profile Version */
+            profile_version: number | null;
+            /** Query */
+            query: string;
+            /** Results */
+            results: components["schemas"]["RecallResultOut"][];
+            /** Time Range */
+            time_range: {
+                [key: string]: unknown;
+            } | null;
+            /** Took Ms */
+            took_ms: number;
+            /** User Id */
+            user_id: string;
         };
         /** ReindexIn */
         ReindexIn: {
@@ -5755,6 +5922,193 @@ export interface operations {
             };
             /** @description Service Unavailable */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    recalls_api_list_recalls: {
+        parameters: {
+            query: {
+                user_id: string;
+                agent_id?: string | null;
+                actor?: string | null;
+                interface?: string | null;
+                since?: string | null;
+                until?: string | null;
+                q?: string;
+                cursor?: string | null;
+                /** @description page size, 1..500 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecallPageOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    recalls_api_get_recall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                recall_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecallTraceOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    recalls_api_give_feedback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                recall_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FeedbackIn"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedbackOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
