@@ -2,6 +2,7 @@
 extra, a LangGraph ``BaseStore`` backed by it (``memory_console_client.langgraph``)."""
 
 from ._http import RetryPolicy
+from ._recall_log_calls import Feedback, RecallTrace, TraceResult
 from .client import AsyncMemoryConsole, MemoryConsole
 from .errors import (
     ApiError,
@@ -24,7 +25,8 @@ from .models import (
 )
 
 __all__ = [
-    "ApiError", "AsyncMemoryConsole", "BadRequest", "Conflict", "Forbidden", "Memory",
-    "MemoryConsole", "MemoryConsoleError", "NotFound", "Page", "PayloadTooLarge", "Proposal",
-    "RecallHit", "RecallResult", "RetryPolicy", "TransportError", "Unauthorized", "Unavailable",
+    "ApiError", "AsyncMemoryConsole", "BadRequest", "Conflict", "Feedback", "Forbidden",
+    "Memory", "MemoryConsole", "MemoryConsoleError", "NotFound", "Page", "PayloadTooLarge",
+    "Proposal", "RecallHit", "RecallResult", "RecallTrace", "RetryPolicy", "TraceResult",
+    "TransportError", "Unauthorized", "Unavailable",
 ]

@@ -14,13 +14,14 @@ from typing import Any
 from . import models as m
 from ._answers import _job_or_plan, _none, _one, _page, _raw
 from ._http import Call, compact, iso, seg
+from ._recall_log_calls import RecallLogCalls
 from ._session_endpoints import SessionEndpoints
 from ._webhook_endpoints import WebhookEndpoints
 
 
-class Endpoints(SessionEndpoints, WebhookEndpoints):
-    """The API's calls (see the README for what each does); the session and webhook calls
-    are inherited."""
+class Endpoints(SessionEndpoints, WebhookEndpoints, RecallLogCalls):
+    """The API's calls (see the README for what each does); the session, webhook and recall
+    log calls are inherited."""
 
     def _run(self, call: Call) -> Any:  # pragma: no cover - provided by the clients
         raise NotImplementedError

@@ -28,9 +28,14 @@ def _base_url(url: str) -> str:
     return url if url.endswith("/api/v1") else url + "/api/v1"
 
 
-def _headers(token: str) -> dict[str, str]:
+# The header a client names itself in: the server's recall log traces a recall under that
+# interface (python, typescript, langgraph), so the log tells which client asked.
+CLIENT_HEADER = "X-Memory-Client"
+
+
+def _headers(token: str, client_name: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}", "Accept": "application/json",
-            "User-Agent": "memory-console-client/0.1"}
+            "User-Agent": "memory-console-client/0.1", CLIENT_HEADER: client_name}
 
 
 def _next_cursor(page: Page, seen: set[str]) -> str | None:
@@ -47,13 +52,16 @@ class MemoryConsole(Endpoints):
     """Sync client. ``base_url`` is the server (``http://host:8000``, with or without
     ``/api/v1``); ``token`` a bearer API token; ``retry`` how idempotent calls retry;
     ``http_client`` an httpx.Client of your own (its base URL and headers are left alone;
-    you close it)."""
+    you close it); ``client_name`` is sent as ``X-Memory-Client`` on every request (the
+    interface the server's recall log traces its recalls under: ``python``, or
+    ``langgraph`` for the LangGraph store)."""
 
     def __init__(self, base_url: str, token: str, *, timeout: float = DEFAULT_TIMEOUT,
-                 retry: RetryPolicy | None = None, http_client: httpx.Client | None = None):
+                 retry: RetryPolicy | None = None, http_client: httpx.Client | None = None,
+                 client_name: str = "python"):
         self.retry = retry or RetryPolicy()
         self._base = _base_url(base_url)
-        self._headers = _headers(token)
+        self._headers = _headers(token, client_name)
         self._owns_http = http_client is None
         self._http = http_client or httpx.Client(timeout=timeout)
 
@@ -103,10 +111,10 @@ class AsyncMemoryConsole(Endpoints):
 
     def __init__(self, base_url: str, token: str, *, timeout: float = DEFAULT_TIMEOUT,
                  retry: RetryPolicy | None = None,
-                 http_client: httpx.AsyncClient | None = None):
+                 http_client: httpx.AsyncClient | None = None, client_name: str = "python"):
         self.retry = retry or RetryPolicy()
         self._base = _base_url(base_url)
-        self._headers = _headers(token)
+        self._headers = _headers(token, client_name)
         self._owns_http = http_client is None
         self._http = http_client or httpx.AsyncClient(timeout=timeout)
 

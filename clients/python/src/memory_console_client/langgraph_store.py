@@ -157,6 +157,8 @@ class MemoryConsoleStore(BaseStore):
         self.profile = profile
         self.ttl_config = ttl
         self.agent_id, self.run_id = agent_id, run_id
+        # Its recalls are traced under the interface "langgraph" (X-Memory-Client).
+        client_options.setdefault("client_name", "langgraph")
         self.client = MemoryConsole(base_url, token, **client_options)
         self.aclient = AsyncMemoryConsole(base_url, token, **client_options)
 

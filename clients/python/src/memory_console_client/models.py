@@ -100,12 +100,14 @@ class RecallHit(Model):
 
 class RecallResult(Model):
     """``POST /recall``: hits sorted by final score (ties by ``memory_id``), the match mode
-    used and the profile's name; ``took_ms`` in milliseconds."""
+    used and the profile's name; ``took_ms`` in milliseconds; ``recall_id`` names its trace
+    in the recall log (for ``recall_feedback``), None when it was not traced."""
 
     results: list[RecallHit]
     match_mode_used: str
     profile: str
     took_ms: float
+    recall_id: str | None = None
 
 
 class Proposal(Model):
