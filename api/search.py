@@ -83,6 +83,7 @@ def recall(request, payload: RecallIn):
     try:
         found, recall_id = recall_traced(
             actor=request.user.get_username(), interface=client_interface(request),
+            token_id=getattr(request, "token_pk", None),
             user_id=user_id, query=payload.query, limit=payload.limit,
             conversation_id=conversation_id, types=payload.types, profile=payload.profile,
             match_mode=payload.match_mode, include_superseded=payload.include_superseded,

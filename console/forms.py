@@ -181,3 +181,16 @@ class AuditFilterForm(PagedFilterForm):
         out.pop("page", None)
         return out
 
+
+
+class UsageForm(forms.Form):
+    """The Usage page's filters: a namespace (empty: every one) and how many days back."""
+
+    DAYS = (7, 14, 30)
+
+    namespace = NamespaceField(name="namespace", label="Namespace")
+    days = forms.TypedChoiceField(choices=[(d, f"last {d} days") for d in DAYS], coerce=int,
+                                  required=False, empty_value=14, label="Days")
+
+    def clean_days(self):
+        return self.cleaned_data.get("days") or 14

@@ -1,4 +1,4 @@
-"""Pages that span capabilities (overview, activity), included at the root:
+"""Pages that span capabilities (overview, activity, usage), included at the root:
 ``path("", include("console.urls"))``. Each app names its own pages in its own ``urls.py``
 and URL namespace (``memories``, ``sessions``, ``search``, ``lab``, ``operations``,
 ``accounts``, ``integrations``).
@@ -6,11 +6,12 @@ and URL namespace (``memories``, ``sessions``, ``search``, ``lab``, ``operations
 
 from django.urls import path
 
-from console.views import activity, overview
+from console.views import activity, overview, usage
 
 app_name = "console"
 
 urlpatterns = [
     path("", overview.overview, name="overview"),
     path("activity/", activity.activity, name="activity"),
+    path("usage/", usage.usage_page, name="usage"),
 ]

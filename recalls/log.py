@@ -74,10 +74,12 @@ def _result(rank: int, hit, redact: bool) -> dict:
 
 
 def recall_log(*, found: SearchResult, user_id: str, actor: str, interface: str,
-               query: str, agents: list[str], filters: dict) -> str | None:
+               query: str, agents: list[str], filters: dict,
+               token_id: int | None = None) -> str | None:
     """Buffer the trace of one recall of namespace ``user_id`` that answered ``found``.
 
-    ``actor``: the username of the token's (or console session's) user; ``interface`` one
+    ``actor``: the username of the token's (or console session's) user; ``token_id`` the
+    API token's id (None: the console); ``interface`` one
     of ``INTERFACES``; ``agents`` the agents the recall kept (the trace's ``agent_id`` is
     the one agent when it names exactly one, else none); ``filters`` the filters and options
     it applied, JSON-ready. Returns the ``recall_id``, or None when this recall is not
@@ -89,7 +91,7 @@ def recall_log(*, found: SearchResult, user_id: str, actor: str, interface: str,
     recall_id = new_recall_id()
     record = {
         "recall_id": recall_id, "at": dt.datetime.now(dt.UTC).isoformat(),
-        "user_id": user_id, "actor": actor, "interface": interface,
+        "user_id": user_id, "actor": actor, "token_id": token_id, "interface": interface,
         "agent_id": agents[0] if len(agents) == 1 else "",
         # NUL: no PostgreSQL text holds it.
         "query": "" if redact else query.replace("\x00", "\ufffd"), "filters": filters, "time_range": found.time,
@@ -170,7 +172,7 @@ def _profile_versions(records: list[dict]) -> None:
                 r["profile_version"] = bisect.bisect_right(dates, r["at"]) or None
 
 
-FIELDS = ("recall_id", "at", "user_id", "actor", "agent_id", "interface", "query", "filters",
+FIELDS = ("recall_id", "at", "user_id", "actor", "token_id", "agent_id", "interface", "query", "filters",
           "time_range", "profile", "profile_version", "match_mode", "took_ms")
 
 

@@ -23,6 +23,8 @@ class Recall(models.Model):
     at = models.DateTimeField()
     user_id = models.CharField(max_length=128)  # the namespace
     actor = models.CharField(max_length=150)  # the token's (or console user's) username
+    # The API token (accounts.ApiToken's id) the recall came with; null from the console.
+    token_id = models.PositiveIntegerField(null=True, blank=True)
     agent_id = models.CharField(max_length=128, blank=True, default="")  # "": none named
     interface = models.CharField(max_length=16)
     query = models.TextField(blank=True, default="")
@@ -43,7 +45,7 @@ class Recall(models.Model):
             models.Index(fields=["user_id", "-at", "-recall_id"], name="recall_ns_at"),
             models.Index(fields=["actor", "-at"], name="recall_actor_at"),
             models.Index(fields=["agent_id", "-at"], name="recall_agent_at"),
-            models.Index(fields=["at"], name="recall_at"),
+            models.Index(fields=["at", "took_ms"], name="recall_at"),
         ]
 
     def __str__(self) -> str:

@@ -88,7 +88,8 @@ def search_memories(caller, **args) -> dict:
                                        required=False)
     filters = recall_filters(caller, payload)
     found, recall_id = recall_traced(
-        actor=caller.user.get_username(), interface="mcp", user_id=user_id,
+        actor=caller.user.get_username(), interface="mcp", token_id=caller.token_pk,
+        user_id=user_id,
         query=payload.query, limit=payload.limit, conversation_id=conversation_id,
         types=payload.types, profile=payload.profile, match_mode=payload.match_mode,
         include_superseded=payload.include_superseded, **filters.search_args())

@@ -33,6 +33,7 @@ class Caller:
     token_namespaces: list[str] = field(default_factory=list)
     token_agents: list[str] = field(default_factory=list)
     default_namespace: str | None = None
+    token_pk: int | None = None  # the API token's id (the recall log's per-token usage)
 
 
 _token: contextvars.ContextVar[str] = contextvars.ContextVar("mcp_token", default="")
@@ -51,7 +52,7 @@ def caller_for_token(token: str) -> Caller | None:
     only = namespaces[0] if len(namespaces) == 1 else None
     return Caller(user=copy.copy(row.user), token_namespaces=namespaces,
                   token_agents=list(row.agents),
-                  default_namespace=_named_default.get() or only)
+                  default_namespace=_named_default.get() or only, token_pk=row.pk)
 
 
 def use_token(token: str) -> contextvars.Token:
