@@ -43,6 +43,11 @@ export type Session = Answer<"/api/v1/sessions/{session_id}", "get">;
 export type SessionItem = ItemOf<Answer<"/api/v1/sessions", "get">, "sessions">;
 export type Namespace = ItemOf<Answer<"/api/v1/namespaces", "get">, "namespaces">;
 export type Proposal = ItemOf<Answer<"/api/v1/conflicts", "get">, "conflicts">;
+/** A traced recall: who asked what, through which interface, and what it answered, in order. */
+export type RecallTrace = Answer<"/api/v1/recalls/{recall_id}", "get">;
+export type RecallTraceItem = ItemOf<Answer<"/api/v1/recalls", "get">, "recalls">;
+/** One actor's feedback on one result of a recall (`grade` 0..3). */
+export type RecallFeedback = Answer<"/api/v1/recalls/{recall_id}/feedback", "post">;
 
 export type RememberOptions = Options<Body<"/api/v1/memories", "post">, "user_id" | "content">;
 export type UpdateOptions = Options<Body<"/api/v1/memories/{memory_id}", "patch">>;
@@ -55,6 +60,13 @@ export type SessionOptions = Options<Body<"/api/v1/sessions", "post">, "user_id"
 export type ContextOptions = Options<Query<"/api/v1/sessions/{session_id}/context", "get">>;
 export type PromoteOptions = Options<
   Body<"/api/v1/sessions/{session_id}/messages/{seq}/promote", "post">
+>;
+/** `since` / `until` bound the recall's time; `q` keeps recalls whose query holds every word. */
+export type RecallsOptions = Options<Query<"/api/v1/recalls", "get">, "user_id">;
+/** Exactly one of `grade` (0..3) or `useful` (true: 3, false: 0), and an optional `note`. */
+export type FeedbackOptions = Options<
+  Body<"/api/v1/recalls/{recall_id}/feedback", "post">,
+  "memory_id"
 >;
 type Paging = { cursor?: string | null; limit?: number };
 
@@ -89,6 +101,8 @@ export class MemoryConsole {
     this.transport = {
       base: root.endsWith("/api/v1") ? root : `${root}/api/v1`,
       headers: {
+        // The recall log traces this client's recalls under the interface it names here.
+        "X-Memory-Client": "typescript",
         ...options.headers,
         Authorization: `Bearer ${token}`,
         Accept: "application/json",
@@ -244,6 +258,40 @@ export class MemoryConsole {
   recall(userId: string, query: string, options: RecallOptions = {}): Promise<RecallResult> {
     const body = { ...fields(options), user_id: userId, query };
     return this.run({ method: "POST", path: "/recall", body, idempotent: true });
+  }
+
+  // the recall log -----------------------------------------------------------------------
+
+  /**
+   * `GET /recalls`: one page of a namespace's traced recalls, newest first (`limit` 1..500).
+   * Filters: `agentId`, `actor`, `interface` (rest, mcp, console, python, typescript,
+   * langgraph), `since` (inclusive) / `until` (exclusive) as `Date` or ISO 8601, `q`.
+   */
+  async recalls(userId: string, options: RecallsOptions = {}): Promise<Page<RecallTraceItem>> {
+    const query = { ...(fields(options) as Record<string, QueryValue>), user_id: userId };
+    const answer = await this.run({ method: "GET", path: "/recalls", query, idempotent: true });
+    return pageOf<RecallTraceItem>(answer, "recalls");
+  }
+
+  /** `GET /recalls/{id}`: one trace, its results in order and every actor's feedback. */
+  getRecall(recallId: string): Promise<RecallTrace> {
+    return this.run({ method: "GET", path: `/recalls/${seg(recallId)}`, idempotent: true });
+  }
+
+  /**
+   * `POST /recalls/{id}/feedback`: whether result `memoryId` of a recall (its `recall_id`)
+   * helped: `grade` 0..3 or `useful`, and a `note`. Kept per actor (the token's user): giving
+   * it again replaces it, so it is retried. A memory that was not among the recall's results
+   * rejects with `BadRequestError` (`field` memory_id); an unknown recall `NotFoundError`.
+   */
+  recallFeedback(
+    recallId: string,
+    memoryId: string,
+    options: FeedbackOptions,
+  ): Promise<RecallFeedback> {
+    const body = { ...fields(options), memory_id: memoryId };
+    const path = `/recalls/${seg(recallId)}/feedback`;
+    return this.run({ method: "POST", path, body, idempotent: true });
   }
 
   // the review queue of proposed supersessions ------------------------------------------

@@ -8,7 +8,9 @@ import {
   MemoryConsole,
   NotFoundError,
   type Memory,
+  type RecallFeedback,
   type RecallResult,
+  type RecallTrace,
 } from "memory-console-client";
 
 export async function typedExample(mc: MemoryConsole): Promise<string[]> {
@@ -30,6 +32,17 @@ export async function typedExample(mc: MemoryConsole): Promise<string[]> {
     includeSuperseded: false,
   });
   const scores: number[] = found.results.map((hit) => hit.score);
+  const recallId: string | null = found.recall_id;
+  if (recallId) {
+    const trace: RecallTrace = await mc.getRecall(recallId);
+    const ranks: number[] = trace.results.map((r) => r.rank);
+    const given: RecallFeedback = await mc.recallFeedback(recallId, id, { grade: 2, note: "ok" });
+    await mc.recallFeedback(recallId, id, { useful: false });
+    const listed = await mc.recalls("alice", { interface: "typescript", since: new Date(0) });
+    void [ranks, given.grade, listed.items.map((t) => t.interface)];
+    // @ts-expect-error: grade is a number
+    await mc.recallFeedback(recallId, id, { grade: "2" });
+  }
 
   const memory: Memory = await mc.update(id, { content: "Alice prefers black tea", version: 1 });
   const page = await mc.listMemories("alice", { limit: 2, metadata: { turn: 3 } });
