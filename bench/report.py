@@ -35,6 +35,8 @@ BENCHES = [
      "load?"),
     ("recall_validity", "bench/recall_validity.py",
      "What does the serving index's validity filter cost?"),
+    ("recall_log", "bench/recall_log.py",
+     "What does tracing every recall cost over HTTP, and how fast does the log grow?"),
     ("namespaces", "bench/namespaces.py",
      "How much memory do many small namespaces take in one process?"),
     ("ingest", "bench/ingest.py",

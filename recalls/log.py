@@ -61,12 +61,24 @@ def _sampled() -> bool:
     return share >= 1 or (share > 0 and random.random() < share)  # noqa: S311 - sampling
 
 
+def _figure(value: float) -> float:
+    """An explain figure as the trace keeps it: 4 significant digits (it is read by people;
+    the score itself is kept whole)."""
+    return float(f"{value:.4g}")
+
+
 def _result(rank: int, hit, redact: bool) -> dict:
+    """One result as the trace keeps it: the explain's figures only where they say
+    something (no semantic part: absent; a time factor of 1: absent)."""
     e = hit.explain
-    explain = {"bm25": e.bm25, "relevance": e.relevance, "recency": e.recency,
-               "importance": e.importance, "semantic": e.semantic, "time": e.time}
+    explain = {"bm25": _figure(e.bm25), "relevance": _figure(e.relevance),
+               "recency": _figure(e.recency), "importance": _figure(e.importance)}
+    if e.semantic is not None:
+        explain["semantic"] = _figure(e.semantic)
+    if e.time != 1.0:
+        explain["time"] = _figure(e.time)
     if not redact:
-        explain["terms"] = e.terms
+        explain["terms"] = {term: _figure(share) for term, share in e.terms.items()}
         if e.context_terms:
             explain["context_terms"] = e.context_terms
     return {"memory_id": hit.memory_id, "rank": rank, "version": hit.version,
