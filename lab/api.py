@@ -100,8 +100,13 @@ class JudgmentIn(Strict):
 class QuerySetIn(Strict):
     name: str
     user_id: str
-    queries: list[str]
+    # Required unless ``from_feedback`` (then left out: the set's queries are the namespace's
+    # logged queries that received recall feedback, most graded first).
+    queries: list[str] | None = None
     notes: dict[str, str] | None = None  # {query: note}, each query one of ``queries``
+    from_feedback: bool = False
+    # With ``from_feedback``: at most this many queries (default and bound QUERIES_MAX).
+    limit: int | None = Field(default=None, ge=1, le=lab_evaluation.QUERIES_MAX)
 
 
 class QuerySetPatch(Strict):
@@ -116,6 +121,8 @@ class RunIn(Strict):
     query_set: int
     profiles: list[str]
     k: int = 10
+    # Whose grades are the gains: "" every reviewer's (mean), a reviewer's name, or "agent
+    # feedback" (lab.judgments.AGENT_FEEDBACK): the agents' recall feedback.
     reviewer: str = ""
 
 
@@ -284,8 +291,22 @@ def list_querysets(request, cursor: str | None = None, limit: int = page_limit(1
 
 @router.post("/query-sets", response={201: QuerySetOut, **errors(*WRITE, 409)})
 def create_queryset(request, payload: QuerySetIn):
+    """Create a query set (editor): ``{"name", "user_id", "queries", "notes"?}``, or
+    ``{"name", "user_id", "from_feedback": true, "limit"?}`` for the namespace's logged
+    queries that received recall feedback, most graded first (400 ``user_id`` when none
+    did; 400 ``queries`` when both are given), to run with the rater "agent feedback"."""
     _require_lab_sets(request)
-    qs = lab_query_sets.queryset_create(actor=request.user, **_body(payload))
+    data = _body(payload)
+    from_feedback, limit = data.pop("from_feedback"), data.pop("limit")
+    if from_feedback:
+        if data.pop("queries") is not None:
+            raise InvalidInput("give queries or from_feedback, not both", field="queries")
+        qs = lab_query_sets.queryset_from_feedback(
+            actor=request.user, limit=limit or lab_evaluation.QUERIES_MAX, **data)
+    elif limit is not None:
+        raise InvalidInput("limit goes with from_feedback", field="limit")
+    else:
+        qs = lab_query_sets.queryset_create(actor=request.user, **data)
     return Status(201, queryset_out(qs))
 
 
@@ -329,7 +350,9 @@ def list_runs(request, cursor: str | None = None, limit: int = page_limit(100, M
 
 @router.post("/runs", response={201: RunOut, **errors(*WRITE, 404, 429, 503)})
 def create_run(request, payload: RunIn):
-    """Evaluate profiles over a query set with the judgments; the saved run is immutable."""
+    """Evaluate profiles over a query set with the judgments as gains (``reviewer``: blank
+    every reviewer's mean, a reviewer's name, or ``"agent feedback"`` the agents' recall
+    feedback, one rounded mean grade per query and memory); the saved run is immutable."""
     _require_lab_sets(request)
     try:
         run = lab_runs.run_create(actor=request.user, **_body(payload))

@@ -4,6 +4,7 @@ from django import forms
 
 from console.forms import NamespaceField
 from lab import evaluation as lab_evaluation
+from lab.judgments import AGENT_FEEDBACK
 from lab.models import EvalRun, QuerySet
 from search import profile_services
 from search.forms import RecallFilterFields
@@ -238,8 +239,15 @@ class RunForm(forms.Form):
         initial=10,
         widget=forms.NumberInput(attrs={"class": "narrow"}),
     )
+    # Optional in a post (older clients of this form send none): absent = judgments.
+    rater = forms.ChoiceField(
+        required=False, label="Gains from", initial="judgments",
+        choices=[("judgments", "Human judgments"), ("agent", "Agent feedback")],
+        help_text="Agent feedback: the grades agents gave recalled results of these queries "
+                  "(per result, the mean of their latest grades, rounded).")
     reviewer = forms.CharField(
-        required=False, max_length=150, help_text="Blank: every reviewer's grades, averaged."
+        required=False, max_length=150,
+        help_text="Human judgments: one reviewer's, or blank for every reviewer's, averaged."
     )
 
     def __init__(self, *args, **kwargs):
@@ -247,6 +255,30 @@ class RunForm(forms.Form):
         self.fields["profiles"].choices = [
             (n, n) for n in RankingProfile.objects.values_list("name", flat=True)
         ]
+
+    def reviewer_name(self) -> str:
+        """The run's ``reviewer``: ``AGENT_FEEDBACK`` for the rater agent feedback."""
+        if self.cleaned_data.get("rater") == "agent":
+            return AGENT_FEEDBACK
+        return self.cleaned_data["reviewer"].strip()
+
+
+class FeedbackQuerySetForm(forms.Form):
+    """A query set of a namespace's logged queries that received recall feedback."""
+
+    name = forms.CharField(max_length=100)
+    user_id = NamespaceField(required=True, must_exist=True, label="User")
+    limit = forms.IntegerField(
+        required=False, min_value=1, max_value=lab_evaluation.QUERIES_MAX,
+        label="At most", help_text="Queries, most graded first (blank: "
+                                   f"{lab_evaluation.QUERIES_MAX}).",
+        widget=forms.NumberInput(attrs={"class": "narrow"}))
+    # Tells this form's post from the query list's on the same page.
+    from_feedback = forms.CharField(widget=forms.HiddenInput, initial="1")
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("prefix", "fb")
+        super().__init__(*args, **kwargs)
 
 
 class RunCompareForm(forms.Form):

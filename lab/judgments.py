@@ -1,8 +1,10 @@
 """Judgments: a reviewer's graded relevance (0-3) of a memory for a query; writer and readers,
-the CSV export and import, and the raters' agreement."""
+the CSV export and import, the raters' agreement, and the agents' recall feedback read as
+one more rater ("agent feedback")."""
 
 import csv
 import io
+import math
 from collections.abc import Iterable, Iterator
 
 from django.db import transaction
@@ -16,7 +18,12 @@ from memories.history import actor_name
 from memories.models import Memory
 from memories.services.audit import audit_record
 from memories.validation import MEMORY_ID_RE, clean_identifier
+from recalls.readers import feedback_for
 from search import agreement
+
+# The rater whose grades are the agents' recall feedback (recalls.models.RecallFeedback), as
+# a run's ``reviewer``. A space: no username holds one, so no reviewer is ever taken for it.
+AGENT_FEEDBACK = "agent feedback"
 
 
 @transaction.atomic
@@ -86,6 +93,36 @@ def judgment_gains(*, user_id: str, query: str) -> dict[str, float]:
         r["memory_id"]: float(r["grade"])
         for r in rows.values("memory_id").annotate(grade=Avg("grade")).order_by()
     }
+
+
+def feedback_grades(*, user_id: str, queries: Iterable[str]) -> dict[str, dict[str, float]]:
+    """The rater "agent feedback": ``{query: {memory_id: grade}}`` for ``queries`` of
+    namespace ``user_id`` (white space collapsed, as judgments key a query), from the recall
+    feedback on them; a query without feedback is left out.
+
+    One grade per (query, memory): each actor's latest grade of that memory for that query
+    (an agent that recalled the same query ten times counts once, with what it said last),
+    then the mean over the actors, rounded half up to a whole grade. Rounded so the rater
+    speaks the judgments' 0..3 scale: a memory counts as relevant (grade > 0, P@k, recall@k,
+    MRR) when the actors lean that way on the whole, not because one of many gave it a 1,
+    and its nDCG gain is a grade a reviewer could have given. One read of the namespace's
+    feedback (its queries are compared after collapsing white space)."""
+    wanted = {" ".join(q.split()) for q in queries}
+    latest: dict[tuple[str, str, str], int] = {}
+    rows = (feedback_for(user_id).order_by("updated_at", "id")
+            .values_list("query", "memory_id", "actor", "grade"))
+    for query, memory_id, actor, grade in rows.iterator(chunk_size=2000):
+        query = " ".join(query.split())
+        if query in wanted:
+            latest[(query, memory_id, actor)] = grade  # oldest first: the latest stays
+    by_pair: dict[tuple[str, str], list[int]] = {}
+    for (query, memory_id, _actor), grade in latest.items():
+        by_pair.setdefault((query, memory_id), []).append(grade)
+    out: dict[str, dict[str, float]] = {}
+    for (query, memory_id), grades in by_pair.items():
+        out.setdefault(query, {})[memory_id] = float(
+            math.floor(sum(grades) / len(grades) + 0.5))
+    return out
 
 
 # --- CSV export and import, rater agreement ----------------------------------------------------
@@ -168,6 +205,9 @@ def _import_row(row: dict, *, me: str, is_admin: bool) -> tuple[str, str, str, i
     rater = (row.get("rater") or "").strip() or me
     if len(rater) > 150:
         raise InvalidInput("rater must be at most 150 characters", field="rater")
+    if rater == AGENT_FEEDBACK:
+        raise InvalidInput(f"{AGENT_FEEDBACK!r} is the agents' recall feedback, not a rater "
+                           "grades are imported for", field="rater")
     if rater != me and not is_admin:
         raise InvalidInput(f"only an admin may import another rater's grades ({rater!r})",
                            field="rater")

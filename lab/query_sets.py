@@ -9,6 +9,7 @@ from memories.errors import InvalidInput, NotFound, PermissionDenied
 from memories.history import actor_name
 from memories.services.audit import audit_record
 from memories.validation import clean_identifier, clean_text
+from recalls.readers import feedback_queries
 
 # A query's note (its information need: what a good answer is), in characters.
 NOTE_MAX_CHARS = 2000
@@ -86,6 +87,39 @@ def queryset_create(*, actor, name, user_id, queries, notes=None) -> QuerySet:
     qs.save(force_insert=True)
     audit_record(actor=actor, action="queryset_create", target=f"queryset:{qs.pk}")
     return qs
+
+
+def feedback_query_list(user_id: str, *, limit: int = QUERIES_MAX) -> list[str]:
+    """The logged queries of ``user_id`` that received recall feedback, most graded results
+    first, as a set keeps them (white space collapsed, duplicates once), at most ``limit``
+    (1..``QUERIES_MAX``). A query a set cannot hold (longer than the lab's bound) is left
+    out."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= QUERIES_MAX:
+        raise InvalidInput(f"limit must be an integer 1..{QUERIES_MAX}", field="limit")
+    out: dict[str, None] = {}
+    for query, _graded in feedback_queries(clean_identifier(user_id, "user_id")):
+        try:
+            out.setdefault(clean_query(query), None)
+        except InvalidInput:
+            continue
+        if len(out) == limit:
+            break
+    return list(out)
+
+
+def queryset_from_feedback(*, actor, name, user_id, limit: int = QUERIES_MAX,
+                           notes=None) -> QuerySet:
+    """A query set of the namespace's logged queries that received recall feedback
+    (:func:`feedback_query_list`), for a run whose rater is "agent feedback". Raises
+    InvalidInput (``user_id``) when no query of the namespace received any, and as
+    :func:`queryset_create` does."""
+    require_role(actor, "editor")
+    queries = feedback_query_list(user_id, limit=limit)
+    if not queries:
+        raise InvalidInput(f"no recall of {user_id!r} has received feedback yet",
+                           field="user_id")
+    return queryset_create(actor=actor, name=name, user_id=user_id, queries=queries,
+                           notes=notes)
 
 
 @transaction.atomic

@@ -7,7 +7,7 @@ from django.db import transaction
 
 from accounts.roles import require_role
 from lab.evaluation import METRICS, Deadline, clean_k, mean_metrics, query_metrics
-from lab.judgments import judgment_grades
+from lab.judgments import AGENT_FEEDBACK, feedback_grades, judgment_grades
 from lab.models import EvalRun, QuerySet
 from lab.query_sets import queryset_get
 from memories import store
@@ -45,8 +45,10 @@ def run_create(
     """Evaluate ``profiles`` (names) over a query set with the judgments as gains and save
     the run, immutable.
 
-    Gains: ``reviewer``'s grades, or (blank) the mean over reviewers; judgments of memories
-    no longer live are left out. Each profile's metrics are means over the queries that
+    Gains: ``reviewer``'s grades, or (blank) the mean over reviewers, or (``reviewer``
+    ``"agent feedback"``, ``lab.judgments.AGENT_FEEDBACK``) the agents' recall feedback on
+    the set's queries (``lab.judgments.feedback_grades``); grades of memories no longer
+    live are left out. Each profile's metrics are means over the queries that
     have at least one relevant (grade > 0) judgment (trec_eval skips queries without
     relevant documents too); every query still gets a row. Results without a grade (from
     ``reviewer``, or from anyone) are listed in ``unjudged``, best rank first, to judge next. The searches run before the
@@ -76,10 +78,13 @@ def run_create(
             raise NotFound(f"profile {profile_name!r} not found", field="profiles")
         resolved.append(prof)
     now = time.time() if now is None else now
+    feedback = (feedback_grades(user_id=qs.user_id, queries=qs.queries)
+                if reviewer == AGENT_FEEDBACK else None)
     with Deadline(field="query_set") as deadline:
         per_query, unjudged, judged_rows = [], {}, {p.name: [] for p in resolved}
         for query in qs.queries:
-            grades = judgment_grades(user_id=qs.user_id, query=query, reviewer=reviewer)
+            grades = (feedback.get(query, {}) if feedback is not None else
+                      judgment_grades(user_id=qs.user_id, query=query, reviewer=reviewer))
             live = _live_ids(grades)
             gains = {m: g for m, g in grades.items() if m in live}
             has_relevant = any(g > 0 for g in gains.values())

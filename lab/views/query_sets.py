@@ -14,7 +14,7 @@ from accounts.roles import has_role
 from console.forms import add_service_error
 from console.pages import forbidden, fragment_answer, refuse, render_page, role_required
 from lab import query_sets as lab_query_sets
-from lab.forms import QuerySetForm
+from lab.forms import FeedbackQuerySetForm, QuerySetForm
 from lab.models import Judgment, QuerySet
 from lab.views.common import lab_nav
 from memories.errors import InvalidInput, ServiceError
@@ -26,11 +26,31 @@ from search.profiles import profile_default
 @require_http_methods(["GET", "POST"])
 @role_required("viewer")
 def queryset_list(request):
-    form = QuerySetForm(request.POST if request.method == "POST" else None)
+    """GET: the sets and two forms. POST (editor): a set of the queries typed, or (the
+    ``fb-`` form) of a namespace's logged queries that received recall feedback."""
+    from_feedback = request.method == "POST" and "fb-from_feedback" in request.POST
+    form = QuerySetForm(request.POST if request.method == "POST" and not from_feedback else None)
+    feedback_form = FeedbackQuerySetForm(request.POST if from_feedback else None)
     status = 200
-    if request.method == "POST":
-        if not has_role(request.user, "editor"):
-            return forbidden(request, "Creating a query set needs the editor role.")
+    if request.method == "POST" and not has_role(request.user, "editor"):
+        return forbidden(request, "Creating a query set needs the editor role.")
+    if from_feedback:
+        if feedback_form.is_valid():
+            data = feedback_form.cleaned_data
+            try:
+                qs = lab_query_sets.queryset_from_feedback(
+                    actor=request.user, name=data["name"], user_id=data["user_id"],
+                    **({"limit": data["limit"]} if data["limit"] else {}))
+            except ServiceError as exc:
+                add_service_error(feedback_form, exc)
+                status = exc.status
+            else:
+                messages.success(request, f"Created query set {qs.name} from agent feedback "
+                                          f"({len(qs.queries)} queries).")
+                return HttpResponseRedirect(reverse("lab:queryset", args=[qs.pk]))
+        else:
+            status = 400
+    elif request.method == "POST":
         if form.is_valid():
             try:
                 qs = lab_query_sets.queryset_create(
@@ -53,6 +73,7 @@ def queryset_list(request):
         {
             **lab_nav("querysets"),
             "form": form,
+            "feedback_form": feedback_form,
             "querysets": QuerySet.objects.annotate(n_runs=Count("runs")),
             "can_create": has_role(request.user, "editor"),
         },

@@ -13,6 +13,7 @@ from console.forms import add_service_error
 from console.pages import forbidden, paginate, render_page, role_required
 from lab import runs as lab_runs
 from lab.forms import RunCompareForm, RunForm
+from lab.judgments import AGENT_FEEDBACK
 from lab.models import EvalRun
 from lab.views.charts import metric_bars
 from lab.views.common import METRIC_LABELS, lab_nav
@@ -30,7 +31,8 @@ def run_list(request):
     """GET: runs and the form for a new one. POST (editor): evaluate and save a run."""
     form = RunForm(
         request.POST if request.method == "POST" else None,
-        initial={"k": 10, "query_set": request.GET.get("query_set")},
+        initial={"k": 10, "query_set": request.GET.get("query_set"),
+                 "rater": "agent" if request.GET.get("rater") == "agent" else "judgments"},
     )
     status = 200
     if request.method == "POST":
@@ -45,7 +47,7 @@ def run_list(request):
                     query_set=data["query_set"],
                     profiles=data["profiles"],
                     k=data["k"],
-                    reviewer=data["reviewer"].strip(),
+                    reviewer=form.reviewer_name(),
                 )
             except ServiceError as exc:
                 add_service_error(form, exc)
@@ -135,6 +137,7 @@ def run_detail(request, pk: int):
         {
             **lab_nav("runs"),
             "run": run,
+            "agent_feedback": run.reviewer == AGENT_FEEDBACK,
             "chart": metric_bars(_series(run)),
             "judged_any": any(m.get("queries") for m in run.metrics.values()),
             "names": names,

@@ -678,7 +678,13 @@ export interface paths {
          */
         get: operations["lab_api_list_querysets"];
         put?: never;
-        /** Create Queryset */
+        /**
+         * Create Queryset
+         * @description Create a query set (editor): ``{"name", "user_id", "queries", "notes"?}``, or
+         *     ``{"name", "user_id", "from_feedback": true, "limit"?}`` for the namespace's logged
+         *     queries that received recall feedback, most graded first (400 ``user_id`` when none
+         *     did; 400 ``queries`` when both are given), to run with the rater "agent feedback".
+         */
         post: operations["lab_api_create_queryset"];
         delete?: never;
         options?: never;
@@ -823,7 +829,9 @@ export interface paths {
         put?: never;
         /**
          * Create Run
-         * @description Evaluate profiles over a query set with the judgments; the saved run is immutable.
+         * @description Evaluate profiles over a query set with the judgments as gains (``reviewer``: blank
+         *     every reviewer's mean, a reviewer's name, or ``"agent feedback"`` the agents' recall
+         *     feedback, one rounded mean grade per query and memory); the saved run is immutable.
          */
         post: operations["lab_api_create_run"];
         delete?: never;
@@ -2514,6 +2522,13 @@ export interface components {
         };
         /** QuerySetIn */
         QuerySetIn: {
+            /**
+             * From Feedback
+             * @default false
+             */
+            from_feedback: boolean;
+            /** Limit */
+            limit?: number | null;
             /** Name */
             name: string;
             /** Notes */
@@ -2521,7 +2536,7 @@ export interface components {
                 [key: string]: string;
             } | null;
             /** Queries */
-            queries: string[];
+            queries?: string[] | null;
             /** User Id */
             user_id: string;
         };
