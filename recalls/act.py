@@ -26,12 +26,13 @@ def _applied(search_args: dict) -> dict:
 
 
 def recall_traced(*, actor: str, interface: str, token_id: int | None = None,
-                  count_hits: bool = True, **search_args) -> tuple[SearchResult, str | None]:
+                  count_hits: bool = True, at: dt.datetime | None = None,
+                  **search_args) -> tuple[SearchResult, str | None]:
     """``memory_search(**search_args)`` (``user_id``, ``query``, ``limit``, filters ...),
     then its metrics, a recall hit on each result (``count_hits``; the console's search
     counts none: an audit must not change what it observes) and its trace
     (``recalls.log.recall_log``: ``actor`` the username, ``token_id`` the API token's id,
-    None from the console). Returns ``(found, recall_id)``; ``recall_id`` is None
+    None from the console; ``at`` its time, default now). Returns ``(found, recall_id)``; ``recall_id`` is None
     when the recall was not traced. Raises what ``memory_search`` raises."""
     found = memory_search(count_hits=count_hits, **search_args)
     observe_recall(profile=found.profile, took_ms=found.took_ms, results=len(found.results))
@@ -40,7 +41,7 @@ def recall_traced(*, actor: str, interface: str, token_id: int | None = None,
                                   memory_ids=[h.memory_id for h in found.results],
                                   counted=found.hits_counted)
     recall_id = recall_log(found=found, user_id=search_args["user_id"], actor=actor,
-                           token_id=token_id,
+                           token_id=token_id, at=at,
                            interface=interface, query=search_args["query"],
                            agents=list(search_args.get("agents") or ()),
                            filters=_applied(search_args))

@@ -87,14 +87,15 @@ def _result(rank: int, hit, redact: bool) -> dict:
 
 def recall_log(*, found: SearchResult, user_id: str, actor: str, interface: str,
                query: str, agents: list[str], filters: dict,
-               token_id: int | None = None) -> str | None:
+               token_id: int | None = None, at: dt.datetime | None = None) -> str | None:
     """Buffer the trace of one recall of namespace ``user_id`` that answered ``found``.
 
     ``actor``: the username of the token's (or console session's) user; ``token_id`` the
     API token's id (None: the console); ``interface`` one
     of ``INTERFACES``; ``agents`` the agents the recall kept (the trace's ``agent_id`` is
     the one agent when it names exactly one, else none); ``filters`` the filters and options
-    it applied, JSON-ready. Returns the ``recall_id``, or None when this recall is not
+    it applied, JSON-ready; ``at`` when it happened (default now: the demo's loader dates
+    its recalls in the past). Returns the ``recall_id``, or None when this recall is not
     traced (sampled out, or Redis refused). Never raises ``RedisError``.
     """
     if not _sampled():
@@ -102,7 +103,7 @@ def recall_log(*, found: SearchResult, user_id: str, actor: str, interface: str,
     redact = settings.MEMORY_RECALL_LOG_REDACT_QUERY
     recall_id = new_recall_id()
     record = {
-        "recall_id": recall_id, "at": dt.datetime.now(dt.UTC).isoformat(),
+        "recall_id": recall_id, "at": (at or dt.datetime.now(dt.UTC)).isoformat(),
         "user_id": user_id, "actor": actor, "token_id": token_id, "interface": interface,
         "agent_id": agents[0] if len(agents) == 1 else "",
         # NUL: no PostgreSQL text holds it.
@@ -230,6 +231,19 @@ def recall_log_expire(*, days: int | None = None, now: dt.datetime | None = None
     cutoff = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(days=days)
     gone = 0
     while ids := list(Recall.objects.filter(at__lt=cutoff)
+                      .values_list("recall_id", flat=True)[:CHUNK]):
+        with transaction.atomic():
+            Recall.objects.filter(recall_id__in=ids).delete()
+        gone += len(ids)
+    return gone
+
+
+def recall_log_drop(*, user_ids: list[str]) -> int:
+    """Delete every trace of the namespaces ``user_ids`` (buffered ones are written first),
+    with their results; their feedback stays. Returns how many went. Raises ``RedisError``."""
+    recall_log_flush()
+    gone = 0
+    while ids := list(Recall.objects.filter(user_id__in=user_ids)
                       .values_list("recall_id", flat=True)[:CHUNK]):
         with transaction.atomic():
             Recall.objects.filter(recall_id__in=ids).delete()

@@ -4,6 +4,7 @@ loads it again); it tells a story on every page; an export of it imports back wh
 ``--admin-password`` gives a working console login."""
 
 import datetime as dt
+import json
 
 import pytest
 from django.contrib.auth import authenticate as django_authenticate
@@ -11,13 +12,14 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from accounts.roles import role_of
-from console.management.commands.load_demo import demo_document
+from console.management.commands.load_demo import RECALLS, demo_document
 from lab import runs as lab_runs
 from lab.models import EvalRun, Judgment, QuerySet
 from memories import services
 from memories.models import AuditEvent, Conflict, Memory
 from operations import backup
 from operations.consolidate import consolidate_group, consolidation_plan
+from recalls.models import Recall, RecallFeedback
 from search.memory_search import memory_search
 from sessions.models import Message, Session
 from tests.conftest import login
@@ -155,6 +157,32 @@ def test_every_console_page_shows_the_demo(demo, admin_user):
         response = client.get(url)
         assert response.status_code == 200, url
         assert text in response.content.decode(), url
+
+
+def test_its_agents_recalls_are_traced_over_the_past_days_with_feedback(demo, admin_user,
+                                                                        capsys):
+    spec = json.loads(RECALLS.read_text(encoding="utf-8"))
+    recalls = list(Recall.objects.order_by("at"))
+    assert len(recalls) == len(spec["recalls"]) and all(r.results.exists() for r in recalls)
+    ages = [(timezone.now() - r.at).total_seconds() / 3600 for r in recalls]
+    assert max(ages) > 200 and min(ages) < 3  # spread over the past days, oldest first
+    assert {r.interface for r in recalls} == {r["interface"] for r in spec["recalls"]}
+    assert {r.actor for r in recalls} == {"support-bot", "ops-bot"}
+    assert all(r.token_id for r in recalls)
+    given = sum(len(r.get("feedback", [])) for r in spec["recalls"])
+    assert RecallFeedback.objects.count() == given
+    assert list(RecallFeedback.objects.filter(grade=0).values_list("note", flat=True)) == [
+        "not about the API's limit"]
+
+    client = login(admin_user)
+    usage = client.get("/usage/").content.decode()
+    assert "support-bot" in usage and "ops-bot" in usage
+
+    # Replaced, not doubled: the old traces go, and the old feedback with the memories it
+    # graded (the replace erases them).
+    call_command("load_demo", "--replace")
+    assert Recall.objects.count() == len(spec["recalls"])
+    assert RecallFeedback.objects.count() == given
 
 
 def test_an_export_of_the_demo_imports_back_whole(demo):

@@ -12,8 +12,8 @@ from accounts.models import ApiToken
 from accounts.tokens import token_create
 from console.usage import usage
 from console.usage_charts import bar_chart, line_chart, nice_top
-from integrations.metrics.registry import LATENCY_BUCKETS
 from integrations.metrics.http_figures import histogram_quantile, http_figures
+from integrations.metrics.registry import LATENCY_BUCKETS
 from recalls.models import Recall
 from tests.conftest import ApiClient
 from tests.helpers import create
