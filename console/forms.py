@@ -190,7 +190,7 @@ class UsageForm(forms.Form):
 
     namespace = NamespaceField(name="namespace", label="Namespace")
     days = forms.TypedChoiceField(choices=[(d, f"last {d} days") for d in DAYS], coerce=int,
-                                  required=False, empty_value=14, label="Days")
+                                  required=False, empty_value=14, initial=14, label="Days")
 
     def clean_days(self):
         return self.cleaned_data.get("days") or 14

@@ -44,6 +44,11 @@ class Usage:
     # (user, namespace, memory versions written), busiest first.
     writes_by_user: list[tuple[str, str, int]] = field(default_factory=list)
 
+    @property
+    def active(self) -> bool:
+        """Whether any day saw a recall or a write."""
+        return any(d.recalls or d.writes for d in self.days)
+
 
 def _day_counts(rows, date_field: str) -> dict[dt.date, int]:
     return {r["day"]: r["n"] for r in rows.annotate(day=TruncDate(date_field))

@@ -48,7 +48,7 @@ def _frame(title: str, days: list[dt.date], top: float, unit: str) -> DayChart:
                               "text": f"{_num(top * share)}{unit}"})
     every = max(1, math.ceil(len(days) / 8))
     for i, day in enumerate(days):
-        if i % every == 0 or i == len(days) - 1:
+        if (len(days) - 1 - i) % every == 0:  # counted back from today: today is labelled
             chart.x_labels.append({"x": _num(LEFT + (i + 0.5) * chart.plot["slot"]),
                                    "text": day.strftime("%d %b")})
     return chart
