@@ -1,5 +1,5 @@
 """The typed answers of ``/conflicts``, ``/audit`` and the operations routes (``/jobs``,
-``/index/health``, ``/export``, ``/import``, ``/cleanup``, ``/consolidate``)."""
+``/index/health``, ``/index/terms``, ``/export``, ``/import``, ``/cleanup``, ``/consolidate``)."""
 
 from typing import Any, Literal
 
@@ -80,9 +80,25 @@ class HealthOut(Out):
     access_pending: dict[str, Any]
 
 
+class IndexTermsOut(Out):
+    """Some terms of one index field of a namespace's live index: ``N`` live documents,
+    ``total_len`` the sum of their lengths and ``avgdl`` their mean (tokens), ``generation``
+    the live generation (0 before any reindex), ``df`` {term: documents holding it},
+    ``postings`` {term: [memory_id, ...] in ascending memory_id order}."""
+
+    N: int
+    total_len: int
+    avgdl: float
+    generation: int
+    df: dict[str, int]
+    postings: dict[str, list[str]]
+
+
 class ExportOut(Out):
     """A schema-versioned backup document (``POST /import`` takes it back): every field of
-    each memory, with its history, the namespace's proposals, sessions and lab objects."""
+    each memory, with its history, the namespace's proposals, sessions, lab objects and
+    recall feedback (schema 5: ``{"recall_key", "user_id", "query", "memory_id", "actor",
+    "grade", "note", "created_at", "updated_at"}``; not the recall traces)."""
 
     schema_version: int
     exported_at: Iso
@@ -91,12 +107,14 @@ class ExportOut(Out):
     conflicts: list[dict[str, Any]]
     sessions: list[dict[str, Any]]
     lab: dict[str, Any]
+    feedback: list[dict[str, Any]]
 
 
 class ImportOut(Out):
     """Counts: ``created`` and ``deduplicated`` (merge); a replace adds
     ``replaced_namespaces``, ``removed``, ``restored`` and ``conflicts``, and the sessions
-    and lab objects restored."""
+    and lab objects restored; of a schema-5 document, ``feedback`` (recall feedback
+    restored) and ``feedback_skipped`` (items whose memory the document lacks)."""
 
     created: int = Field(default=None)
     deduplicated: int
@@ -104,6 +122,8 @@ class ImportOut(Out):
     removed: int = Field(default=None)
     restored: int = Field(default=None)
     conflicts: int = Field(default=None)
+    feedback: int = Field(default=None)
+    feedback_skipped: int = Field(default=None)
 
 
 class CleanupPlanOut(Out):

@@ -1,15 +1,17 @@
 """Backup and restore of memories as versioned JSON.
 
-Schema 4 (current): ``{"schema_version": 4, "exported_at", "user_id" | null, "memories":
+Schema 5 (current): ``{"schema_version": 5, "exported_at", "user_id" | null, "memories":
 [{memory fields…, "history": [{version…}]}], "conflicts": [{proposal fields…}],
 "sessions": [{session…, "messages": […]}], "lab": {"profiles", "query_sets", "judgments",
-"runs"}}``, every memory with every field (its id, version, access counts, soft-delete state
-and validity included) and its versions (``operations.export_history``), the review queue's
-proposals and decisions, the sessions with their transcripts and summaries, and the ranking
-lab's objects (``operations.export_extras``), so an export → replace import round trip keeps
-them all. Schemas 1 to 3 still import (``operations.import_document``): schemas 1 and 2
-hold memories from their creation, none superseded; before schema 4 a replace import writes
-one ``restore`` version per memory and leaves sessions and lab objects as they are. A
+"runs"}, "feedback": [{recall feedback…}]}``, every memory with every field (its id,
+version, access counts, soft-delete state and validity included) and its versions
+(``operations.export_history``), the review queue's proposals and decisions, the sessions
+with their transcripts and summaries, the ranking lab's objects and the recall feedback
+(``operations.export_extras``; not the recall traces), so an export → replace import round
+trip keeps them all. Schemas 1 to 4 still import (``operations.import_document``): schemas
+1 and 2 hold memories from their creation, none superseded; before schema 4 a replace
+import writes one ``restore`` version per memory and leaves sessions and lab objects as
+they are; before schema 5 it leaves the recall feedback as it is. A
 document may give its times relative to the import (``operations.relative_times``: the demo
 fixture). A merge creates new memories (new ids): it keeps each one's ``valid_from`` and
 ``valid_until`` but not ``superseded_by``, its history, the proposals, sessions nor lab
@@ -55,7 +57,7 @@ CONTEXT_SOURCES = (CLIENT, CONVERSATION, SESSION, COPY)
 
 
 def export_memories(*, user_id: str | None = None) -> dict:
-    """One namespace (or every one) as a schema-4 document, pending recall hits folded in
+    """One namespace (or every one) as a schema-5 document, pending recall hits folded in
     first (``memories.access``)."""
     access.access_fold_quietly(user_ids=None if user_id is None else [user_id])
     rows = Memory.objects.order_by("user_id", "created_at", "memory_id")
@@ -82,7 +84,8 @@ def export_memories(*, user_id: str | None = None) -> dict:
     return {"schema_version": SCHEMA_VERSION, "exported_at": timezone.now().isoformat(),
             "user_id": user_id, "memories": memories, "conflicts": conflicts,
             "sessions": export_extras.sessions_export(user_id=user_id),
-            "lab": export_extras.lab_export(user_id=user_id)}
+            "lab": export_extras.lab_export(user_id=user_id),
+            "feedback": export_extras.feedback_export(user_id=user_id)}
 
 
 def _naming_item(exc: ServiceError, n: int) -> ServiceError:
@@ -128,7 +131,8 @@ def import_memories(*, doc, mode: str = "merge", actor=None) -> dict:
     ``replace`` deletes every memory (and its history) of the document's namespaces first
     (its ``user_id``, else its memories'), then restores the document's memories with their
     ids, versions (history), access counts and states, and swaps the namespaces' sessions
-    and lab objects for those of a schema-4 document; a document naming a namespace without
+    and lab objects for those of a schema-4 or later document (and their recall feedback
+    for a schema-5 one's: ``feedback_skipped`` counts the items whose memory it lacks); a document naming a namespace without
     memories empties it. ``merge`` creates the document's live memories through the bulk writer.
     All or nothing: a bad item raises InvalidInput (TooLarge for an over-long content)
     naming it (``memories[n]…``, ``index`` n) and nothing changes.
@@ -228,10 +232,12 @@ def _history(m: dict, n: int, built: Memory) -> list:
 
 def _replace(doc: dict, items: list[dict], proposals: list[dict], actor) -> dict:
     namespaces = document_namespaces(doc, items)
-    extras = {"sessions": None, "lab": None}
-    if doc.get("schema_version") == SCHEMA_VERSION:
+    extras = {"sessions": None, "lab": None, "feedback": None}
+    if doc.get("schema_version") >= 4:
         extras = {"sessions": export_extras.document_sessions(doc, namespaces),
-                  "lab": export_extras.document_lab(doc, namespaces)}
+                  "lab": export_extras.document_lab(doc, namespaces),
+                  "feedback": (export_extras.document_feedback(doc, namespaces)
+                               if doc["schema_version"] >= SCHEMA_VERSION else None)}
     restored, first_at, live_keys, deduplicated, history = [], {}, set(), 0, {}
     for n, m in enumerate(items):
         built = _restored(m, n)

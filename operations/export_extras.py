@@ -1,4 +1,5 @@
-"""Sessions and ranking-lab objects in an export document (schema 4).
+"""Sessions, ranking-lab objects and recall feedback in an export document (schema 4; the
+feedback from schema 5).
 
 ``sessions``: ``[{"session_id", "user_id", "agent_id", "system_prompt", "metadata",
 "summary", "summary_method", "summary_upto_seq", "ttl_seconds", "created_at", "updated_at",
@@ -9,11 +10,15 @@ setting…}]}], "query_sets": [{"name", "user_id", "queries", "notes", "created_
 "reviewer", "created_at", "updated_at"}], "runs": [{"name", "query_set" (its name), "k",
 "reviewer", "created_by", "created_at", "profiles", "index_stats", "metrics", "per_query",
 "unjudged"}]}``: every profile that is not built in (profiles are not a namespace's), and
-the query sets, judgments and runs of the exported namespaces.
+the query sets, judgments and runs of the exported namespaces. ``feedback`` (schema 5):
+``[{"recall_key", "user_id", "query", "memory_id", "actor", "grade", "note", "created_at",
+"updated_at"}]``, the recall feedback of the exported namespaces (``recall_key`` the
+recall's id; the recall traces themselves are not exported).
 
-A replace import swaps the sessions, query sets (with their runs) and judgments of the
-document's namespaces for the document's, and each profile it holds for the same-named
-one; a merge import leaves them all as they are. Shape errors name the item
+A replace import swaps the sessions, query sets (with their runs), judgments and recall
+feedback of the document's namespaces for the document's, and each profile it holds for the
+same-named one (a feedback item whose memory is not in the document is skipped and
+counted); a merge import leaves them all as they are. Shape errors name the item
 (``sessions[2].messages[0].at``); the writers check the values.
 """
 
@@ -21,6 +26,8 @@ from lab import judgments, query_sets, runs
 from lab.models import EvalRun, Judgment, QuerySet
 from memories.errors import InvalidInput
 from memories.validation import clean_identifier, clean_json_object, parse_iso_datetime
+from recalls import feedback as recall_feedback
+from recalls.models import RecallFeedback
 from search import profile_services
 from search.models import RankingProfile
 from sessions import services as session_services
@@ -30,6 +37,8 @@ SESSION_FIELDS = ("session_id", "user_id", "agent_id", "run_id", "system_prompt"
                   "summary", "summary_method", "summary_upto_seq", "ttl_seconds", "created_at",
                   "updated_at", "messages")
 LAB_KEYS = ("profiles", "query_sets", "judgments", "runs")
+FEEDBACK_FIELDS = ("recall_key", "user_id", "query", "memory_id", "actor", "grade", "note",
+                   "created_at", "updated_at")
 
 
 def _iso(value):
@@ -83,6 +92,17 @@ def lab_export(*, user_id: str | None) -> dict:
                   "created_at": _iso(r.created_at),
                   **{f: getattr(r, f) for f in runs.RUN_RESULTS}} for r in evals],
     }
+
+
+def feedback_export(*, user_id: str | None) -> list[dict]:
+    """The recall feedback of one namespace (or every one), oldest first."""
+    rows = RecallFeedback.objects.order_by("user_id", "created_at", "id")
+    if user_id is not None:
+        rows = rows.filter(user_id=user_id)
+    return [{"recall_key": f.recall_key, "user_id": f.user_id, "query": f.query,
+             "memory_id": f.memory_id, "actor": f.actor, "grade": f.grade, "note": f.note,
+             "created_at": _iso(f.created_at), "updated_at": _iso(f.updated_at)}
+            for f in rows.iterator(chunk_size=2000)]
 
 
 def _bad(where: str, message: str, field: str) -> InvalidInput:
@@ -196,12 +216,36 @@ def document_lab(doc: dict, namespaces: list[str]) -> dict | None:
     return out
 
 
+def document_feedback(doc: dict, namespaces: list[str]) -> list[dict] | None:
+    """The recall feedback of a schema-5 document, its times parsed and its namespaces
+    checked (None: it holds no ``feedback``). Raises InvalidInput naming ``feedback[n]``
+    for a bad shape; the values are the writer's to check (``recalls.feedback``)."""
+    if doc.get("feedback") is None:
+        return None
+    out = []
+    for n, item in enumerate(_list(doc, "feedback", "feedback", "feedback")):
+        where = f"feedback[{n}]"
+        unknown = sorted(set(item) - set(FEEDBACK_FIELDS))
+        if unknown:
+            raise _bad(f"{where}.{unknown[0]}", "is not a feedback field", "feedback")
+        _namespace(item, where, "feedback", namespaces)
+        if not isinstance(item.get("memory_id"), str):
+            raise _bad(f"{where}.memory_id", "must be a memory id", "feedback")
+        out.append({**item, **{f: _date(item.get(f), f"{where}.{f}", "feedback",
+                                        required=False) for f in ("created_at", "updated_at")}})
+    return out
+
+
 def extras_restore(*, sessions: list[dict] | None, lab: dict | None,
-                   namespaces: list[str]) -> dict:
-    """Swap the namespaces' sessions and lab objects for the document's (checked by
-    :func:`document_sessions` and :func:`document_lab`; None, or a list the document does
-    not hold: left as they are). Counts of what was written."""
+                   namespaces: list[str], feedback: list[dict] | None = None) -> dict:
+    """Swap the namespaces' sessions, lab objects and recall feedback for the document's
+    (checked by :func:`document_sessions`, :func:`document_lab` and
+    :func:`document_feedback`; None, or a list the document does not hold: left as they
+    are). Counts of what was written (``feedback_skipped``: feedback items whose memory the
+    document does not hold)."""
     out = {}
+    if feedback is not None:
+        out.update(recall_feedback.feedback_restore(user_ids=namespaces, items=feedback))
     if sessions is not None:
         out["sessions"] = session_services.sessions_restore(user_ids=namespaces,
                                                             sessions=sessions)

@@ -1,14 +1,16 @@
 """The shape of an export document, checked before an import writes anything.
 
-Schema 4 (current): ``{"schema_version": 4, "exported_at", "user_id" | null, "memories":
-[{memory fields…, "history": [{version}]}], "conflicts": [{conflict fields…}],
-"sessions": [{session}], "lab": {…}}``: schema 3 with each memory's versions
+Schema 5 (current): schema 4 with ``"feedback": [{feedback}]``, the recall feedback of the
+exported namespaces (``operations.export_extras``). Schema 4: ``{"schema_version": 4,
+"exported_at", "user_id" | null, "memories": [{memory fields…, "history": [{version}]}],
+"conflicts": [{conflict fields…}], "sessions": [{session}], "lab": {…}}``: schema 3 with each memory's versions
 (``operations.export_history``), the sessions and the ranking-lab objects
 (``operations.export_extras``). Schema 3 added each memory's validity (``valid_from``,
 ``valid_until``, ``superseded_by``) and the review queue's proposals and decisions. Schema 2
 (before validity: its memories hold from their creation, none superseded) and schema 1
 (before ``context`` and ``keywords`` were exported) are brought to schema 3 first; a
-document before schema 4 holds no history, sessions nor lab objects. A document with
+document before schema 4 holds no history, sessions nor lab objects, one before schema 5
+no feedback (a replace import of one leaves the namespaces' feedback as it is). A document with
 ``"times": "relative"`` holds offsets from the import instead of dates
 (``operations.relative_times``). Every item error is an InvalidInput naming the item
 (``memories[3].created_at``, ``index`` 3) so the caller can answer a 400 that says which one
@@ -18,8 +20,8 @@ to fix; the values themselves are checked by the memory writers' own validation.
 from memories.errors import InvalidInput
 from memories.validation import parse_iso_datetime
 
-SCHEMA_VERSION = 4
-SCHEMA_VERSIONS = (1, 2, 3, 4)
+SCHEMA_VERSION = 5
+SCHEMA_VERSIONS = (1, 2, 3, 4, 5)
 # Every field of a memory an export holds; ``content_hash`` is accepted and recomputed.
 # ``context_from`` (who built ``context``: client, conversation, session, copy) came later
 # within schema 2: an item without it keeps its context as the client's. An item without
@@ -109,7 +111,7 @@ def document_conflicts(doc: dict) -> list[dict]:
     """The proposals of a document of schema 3 or later (none before), each checked for shape only:
     an object with known fields, ``newer`` and ``older`` strings, a status the queue knows.
     Raises InvalidInput naming ``conflicts[n]``."""
-    rows = doc.get("conflicts") if doc.get("schema_version") in (3, 4) else None
+    rows = doc.get("conflicts") if doc.get("schema_version") in SCHEMA_VERSIONS[2:] else None
     if rows is None:
         return []
     if not isinstance(rows, list):

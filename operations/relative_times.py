@@ -32,6 +32,7 @@ _PLACES = (
     (("lab", "query_sets"), ("created_at", "updated_at")),
     (("lab", "judgments"), ("created_at", "updated_at")),
     (("lab", "runs"), ("created_at",)),
+    (("feedback",), ("created_at", "updated_at")),
 )
 
 

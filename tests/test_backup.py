@@ -24,7 +24,7 @@ def test_backup_wipe_restore_gives_identical_recall(builtins, admin_api, redis_c
     services.memory_forget(memory_id=ms[3].memory_id)
     before = {q: recall(q) for q in ("harbor", "alpha", "delta")}
     doc = admin_api.get("/export?user_id=u-a").json()
-    assert doc["schema_version"] == 4 and len(doc["memories"]) == 4
+    assert doc["schema_version"] == 5 and len(doc["memories"]) == 4
     # wipe: the namespace gets other content, then the backup replaces it cleanly
     services.memory_create(user_id="u-a", content="unrelated harbor note added later")
     resp = admin_api.call("post", "/import?mode=replace", doc)

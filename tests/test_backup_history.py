@@ -61,7 +61,7 @@ def test_a_replace_round_trip_keeps_history_sessions_and_the_lab(story, admin_us
               "profile": profile_services.profile_versions(RankingProfile.objects.get(
                   name="tuned"))}
     doc = backup.export_memories(user_id="u-a")
-    assert doc["schema_version"] == 4 and [len(i["history"]) for i in doc["memories"]] == [4, 1]
+    assert doc["schema_version"] == 5 and [len(i["history"]) for i in doc["memories"]] == [4, 1]
     assert doc["memories"][0]["history"][1] == {**doc["memories"][0]["history"][1],
                                                 "kind": "edit", "reason": "timetable changed"}
     # Everything changes in between, then the backup replaces it.

@@ -182,7 +182,7 @@ def test_export_and_replace_import_keep_validity_and_the_queue(api, admin_api):
     remember(api, "Alice works at Initech.")
     remember(api, "Alice works at Globex now.")  # proposes: open
     doc = admin_api.get("/export?user_id=u-a").json()
-    assert doc["schema_version"] == 4 and len(doc["conflicts"]) == 1
+    assert doc["schema_version"] == 5 and len(doc["conflicts"]) == 1
     item = {m["memory_id"]: m for m in doc["memories"]}[porto["memory_id"]]
     assert item["superseded_by"] == madrid["memory_id"] and item["valid_until"]
     api.post(f"/memories/{madrid['memory_id']}/invalidate", {"reason": "changed later"})

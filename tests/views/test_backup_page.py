@@ -18,7 +18,7 @@ def test_it_exports_and_imports_a_namespace(admin_role_client):
     resp = admin_role_client.get("/index/backup/export/?user_id=u-a")
     assert resp.status_code == 200 and "attachment" in resp["Content-Disposition"]
     doc = json.loads(resp.content)
-    assert doc["schema_version"] == 4 and doc["memories"][0]["content"] == "backed up memory"
+    assert doc["schema_version"] == 5 and doc["memories"][0]["content"] == "backed up memory"
     services.memory_create(user_id="u-a", content="added after the backup")
     upload = SimpleUploadedFile("export.json", resp.content, content_type="application/json")
     done = admin_role_client.post("/index/backup/import/", {"document": upload, "mode": "replace"})

@@ -1661,7 +1661,9 @@ export interface components {
         /**
          * ExportOut
          * @description A schema-versioned backup document (``POST /import`` takes it back): every field of
-         *     each memory, with its history, the namespace's proposals, sessions and lab objects.
+         *     each memory, with its history, the namespace's proposals, sessions, lab objects and
+         *     recall feedback (schema 5: ``{"recall_key", "user_id", "query", "memory_id", "actor",
+         *     "grade", "note", "created_at", "updated_at"}``; not the recall traces).
          */
         ExportOut: {
             /** Conflicts */
@@ -1673,6 +1675,10 @@ export interface components {
              * Format: date-time
              */
             exported_at: string;
+            /** Feedback */
+            feedback: {
+                [key: string]: unknown;
+            }[];
             /** Lab */
             lab: {
                 [key: string]: unknown;
@@ -1815,7 +1821,8 @@ export interface components {
          * ImportOut
          * @description Counts: ``created`` and ``deduplicated`` (merge); a replace adds
          *     ``replaced_namespaces``, ``removed``, ``restored`` and ``conflicts``, and the sessions
-         *     and lab objects restored.
+         *     and lab objects restored; of a schema-5 document, ``feedback`` (recall feedback
+         *     restored) and ``feedback_skipped`` (items whose memory the document lacks).
          */
         ImportOut: {
             /** Conflicts */
@@ -1824,6 +1831,10 @@ export interface components {
             created?: number;
             /** Deduplicated */
             deduplicated: number;
+            /** Feedback */
+            feedback?: number;
+            /** Feedback Skipped */
+            feedback_skipped?: number;
             /** Removed */
             removed?: number;
             /** Replaced Namespaces */
