@@ -5,9 +5,12 @@ import dataclasses
 import datetime as dt
 import logging
 
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, IntegerField, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from memories import store
+from memories.history import MARKER_KINDS
+from memories.models import Memory
 from recalls.log import recall_log_flush
 from recalls.models import Recall, RecallFeedback, RecallResult
 
@@ -105,3 +108,74 @@ def feedback_queries(user_id: str) -> list[tuple[str, int]]:
             .values("query").annotate(n=Count("id"), last=Max("updated_at"))
             .order_by("-n", "-last"))
     return [(r["query"], r["n"]) for r in rows]
+
+
+def recalls_listed(where: RecallFilter) -> QuerySet:
+    """:func:`recalls_matching` for a list page: newest first, each recall with
+    ``n_results`` and ``n_feedback`` (counted per row of the page by a subquery, not by
+    loading every result)."""
+    caught_up()
+
+    def counted(model) -> Coalesce:
+        rows = (model.objects.filter(recall=OuterRef("pk")).order_by().values("recall")
+                .annotate(n=Count("*")).values("n"))
+        return Coalesce(Subquery(rows, output_field=IntegerField()), 0)
+
+    return (where.rows().order_by("-at", "-recall_id")
+            .annotate(n_results=counted(RecallResult), n_feedback=counted(RecallFeedback)))
+
+
+@dataclasses.dataclass
+class Served:
+    """One result of a recall as it was served, and what became of its memory since.
+
+    ``text``: the memory's text at the version served (None when its history no longer
+    holds that version); ``memory``: the memory now (the result goes with it on a purge);
+    ``edited_to``: the current version when a version after the one served changed the
+    memory (a marker such as forget or supersede does not count: it has its own mark),
+    else None; ``forgotten``, ``ended`` (its validity ended, by supersession or not)."""
+
+    result: RecallResult
+    text: str | None
+    memory: Memory
+    edited_to: int | None
+    forgotten: bool
+    ended: bool
+
+
+def served_results(recall: Recall, *, now: dt.datetime | None = None) -> list[Served]:
+    """``recall``'s results in rank order, each with its text at the version served and its
+    marks against ``now`` (default the clock). Three queries whatever the number of
+    results: the memories, the versions served, the later versions' numbers."""
+    results = sorted(recall.results.all(), key=lambda r: r.rank)
+    if not results:
+        return []
+    now = now or dt.datetime.now(dt.UTC)
+    ids = {r.memory_id for r in results}
+    memories = Memory.objects.defer("context", "keywords", "content_folded").in_bulk(ids)
+    served = Q()
+    for r in results:
+        served |= Q(memory_id=r.memory_id, version=r.version)
+    texts = {}
+    # Several rows may share a version number; the last one written is that version.
+    for memory_id, version, content in (Memory.history.filter(served)
+                                        .order_by("history_id")
+                                        .values_list("memory_id", "version", "content")):
+        texts[(memory_id, version)] = content
+    changed: dict[str, list[int]] = {}
+    for memory_id, version in (Memory.history.filter(memory_id__in=ids)
+                               .exclude(kind__in=MARKER_KINDS)
+                               .values_list("memory_id", "version")):
+        changed.setdefault(memory_id, []).append(version)
+    out = []
+    for r in results:
+        memory = memories.get(r.memory_id)
+        if memory is None:  # purged between the two reads: its result is gone too
+            continue
+        edited = any(v > r.version for v in changed.get(r.memory_id, ()))
+        out.append(Served(
+            result=r, text=texts.get((r.memory_id, r.version)), memory=memory,
+            edited_to=memory.version if edited else None,
+            forgotten=memory.deleted_at is not None,
+            ended=memory.valid_until is not None and memory.valid_until <= now))
+    return out
