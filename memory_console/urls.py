@@ -28,6 +28,7 @@ urlpatterns = [
     path("", include("memories.urls")),
     path("", include("sessions.urls")),
     path("", include("search.urls")),
+    path("", include("recalls.urls")),
     path("", include("operations.urls")),
     path("", include("accounts.urls")),
 ]

@@ -47,8 +47,8 @@ def test_every_page_is_in_the_url_namespace_of_the_app_that_owns_its_view():
             f"{pattern.pattern} ({pattern.callback.__module__}) is in the namespace "
             f"{namespace!r}, not its app's {config.name!r}")
         checked.add(config.name)
-    assert checked == {"console", "memories", "sessions", "search", "lab", "operations",
-                       "accounts", "integrations"}
+    assert checked == {"console", "memories", "sessions", "search", "lab", "recalls",
+                       "operations", "accounts", "integrations"}
 
 
 @pytest.mark.parametrize(("path", "view_name"), [
@@ -63,6 +63,8 @@ def test_every_page_is_in_the_url_namespace_of_the_app_that_owns_its_view():
     ("/search/", "search:search"),
     ("/search/synonyms/", "search:synonyms"),
     ("/search/compare/", "lab:compare"),
+    ("/recalls/", "recalls:list"),
+    ("/recalls/rc_0123456789abcdef/", "recalls:detail"),
     ("/lab/", "lab:home"),
     ("/index/", "operations:index"),
     ("/index/policy/", "operations:policy"),

@@ -34,9 +34,11 @@ from memories.importance import estimate as importance_estimate
 from memories.models import Memory, MemoryType
 from memories.timeline import supersedes_of, timeline
 from memories.validity_forms import EndFactForm, RevalidateForm
+from recalls.readers import memory_recalls
 
 DETAIL = "memories/memory_detail.html"
 HEADLINE_CHARS = 60
+RECENT_RECALLS = 10  # questions listed in the memory's Recalls block
 
 ESTIMATE_LABELS = {
     "base": "base",
@@ -172,6 +174,9 @@ def _render_detail(request, memory: Memory, *, status: int = 200, **forms):
         "ended": memory.valid_until is not None and memory.valid_until <= timezone.now(),
         "end_form": forms.get("end_form") or EndFactForm(),
         "revalidate_form": forms.get("revalidate_form") or RevalidateForm(),
+        # How often the memory was recalled (within the recall log's retention), the
+        # recent questions linked to their recall pages.
+        "recalled": memory_recalls(memory.memory_id, recent=RECENT_RECALLS),
     }
     return render_page(request, DETAIL, context, partial="panel", status=status)
 
