@@ -127,22 +127,25 @@ def recall_log(*, found: SearchResult, user_id: str, actor: str, interface: str,
     return recall_id
 
 
-def recall_log_flush(*, wait_seconds: float = 2.0) -> int:
-    """Write every buffered trace to the database, ``BATCH`` per transaction; returns how
-    many were written. Waits up to ``wait_seconds`` for another flush's lock (then returns
-    0: that flush writes them). A trace that does not parse is logged and skipped. Raises
-    ``RedisError``."""
+def recall_log_flush(*, wait_seconds: float = 2.0, batches: int | None = None) -> int:
+    """Write the buffered traces to the database, oldest first, ``BATCH`` per transaction:
+    all of them, or at most ``batches`` batches (a reader's bound: a request never writes
+    an unbounded backlog, the worker's job does). Returns how many were written. Waits up
+    to ``wait_seconds`` for another flush's lock (then returns 0: that flush writes them).
+    A trace that does not parse is logged and skipped. Raises ``RedisError``."""
     client = store.get_client()
     if not client.llen(_buffer_key()):
         return 0
     lock = client.lock(_lock_key(), timeout=LOCK_SECONDS, blocking_timeout=wait_seconds)
     if not lock.acquire():
         return 0
-    written = 0
+    written, done = 0, 0
     try:
-        while raw := client.lrange(_buffer_key(), 0, BATCH - 1):
+        while (batches is None or done < batches) and (
+                raw := client.lrange(_buffer_key(), 0, BATCH - 1)):
             written += _write(raw)
             client.ltrim(_buffer_key(), len(raw), -1)
+            done += 1
             if len(raw) < BATCH:
                 break
     finally:

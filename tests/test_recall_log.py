@@ -276,3 +276,14 @@ def test_the_profile_version_is_the_one_in_force_at_the_recall(api, admin_api):
     versions = {rid: api.get(f"/recalls/{rid}").json()["profile_version"]
                 for rid in (before, after)}
     assert versions == {before: 1, after: 2}
+
+
+def test_a_bounded_flush_writes_at_most_its_batches_oldest_first(api, monkeypatch):
+    create("Pat restores old clocks")
+    ids = [_recall(api, q)["recall_id"] for q in ("clocks", "Pat", "old clocks", "restores",
+                                                   "Pat clocks")]
+    monkeypatch.setattr(recall_log, "BATCH", 2)
+    assert recall_log.recall_log_flush(batches=2) == 4
+    assert set(Recall.objects.values_list("recall_id", flat=True)) == set(ids[:4])
+    assert store.get_client().llen(recall_log._buffer_key()) == 1
+    assert recall_log.recall_log_flush() == 1
