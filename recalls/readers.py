@@ -17,11 +17,15 @@ from recalls.models import Recall, RecallFeedback, RecallResult
 log = logging.getLogger(__name__)
 
 
+# The most batches a reader writes before reading (the worker's job writes a larger backlog).
+READER_BATCHES = 5
+
+
 def caught_up() -> None:
-    """Write the buffered traces now. Redis unreachable: the log is read as it stands (the
-    traces wait in Redis)."""
+    """Write the buffered traces now, at most ``READER_BATCHES`` batches of them. Redis
+    unreachable: the log is read as it stands (the traces wait in Redis)."""
     try:
-        recall_log_flush()
+        recall_log_flush(batches=READER_BATCHES)
     except store.RedisError as exc:
         log.warning("recall log not caught up: %s", type(exc).__name__)
 

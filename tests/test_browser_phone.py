@@ -35,7 +35,7 @@ def pages(admin_user):
         "sessions": "/sessions/", "session": "/sessions/s-phone/",
         "search": "/search/?user_id=team-harbor&q=release+checklist",
         "index": "/index/", "activity": "/activity/", "policy": "/index/policy/",
-        "tokens": "/tokens/", "lab": "/lab/",
+        "tokens": "/tokens/", "lab": "/lab/", "recalls": "/recalls/", "usage": "/usage/",
         "compare": "/search/compare/?user_id=team-harbor&q=release",
     }, m
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("accounts", "api", "console", "integrations", "lab", "memories", "memory_console",
-            "operations", "search", "sessions", "clients/python/src")
+            "operations", "recalls", "search", "sessions", "clients/python/src")
 MAX_LINES = 400
 
 # Names that say which part of a capability a module is, not which idea: every app may have one.
