@@ -38,14 +38,14 @@ def nice_top(value: float) -> float:
     return next(step * power for step in (1, 2, 2.5, 5, 10) if step * power >= value)
 
 
-def _frame(title: str, days: list[dt.date], top: float, unit: str) -> DayChart:
+def _frame(title: str, days: list[dt.date], top: float) -> DayChart:
     chart = DayChart(title=title)
     pw, ph = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     chart.plot = {"x": LEFT, "y": TOP, "w": pw, "h": ph, "bottom": TOP + ph, "right": LEFT + pw,
                   "slot": pw / max(len(days), 1)}
     for share in (0, 0.5, 1):
         chart.y_ticks.append({"y": _num(TOP + (1 - share) * ph),
-                              "text": f"{_num(top * share)}{unit}"})
+                              "text": _num(top * share)})
     every = max(1, math.ceil(len(days) / 8))
     for i, day in enumerate(days):
         if (len(days) - 1 - i) % every == 0:  # counted back from today: today is labelled
@@ -57,7 +57,7 @@ def _frame(title: str, days: list[dt.date], top: float, unit: str) -> DayChart:
 def bar_chart(title: str, days: list[dt.date], counts: list[int], colour: str) -> DayChart:
     """One bar per day, height ``counts[i]`` on an axis from 0 to a round top."""
     top = nice_top(max(counts, default=0))
-    chart = _frame(title, days, top, "")
+    chart = _frame(title, days, top)
     slot, ph = chart.plot["slot"], chart.plot["h"]
     for i, (day, n) in enumerate(zip(days, counts, strict=True)):
         h = ph * n / top
@@ -67,13 +67,13 @@ def bar_chart(title: str, days: list[dt.date], counts: list[int], colour: str) -
     return chart
 
 
-def line_chart(title: str, days: list[dt.date], series: dict[str, tuple[list, str]],
-               unit: str) -> DayChart:
+def line_chart(title: str, days: list[dt.date],
+               series: dict[str, tuple[list, str]]) -> DayChart:
     """One polyline per series ``{name: (values per day, colour)}``; a None value breaks
-    the line (each unbroken run is its own polyline)."""
+    the line (each unbroken run is its own polyline). The unit goes in the title."""
     values = [v for vs, _ in series.values() for v in vs if v is not None]
     top = nice_top(max(values, default=0))
-    chart = _frame(title, days, top, unit)
+    chart = _frame(title, days, top)
     slot, ph = chart.plot["slot"], chart.plot["h"]
     for name, (vs, colour) in series.items():
         chart.legend.append({"label": name, "colour": colour})

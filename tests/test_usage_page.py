@@ -53,7 +53,7 @@ def test_day_charts_scale_to_a_round_top_and_break_lines_at_missing_days():
     assert heights[0] == 0 and heights[2] == pytest.approx(bars.plot["h"])
     assert heights[1] == pytest.approx(heights[2] / 2)
     assert [t["text"] for t in bars.y_ticks] == ["0", "5", "10"]
-    lines = line_chart("Time", days, {"p50": ([1.0, None, 2.0, 3.0], "#111")}, " ms")
+    lines = line_chart("Time", days, {"p50": ([1.0, None, 2.0, 3.0], "#111")})
     assert [len(line["points"].split()) for line in lines.lines] == [1, 2]
     assert lines.lines[0]["single"] and lines.legend == [{"label": "p50", "colour": "#111"}]
 

@@ -34,7 +34,7 @@ def usage_page(request):
                           WRITES),
                 line_chart("Recall time per day (engine, ms)", days, {
                     "p50": ([d.p50_ms for d in figures.days], P50),
-                    "p95": ([d.p95_ms for d in figures.days], P95)}, " ms"),
+                    "p95": ([d.p95_ms for d in figures.days], P95)}),
             ],
             http=http_figures(),
         )
