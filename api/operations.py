@@ -12,12 +12,13 @@ from api.operation_schemas import (
     ExportOut,
     HealthOut,
     ImportOut,
+    IndexTermsOut,
     JobStatusOut,
 )
 from api.schemas import ONE, READ, WRITE, JobOut, errors
 from memories import queue as job_queue
-from memories import services
-from memories.errors import NotFound
+from memories import services, store
+from memories.errors import InvalidInput, NotFound
 from memories.json_input import load_json
 from memories.validation import (
     clean_identifier,
@@ -25,6 +26,9 @@ from memories.validation import (
 from operations import backup, health, jobs, policy
 from operations import cleanup_undo as undo
 from operations import consolidate as consolidation
+from search import profiles
+from search.index import fields as index_fields
+from search.index import live_terms
 
 router = Router()
 
@@ -87,6 +91,43 @@ def index_health(request, refresh: bool = False):
     if refresh:
         require_role(request.user, "admin")
     return health.index_health(refresh=refresh)
+
+
+@router.get("/index/terms", response={200: IndexTermsOut, **errors(*ONE, 429, 503)},
+            tags=["index"])
+def index_terms(request, user_id: str, terms: str, field: str | None = None):
+    """Some terms of one field of the namespace's live index: 200 ``{"N", "total_len",
+    "avgdl", "generation", "df": {term: n}, "postings": {term: [memory_id, ...]}}``
+    (postings in ascending memory_id order, every one of them).
+
+    ``terms``: comma-separated index terms, at most 50, each looked up exactly as given
+    (white space around it dropped): the endpoint applies no analysis and no stemming, so
+    ask the stemmed fields for stemmed terms (``run`` for "running"). ``field``: an index
+    field a ranking profile can use (``c`` plain content, ``s`` stemmed content, ``xs``
+    stemmed content with its context); absent, the default profile's. 400 naming
+    ``terms`` or ``field``; 403 for a namespace the token does not reach or a token
+    restricted to agents; 404 (``user_id``) when Redis holds no index of the namespace;
+    429 when a reindex kept switching the live generation meanwhile (try again); 503 when
+    Redis is unreachable."""
+    require_role(request.user, "admin")
+    require_every_agent(request, "the index's postings")
+    user_id = clean_identifier(user_id, "user_id")
+    require_namespace(request, user_id)
+    wanted = [t.strip() for t in terms.split(",") if t.strip()]
+    if not wanted:
+        raise InvalidInput("terms: name at least one term", field="terms")
+    if len(wanted) > live_terms.MAX_TERMS:
+        raise InvalidInput(f"terms: at most {live_terms.MAX_TERMS}", field="terms")
+    if field is None:
+        default = profiles.profile_default()
+        field = index_fields.content_field(stemming=default.stemming, context=default.context)
+    elif field not in index_fields.ANALYZERS:
+        raise InvalidInput(f"field: one of {', '.join(index_fields.ANALYZERS)}", field="field")
+    found = live_terms.live_terms(store.get_client(), user_id=user_id, field=field,
+                                  terms=wanted)
+    if found is None:
+        raise NotFound(f"namespace {user_id!r} has no index", field="user_id")
+    return found.as_dict()
 
 
 @router.get("/export", response={200: ExportOut, **errors(*READ)}, tags=["backup"])

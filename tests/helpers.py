@@ -20,6 +20,25 @@ def recall(api, query: str, *, user_id: str = "u-a", **body) -> list[dict]:
     return resp.json()["results"]
 
 
+def index_terms(api, user_id: str, *terms: str, field: str = index_fields.CONTENT) -> dict:
+    """``GET /index/terms`` through an admin's API client (tests/conftest.py ``admin_api``):
+    ``{"N", "total_len", "avgdl", "generation", "df", "postings"}`` of ``terms`` in ``field``
+    of the live index, after checking it answered 200. Tests read the index through it, not
+    through key names, so a change of the key layout leaves them as they are."""
+    from urllib.parse import urlencode
+
+    query = urlencode({"user_id": user_id, "terms": ",".join(terms), "field": field})
+    resp = api.get(f"/index/terms?{query}")
+    assert resp.status_code == 200, resp.content
+    return resp.json()
+
+
+def indexed(api, user_id: str, term: str, field: str = index_fields.CONTENT) -> set[str]:
+    """The memory ids holding ``term`` in ``field`` of the live index, read through
+    :func:`index_terms`."""
+    return set(index_terms(api, user_id, term, field=field)["postings"][term])
+
+
 def postings_of(user_id: str, term: str, field: str = index_fields.CONTENT) -> set[str]:
     client = store.get_client()
     live = postings.live_field(client, user_id, field)

@@ -14,7 +14,7 @@ from memories import access, services, store
 from memories.models import Memory
 from search.analysis.tokenizer import tokenize
 from search.memory_search import memory_search
-from tests.helpers import create, memory_hash, oracle_scores, postings_of, stats
+from tests.helpers import create, index_terms, indexed, memory_hash, oracle_scores, stats
 
 pytestmark = pytest.mark.django_db
 
@@ -138,13 +138,15 @@ def test_b17_ttl_survives_every_overwrite_and_expiry_cleans_postings(builtins, r
     assert abs(redis_client.ttl(key) - (expire_at - time.time())) <= 2
 
 
-def test_b17_expired_memory_leaves_no_posting_after_real_expiry(builtins):
+def test_b17_expired_memory_leaves_no_posting_after_real_expiry(admin_api):
     gone = create("fleeting thought about axolotls", type="short_term", ttl_seconds=1)
-    assert postings_of("u-a", "axolotls") == {gone.memory_id}
+    assert indexed(admin_api, "u-a", "axolotls") == {gone.memory_id}
     time.sleep(1.1)
     assert memory_search(user_id="u-a", query="axolotls").results == []
-    assert postings_of("u-a", "axolotls") == set()
-    assert stats("u-a")["N"] == 0
+    for field in ("c", "s", "xs"):
+        live = index_terms(admin_api, "u-a", "axolotls", "axolotl", field=field)
+        assert live["N"] == 0 and live["total_len"] == 0
+        assert live["df"] == {"axolotls": 0, "axolotl": 0}
     access.access_record(user_id="u-a", memory_ids=[gone.memory_id])  # must not resurrect it
     assert not store.get_client().exists(store.key("u-a", "m", gone.memory_id))
 

@@ -8,7 +8,7 @@ from memories import access, services
 from memories.errors import Conflict, InvalidInput, NotFound, TooLarge
 from memories.models import Memory
 from search.memory_search import memory_search
-from tests.helpers import memory_hash, postings_of, stats
+from tests.helpers import index_terms, indexed, memory_hash, postings_of, stats
 
 # The PostgreSQL pass runs these (scripts/test -m postgres): the write paths' hand-written SQL.
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
@@ -20,19 +20,20 @@ def create(content, user_id="u-a", **kw):
     return memory
 
 
-def test_it_creates_row_history_hash_postings_and_stats(builtins):
+def test_it_creates_row_history_hash_postings_and_stats(admin_api):
     m = create("Team lunch is at Cafe Lumen on Fridays", importance=0.3, tags=["food"])
     row = Memory.objects.get(pk=m.memory_id)
     assert row.version == 1 and row.importance == 0.3 and row.tags == ["food"]
     assert [h.kind for h in row.history.all()] == ["create"]
     h = memory_hash("u-a", m.memory_id)
     assert h["content"] == m.content and h["version"] == "1" and h["user_id"] == "u-a"
-    assert postings_of("u-a", "lumen") == {m.memory_id}
-    assert stats("u-a")["N"] == 1
-    assert stats("u-a")["total_len"] == 5  # team lunch cafe lumen fridays
+    live = index_terms(admin_api, "u-a", "lumen")
+    assert live["postings"] == {"lumen": [m.memory_id]} and live["df"] == {"lumen": 1}
+    assert live["N"] == 1
+    assert live["total_len"] == 5  # team lunch cafe lumen fridays
 
 
-def test_it_reindexes_an_update_and_keeps_two_versions(builtins):
+def test_it_reindexes_an_update_and_keeps_two_versions(admin_api):
     """Public case B05: update not reindexed."""
     m = create("Team lunch is at Cafe Lumen on Fridays")
     services.memory_update(memory_id=m.memory_id, content="Team lunch moved to Noodle Barn on Thursdays",
@@ -41,28 +42,29 @@ def test_it_reindexes_an_update_and_keeps_two_versions(builtins):
     found = memory_search(user_id="u-a", query="Noodle", profile="bm25").results
     assert [h.memory_id for h in found] == [m.memory_id]
     assert memory_hash("u-a", m.memory_id)["content"] == "Team lunch moved to Noodle Barn on Thursdays"
-    assert postings_of("u-a", "lumen") == set()
+    live = index_terms(admin_api, "u-a", "lumen", "noodle")
+    assert live["df"] == {"lumen": 0, "noodle": 1}
     assert Memory.objects.get(pk=m.memory_id).history.count() == 2
-    assert stats("u-a")["N"] == 1
+    assert live["N"] == 1
 
 
-def test_it_forgets_leaving_no_posting_and_restores(builtins):
+def test_it_forgets_leaving_no_posting_and_restores(admin_api):
     """Public case B03: deleted memory still in BM25 postings."""
     m1 = create("use argon2 for password hashing")
     m2 = create("password reset links expire in 30 minutes")
     services.memory_forget(memory_id=m1.memory_id, reason="wrong")
     found = memory_search(user_id="u-a", query="password", limit=1, profile="bm25").results
     assert [h.memory_id for h in found] == [m2.memory_id]
-    for term in ("password", "argon2", "hashing"):
-        assert m1.memory_id not in postings_of("u-a", term)
-    assert stats("u-a")["N"] == 1
+    live = index_terms(admin_api, "u-a", "password", "argon2", "hashing")
+    assert live["postings"] == {"password": [m2.memory_id], "argon2": [], "hashing": []}
+    assert live["N"] == 1
     assert not services_key_exists("u-a", "argon2")
     assert memory_hash("u-a", m1.memory_id) == {}
     row = Memory.objects.get(pk=m1.memory_id)
     assert row.deleted_at is not None and row.version == 2
     services.memory_restore(memory_id=m1.memory_id, reason="was right")
-    assert postings_of("u-a", "argon2") == {m1.memory_id}
-    assert stats("u-a")["N"] == 2
+    assert indexed(admin_api, "u-a", "argon2") == {m1.memory_id}
+    assert index_terms(admin_api, "u-a", "password")["df"] == {"password": 2}
     assert [h.kind for h in Memory.objects.get(pk=m1.memory_id).history.order_by("history_date")] == [
         "create", "forget", "restore"]
 

@@ -295,6 +295,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/index/terms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Index Terms
+         * @description Some terms of one field of the namespace's live index: 200 ``{"N", "total_len",
+         *     "avgdl", "generation", "df": {term: n}, "postings": {term: [memory_id, ...]}}``
+         *     (postings in ascending memory_id order, every one of them).
+         *
+         *     ``terms``: comma-separated index terms, at most 50, each looked up exactly as given
+         *     (white space around it dropped): the endpoint applies no analysis and no stemming, so
+         *     ask the stemmed fields for stemmed terms (``run`` for "running"). ``field``: an index
+         *     field a ranking profile can use (``c`` plain content, ``s`` stemmed content, ``xs``
+         *     stemmed content with its context); absent, the default profile's. 400 naming
+         *     ``terms`` or ``field``; 403 for a namespace the token does not reach or a token
+         *     restricted to agents; 404 (``user_id``) when Redis holds no index of the namespace;
+         *     429 when a reindex kept switching the live generation meanwhile (try again); 503 when
+         *     Redis is unreachable.
+         */
+        get: operations["api_operations_index_terms"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/jobs/{job_id}": {
         parameters: {
             query?: never;
@@ -1841,6 +1873,31 @@ export interface components {
             replaced_namespaces?: number;
             /** Restored */
             restored?: number;
+        };
+        /**
+         * IndexTermsOut
+         * @description Some terms of one index field of a namespace's live index: ``N`` live documents,
+         *     ``total_len`` the sum of their lengths and ``avgdl`` their mean (tokens), ``generation``
+         *     the live generation (0 before any reindex), ``df`` {term: documents holding it},
+         *     ``postings`` {term: [memory_id, ...] in ascending memory_id order}.
+         */
+        IndexTermsOut: {
+            /** N */
+            N: number;
+            /** Avgdl */
+            avgdl: number;
+            /** Df */
+            df: {
+                [key: string]: number;
+            };
+            /** Generation */
+            generation: number;
+            /** Postings */
+            postings: {
+                [key: string]: string[];
+            };
+            /** Total Len */
+            total_len: number;
         };
         /**
          * InferredOut
@@ -3994,6 +4051,84 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    api_operations_index_terms: {
+        parameters: {
+            query: {
+                user_id: string;
+                terms: string;
+                field?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IndexTermsOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
