@@ -49,11 +49,13 @@ def conflict_or_404(request, conflict_id: int) -> Conflict:
 def recall_or_404(request, recall_id: str) -> Recall:
     """The traced recall ``recall_id`` (results and feedback prefetched; the log caught up
     first), visible when its namespace is the token's and, for a token restricted to
-    agents, its agent is one of them or the token's user made it. Raises ``NotFound``
+    agents, its agent is one of them or that token made it (not another token of its user,
+    nor the console: their results may be other agents'). Raises ``NotFound``
     (field ``recall_id``)."""
     recall = recall_find(recall_id) if RECALL_ID_RE.match(recall_id or "") else None
     if recall is None or not allowed_namespace(request, recall.user_id) or not (
             allowed_agent(request, recall.agent_id)
-            or recall.actor == request.user.get_username()):
+            or (recall.token_id is not None
+                and recall.token_id == getattr(request, "token_pk", None))):
         raise NotFound(f"recall {recall_id!r} not found", field="recall_id")
     return recall

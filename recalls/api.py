@@ -2,7 +2,8 @@
 /recalls/{recall_id}/feedback``. Thin, as the rest of ``api``; mounted by ``api.v1``.
 
 A token sees the recalls of its namespaces; one restricted to agents sees those of its
-agents and those it made itself. Another namespace's recall is a 404.
+agents and those it made itself (that token, not its user's other tokens nor the
+console). Another namespace's recall is a 404.
 """
 
 from typing import Any
@@ -118,7 +119,7 @@ def list_recalls(request, user_id: str, agent_id: str | None = None, actor: str 
         since=parse_iso_datetime(since, "since") if since else None,
         until=parse_iso_datetime(until, "until") if until else None,
         q=q[:200], agents=tuple(getattr(request, "token_agents", None) or ()),
-        own=request.user.get_username())
+        own_token=getattr(request, "token_pk", None))
     rows, next_cursor = cursor_page(readers.recalls_matching(where), order=("-at", "-recall_id"),
                                     cursor=cursor, limit=limit, maximum=MAX_LIMIT)
     return {"recalls": [trace_out(r) for r in rows], "next_cursor": next_cursor}

@@ -34,7 +34,8 @@ def caught_up() -> None:
 class RecallFilter:
     """What a list of recalls keeps. ``user_ids``: the namespaces (None: every one);
     ``agents``: a token's agents (empty: any) — a restricted reader also sees the recalls
-    it made itself (``own``); ``q``: words all found in the query (case folded)."""
+    its token made (``own_token``: the token's id; not its user's other tokens' nor the
+    console's); ``q``: words all found in the query (case folded)."""
 
     user_ids: tuple[str, ...] | None = None
     agent_id: str | None = None
@@ -44,14 +45,15 @@ class RecallFilter:
     until: dt.datetime | None = None
     q: str = ""
     agents: tuple[str, ...] = ()
-    own: str | None = None
+    own_token: int | None = None
 
     def rows(self) -> QuerySet:
         rows = Recall.objects.all()
         if self.user_ids is not None:
             rows = rows.filter(user_id__in=self.user_ids)
         if self.agents:
-            rows = rows.filter(Q(agent_id__in=self.agents) | Q(actor=self.own or ""))
+            own = Q(token_id=self.own_token) if self.own_token is not None else Q(pk__in=[])
+            rows = rows.filter(Q(agent_id__in=self.agents) | own)
         for name in ("agent_id", "actor", "interface"):
             value = getattr(self, name)
             if value:
