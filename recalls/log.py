@@ -31,7 +31,7 @@ from redis.exceptions import LockError
 from integrations.metrics.registry import count_recall_log
 from memories import store
 from memories.models import Memory
-from recalls.models import Recall, RecallResult
+from recalls.models import RECALL_ID_RE, Recall, RecallResult
 from search.models import RankingProfile
 from search.results import SearchResult
 
@@ -132,7 +132,8 @@ def recall_log_flush(*, wait_seconds: float = 2.0, batches: int | None = None) -
     all of them, or at most ``batches`` batches (a reader's bound: a request never writes
     an unbounded backlog, the worker's job does). Returns how many were written. Waits up
     to ``wait_seconds`` for another flush's lock (then returns 0: that flush writes them).
-    A trace that does not parse is logged and skipped. Raises ``RedisError``."""
+    A trace that does not parse, or not to a trace's shape, is logged and skipped.
+    Raises ``RedisError``."""
     client = store.get_client()
     if not client.llen(_buffer_key()):
         return 0
@@ -157,11 +158,39 @@ def recall_log_flush(*, wait_seconds: float = 2.0, batches: int | None = None) -
     return written
 
 
+def _is(value, *kinds) -> bool:
+    """Whether ``value`` is one of ``kinds`` (a bool is no number)."""
+    return isinstance(value, kinds) and not isinstance(value, bool)
+
+
+# A trace's fields and the types it must hold (``recall_log`` writes them so; a line of
+# another shape, from another version or another writer, is skipped, never written).
+SHAPE = {"recall_id": (str,), "user_id": (str,), "actor": (str,), "interface": (str,),
+         "profile": (str,), "query": (str,), "agent_id": (str,), "match_mode": (str,),
+         "took_ms": (int, float), "filters": (dict,), "results": (list,)}
+RESULT_SHAPE = {"memory_id": (str,), "rank": (int,), "version": (int,),
+                "score": (int, float), "explain": (dict,)}
+
+
+def _shaped(record) -> bool:
+    """Whether ``record`` has a trace's shape (fields and results of the right types)."""
+    return (isinstance(record, dict) and RECALL_ID_RE.match(str(record.get("recall_id")))
+            and all(_is(record.get(f), *kinds) for f, kinds in SHAPE.items())
+            and (record.get("token_id") is None or _is(record["token_id"], int))
+            and (record.get("time_range") is None or _is(record["time_range"], dict))
+            and all(isinstance(res, dict) and all(_is(res.get(f), *kinds)
+                                                  for f, kinds in RESULT_SHAPE.items())
+                    for res in record["results"]))
+
+
 def _parse(line) -> dict | None:
     try:
         record = json.loads(line)
-        record["at"] = dt.datetime.fromisoformat(record["at"])
-        return record if isinstance(record.get("results"), list) else None
+        if not _shaped(record):
+            raise ValueError("not a trace's shape")
+        at = dt.datetime.fromisoformat(record["at"])
+        record["at"] = at if at.tzinfo else at.replace(tzinfo=dt.UTC)
+        return record
     except (ValueError, TypeError, KeyError) as exc:
         log.error("recall trace skipped, unreadable: %s", exc)
         return None

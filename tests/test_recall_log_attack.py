@@ -7,6 +7,8 @@ import json
 import pytest
 
 from accounts.tokens import token_create
+from memories import store
+from recalls import log as recall_log
 from recalls.models import Recall
 from tests.conftest import ApiClient
 from tests.helpers import create
@@ -53,3 +55,42 @@ def test_an_agent_token_does_not_read_its_users_console_recalls(editor, client):
     assert planner.get("/recalls?user_id=u-a").json()["recalls"] == []
     rid = Recall.objects.get().recall_id  # written by the read above
     assert planner.get(f"/recalls/{rid}").status_code == 404
+
+
+@pytest.mark.parametrize("line", [
+    {"results": [1, 2]},
+    {"results": [{"memory_id": ["x"], "rank": 1, "version": 1, "score": 1.0}]},
+    {"results": [{"memory_id": "m_x"}]},
+    {"profile": None},
+    {"profile": ["x"]},
+    {"at": 5},
+    {"at": "2024-01-01T00:00:00"},
+    {"took_ms": "x"},
+    {"filters": "x"},
+    {"recall_id": 5},
+    {"user_id": None},
+    {"token_id": "7"},
+    {"time_range": [1]},
+    {"results": [{"memory_id": "m_x", "rank": "1", "version": 1, "score": 1.0,
+                  "explain": {}}]},
+    [1, 2],
+    "just a string",
+    5,
+])
+def test_a_buffered_trace_of_the_wrong_shape_never_blocks_the_log(api, line):
+    memory = create("Lena bakes sourdough")
+    first = _recall(api, "sourdough")["recall_id"]
+    good = json.loads(store.get_client().lrange(recall_log._buffer_key(), 0, 0)[0])
+    if isinstance(line, dict):
+        bad = {**good, "recall_id": "rc_00000000000000ff", **line}
+        if line.get("results") == [{"memory_id": "m_x"}]:
+            bad["results"] = [{"memory_id": memory.memory_id}]
+    else:
+        bad = line
+    store.get_client().rpush(recall_log._buffer_key(), json.dumps(bad))
+    second = _recall(api, "Lena")["recall_id"]
+    answer = api.get("/recalls?user_id=u-a")
+    assert answer.status_code == 200, answer.content
+    listed = [r["id"] for r in answer.json()["recalls"]]
+    assert first in listed and second in listed
+    assert store.get_client().llen(recall_log._buffer_key()) == 0
