@@ -9,7 +9,7 @@ console). Another namespace's recall is a 404.
 from typing import Any
 
 from ninja import Router
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictInt
 
 from accounts.roles import require_role
 from api.core import Strict, iso_or_none, require_namespace
@@ -70,9 +70,10 @@ class RecallPageOut(Out):
 
 
 class FeedbackIn(Strict):
+    # Strict: ``"grade": true`` is no grade 1, ``"useful": "yes"`` or ``1`` no true.
     memory_id: str = Field(max_length=20)
-    grade: int | None = Field(default=None, ge=0, le=3)
-    useful: bool | None = None
+    grade: StrictInt | None = Field(default=None, ge=0, le=3)
+    useful: StrictBool | None = None
     note: str = Field(default="", max_length=recall_feedback.NOTE_MAX)
 
 

@@ -53,9 +53,13 @@ def test_a_search_is_traced_under_mcp_and_feedback_is_recorded(connect, editor, 
             "recall_id": recall_id, "memory_id": other_id, "useful": True})
         both = await client.call_tool("recall_feedback", {
             "recall_id": recall_id, "memory_id": kept_id, "grade": 1, "useful": True})
-        return useful, unknown, not_a_result, both
+        odd = [await client.call_tool("recall_feedback", {
+            "recall_id": recall_id, "memory_id": kept_id, **body})
+            for body in ({"grade": True}, {"useful": "yes"}, {"useful": 1})]
+        return useful, unknown, not_a_result, both, odd
 
-    useful, unknown, not_a_result, both = run(connect(viewer_token), more)
+    useful, unknown, not_a_result, both, odd = run(connect(viewer_token), more)
+    assert all(o.is_error for o in odd), odd  # no grade 1 from true, no true from "yes"
     assert not useful.is_error and useful.structured_content["grade"] == 0
     assert error_of(unknown)["status"] == 404
     assert error_of(not_a_result)["status"] == 400

@@ -94,3 +94,15 @@ def test_a_buffered_trace_of_the_wrong_shape_never_blocks_the_log(api, line):
     listed = [r["id"] for r in answer.json()["recalls"]]
     assert first in listed and second in listed
     assert store.get_client().llen(recall_log._buffer_key()) == 0
+
+
+@pytest.mark.parametrize("body", [
+    {"grade": True}, {"grade": "3"}, {"grade": 2.5}, {"useful": "yes"}, {"useful": 1},
+    {"grade": 2, "note": "bell\x07"}, {"grade": 2, "note": "nul\x00"},
+    {"grade": 2, "note": 5}, {"grade": None, "useful": None},
+])
+def test_feedback_of_the_wrong_type_is_a_400(api, body):
+    memory = create("Erin is allergic to peanuts")
+    rid = _recall(api, "peanuts")["recall_id"]
+    refused = api.post(f"/recalls/{rid}/feedback", {"memory_id": memory.memory_id, **body})
+    assert refused.status_code == 400, (body, refused.status_code, refused.content)

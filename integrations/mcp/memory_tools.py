@@ -10,7 +10,7 @@ role and namespace checks, the API's own request schema for validation, then one
 from typing import Annotated, Literal
 
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictInt
 
 from integrations.mcp import bodies
 from integrations.mcp.runner import call_tool_body
@@ -280,10 +280,10 @@ async def resolve_conflict(
 async def recall_feedback(
     recall_id: Annotated[str, Field(description="the recall_id search_memories answered")],
     memory_id: MemoryId,
-    grade: Annotated[int | None, Field(description=(
+    grade: Annotated[StrictInt | None, Field(description=(
         "0 useless or wrong, 1 related, 2 helpful, 3 exactly what was needed; or give "
         "useful instead"))] = None,
-    useful: Annotated[bool | None, Field(description=(
+    useful: Annotated[StrictBool | None, Field(description=(
         "true: it helped (grade 3); false: it did not (grade 0)"))] = None,
     note: Annotated[str, Field(description="why, e.g. 'outdated: she moved in May'")] = "",
 ) -> FeedbackOut:
