@@ -13,8 +13,8 @@ Never fails a recall: a Redis error while buffering is counted (``recall_log_tra
 outcome ``failed``) and the recall answers ``recall_id`` null. At most
 ``MEMORY_RECALL_LOG_BUFFER`` traces wait; beyond, the oldest go (outcome ``dropped``).
 Memory text is never copied: results are memory ids, versions, ranks, scores and the
-explain's figures. With ``MEMORY_RECALL_LOG_REDACT_QUERY`` the query text and the matched
-terms are dropped before buffering.
+explain's figures. With ``MEMORY_RECALL_LOG_REDACT_QUERY`` the query text, the matched
+terms and the words its time range came from are dropped before buffering.
 """
 
 import bisect
@@ -107,7 +107,10 @@ def recall_log(*, found: SearchResult, user_id: str, actor: str, interface: str,
         "user_id": user_id, "actor": actor, "token_id": token_id, "interface": interface,
         "agent_id": agents[0] if len(agents) == 1 else "",
         # NUL: no PostgreSQL text holds it.
-        "query": "" if redact else query.replace("\x00", "\ufffd"), "filters": filters, "time_range": found.time,
+        "query": "" if redact else query.replace("\x00", "\ufffd"), "filters": filters,
+        # Its "from" is the query's own words ("in May 2024"): redacted with the query.
+        "time_range": ({k: v for k, v in found.time.items() if k != "from"}
+                       if redact and found.time else found.time),
         "profile": found.profile, "match_mode": found.match_mode_used,
         "took_ms": found.took_ms,
         "results": [_result(rank, hit, redact) for rank, hit in enumerate(found.results, 1)],

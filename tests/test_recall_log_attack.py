@@ -5,6 +5,7 @@ never stops the log, and odd input is a 400, never a 5xx."""
 import json
 
 import pytest
+from django.test import override_settings
 
 from accounts.tokens import token_create
 from memories import store
@@ -106,3 +107,13 @@ def test_feedback_of_the_wrong_type_is_a_400(api, body):
     rid = _recall(api, "peanuts")["recall_id"]
     refused = api.post(f"/recalls/{rid}/feedback", {"memory_id": memory.memory_id, **body})
     assert refused.status_code == 400, (body, refused.status_code, refused.content)
+
+
+@override_settings(MEMORY_RECALL_LOG_REDACT_QUERY=True)
+def test_redaction_keeps_no_words_of_the_query_in_its_time_range(api):
+    create("Jack's salary is 90k")
+    answer = _recall(api, "Jack salary in May 2024")
+    assert answer["time"]["from"] == "in May 2024"  # the recall's answer says it
+    trace = api.get(f"/recalls/{answer['recall_id']}").json()
+    assert trace["query"] == "" and "May" not in json.dumps(trace)
+    assert trace["time_range"]["range"] == "2024-05-01..2024-05-31"
