@@ -42,6 +42,7 @@ BENCHES = [
     ("ingest", "bench/ingest.py",
      "How fast is the write path (bulk, `POST /import`, `POST /memories` with 1–8 clients), and "
      "how much Redis memory per memory?"),
+    ("redis_bytes", "bench/redis_bytes.py", "Where does Redis memory per memory go?"),
     ("import_rate", "bench/import_rate.py", "How fast is `POST /import` alone?"),
     ("supersession_write", "bench/supersession_write.py",
      "What do supersession proposals add to a create?"),
