@@ -21,6 +21,12 @@ SEARCH_ARGS = frozenset({
     "now", "as_of", "include_superseded", "agents", "run_id", "metadata",
 })
 LIMIT_DEFAULT = 5  # memory_search's own default, for a trace that kept none
+# The type each of them must hold (times apart: ISO 8601 strings, see ``_epoch``); a trace
+# holding another (an older writer's, a hand-edited row) cannot be replayed.
+KINDS = {"limit": int, "conversation_id": str, "types": list, "match_mode": str,
+         "author": str, "tags": list, "include_superseded": bool, "agents": list,
+         "run_id": str, "metadata": dict}
+ITEMS = {"types": str, "tags": str, "agents": str}
 
 
 def _epoch(name: str, value) -> float:
@@ -35,21 +41,34 @@ def _epoch(name: str, value) -> float:
     return moment.timestamp()
 
 
+def _holds(name: str, value) -> bool:
+    """Whether ``value`` has the type filter ``name`` takes (a bool is no limit)."""
+    kind = KINDS[name]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        return False
+    if kind is list:
+        return all(isinstance(v, ITEMS[name]) for v in value)
+    if kind is dict:
+        return all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+    return True
+
+
 def replay_args(recall: Recall) -> dict:
     """The ``memory_search`` keyword arguments (besides ``user_id``, ``query`` and
     ``profile``) of ``recall``'s filters: times (``since``, ``until``, ``now``, ``as_of``)
     as epoch seconds, ``agents`` and ``types`` as lists, ``limit`` as given (or
     ``LIMIT_DEFAULT``). A ``now`` the recall named is kept: it anchored its relative times
     and the validity it asked for. Raises InvalidInput (field ``filters``) for a time that
-    does not parse."""
+    does not parse or a filter of another type than a recall takes."""
     out = {"limit": LIMIT_DEFAULT}
     for name, value in (recall.filters or {}).items():
         if name not in SEARCH_ARGS:
             continue
         if name in TIMES:
             value = _epoch(name, value)
-        elif isinstance(value, tuple):
-            value = list(value)
+        elif not _holds(name, value):
+            raise InvalidInput(f"the trace's {name} is not a {KINDS[name].__name__} of "
+                               f"the kind a recall takes: {value!r}", field="filters")
         out[name] = value
     return out
 

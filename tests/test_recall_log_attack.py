@@ -11,7 +11,7 @@ from accounts.tokens import token_create
 from memories import store
 from recalls import log as recall_log
 from recalls.models import Recall
-from tests.conftest import ApiClient
+from tests.conftest import ApiClient, login
 from tests.helpers import create
 
 pytestmark = pytest.mark.django_db
@@ -117,3 +117,17 @@ def test_redaction_keeps_no_words_of_the_query_in_its_time_range(api):
     trace = api.get(f"/recalls/{answer['recall_id']}").json()
     assert trace["query"] == "" and "May" not in json.dumps(trace)
     assert trace["time_range"]["range"] == "2024-05-01..2024-05-31"
+
+
+@pytest.mark.parametrize("filters", [
+    {"limit": "x"}, {"limit": True}, {"types": 5}, {"metadata": "x"}, {"tags": [1]},
+    {"conversation_id": ["x"]}, {"agents": "planner"}, {"include_superseded": "yes"},
+])
+def test_replaying_a_trace_with_filters_of_another_type_says_so(api, editor, filters):
+    create("Lena bakes sourdough")
+    rid = _recall(api, "sourdough")["recall_id"]
+    assert api.get(f"/recalls/{rid}").status_code == 200  # written
+    Recall.objects.filter(recall_id=rid).update(filters=filters)  # an older writer's row
+    page = login(editor).get(f"/recalls/{rid}/", {"replay": "1", "profile": ""})
+    assert page.status_code == 400, (filters, page.status_code)
+    assert b"The replay cannot run" in page.content
