@@ -148,14 +148,18 @@ def recall_log_flush(*, wait_seconds: float = 2.0, batches: int | None = None) -
         while (batches is None or done < batches) and (
                 raw := client.lrange(_buffer_key(), 0, BATCH - 1)):
             written += _write(raw)
+            if not lock.owned():  # it lapsed: another flush may have trimmed these lines
+                log.warning("recall log flush outlived its lock; its batch is left")
+                break  # trimming would drop traces no flush wrote; a rewrite is harmless
             client.ltrim(_buffer_key(), len(raw), -1)
+            lock.reacquire()  # a full lock's time for the next batch
             done += 1
             if len(raw) < BATCH:
                 break
     finally:
         try:
             lock.release()
-        except LockError:  # it lapsed: the batches are idempotent, nothing to undo
+        except LockError:  # it lapsed: its last batch was left to be written again
             log.warning("recall log flush outlived its lock")
     count_recall_log("written", written)
     return written

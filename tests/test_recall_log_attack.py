@@ -131,3 +131,25 @@ def test_replaying_a_trace_with_filters_of_another_type_says_so(api, editor, fil
     page = login(editor).get(f"/recalls/{rid}/", {"replay": "1", "profile": ""})
     assert page.status_code == 400, (filters, page.status_code)
     assert b"The replay cannot run" in page.content
+
+
+def test_a_flush_whose_lock_lapsed_trims_nothing_another_flush_did_not_write(
+        api, monkeypatch):
+    create("Pat restores old clocks")
+    first = [_recall(api, q)["recall_id"] for q in ("clocks", "Pat", "old clocks")]
+    monkeypatch.setattr(recall_log, "BATCH", 2)
+    write, later = recall_log._write, []
+
+    def slow_write(lines):
+        # This flush outlives its lock; another one writes the whole buffer meanwhile and
+        # new recalls are buffered before this one trims its batch.
+        store.get_client().delete(recall_log._lock_key())
+        monkeypatch.setattr(recall_log, "_write", write)
+        assert recall_log.recall_log_flush() == 3
+        later.extend(_recall(api, q)["recall_id"] for q in ("restores", "Pat clocks"))
+        return write(lines)
+
+    monkeypatch.setattr(recall_log, "_write", slow_write)
+    recall_log.recall_log_flush()
+    recall_log.recall_log_flush()
+    assert set(Recall.objects.values_list("recall_id", flat=True)) == {*first, *later}
