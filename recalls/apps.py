@@ -6,3 +6,10 @@ class RecallsConfig(AppConfig):
 
     name = "recalls"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        # A purge clears the questions that recalled the purged memories (recalls.erasure).
+        from memories.services.purge import memories_erasing
+        from recalls.erasure import recall_log_erase
+
+        memories_erasing.connect(recall_log_erase, dispatch_uid="recalls.erasure")

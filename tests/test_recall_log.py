@@ -287,3 +287,27 @@ def test_a_bounded_flush_writes_at_most_its_batches_oldest_first(api, monkeypatc
     assert set(Recall.objects.values_list("recall_id", flat=True)) == set(ids[:4])
     assert store.get_client().llen(recall_log._buffer_key()) == 1
     assert recall_log.recall_log_flush() == 1
+
+
+def test_a_purge_clears_the_questions_that_recalled_the_memory(api, admin_user):
+    secret = create("Quentin's safe code is 90210-LYNX")
+    other = create("Quentin keeps a lynx poster in the office")
+    unrelated = create("The office plants need water on Mondays")
+    written = _recall(api, "LYNX safe code")["recall_id"]
+    api.get(f"/recalls/{written}")  # written to the database
+    api.post(f"/recalls/{written}/feedback", {"memory_id": other.memory_id, "grade": 1})
+    buffered = _recall(api, "Quentin lynx code")["recall_id"]  # still in Redis
+    kept = _recall(api, "plants water")["recall_id"]
+
+    services.memory_purge(memory_id=secret.memory_id, actor=admin_user, reason="erase")
+    for rid in (written, buffered):
+        trace = api.get(f"/recalls/{rid}").json()
+        assert trace["query"] == "" and trace["time_range"] is None
+        assert [r["memory_id"] for r in trace["results"]] == [other.memory_id]
+        assert "terms" not in trace["results"][0]["explain"]
+        assert "lynx" not in json.dumps(trace).lower()
+    assert RecallFeedback.objects.get(recall_key=written).query == ""
+    untouched = api.get(f"/recalls/{kept}").json()
+    assert untouched["query"] == "plants water"
+    assert untouched["results"][0]["memory_id"] == unrelated.memory_id
+    assert untouched["results"][0]["explain"]["terms"]

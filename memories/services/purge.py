@@ -20,6 +20,7 @@ from operator import or_
 
 from django.db import transaction
 from django.db.models import Q
+from django.dispatch import Signal
 
 from integrations.webhooks import outbox
 from memories import store
@@ -37,6 +38,12 @@ CHUNK = 500  # ids per statement (SQLite's bound on a statement's parameters)
 # A line is looked for by its first characters (SQLite refuses long LIKE patterns); each
 # candidate is then checked line by line.
 LOOKUP_CHARS = 200
+
+
+# Sent inside the erasing transaction, before the rows go, with ``memory_ids`` (a chunk):
+# what an app above the memory core keeps of these memories beyond its foreign keys, it
+# scrubs (the recall log: the questions that recalled them, recalls.erasure).
+memories_erasing = Signal()
 
 
 @dataclass
@@ -67,6 +74,7 @@ def memories_erase(*, memory_ids: list[str], user_ids: list[str], actor=None,
     outbox.outbox_purge_memories(memory_ids=erased.memory_ids)
     for start in range(0, len(erased.memory_ids), CHUNK):
         chunk = erased.memory_ids[start:start + CHUNK]
+        memories_erasing.send(sender=Memory, memory_ids=chunk)
         Memory.history.filter(memory_id__in=chunk).delete()
         Memory.objects.filter(memory_id__in=chunk).delete()
         # After the delete: simple_history adds a "-" row holding the content, which goes too.

@@ -99,7 +99,7 @@ def test_a_profile_deleted_meanwhile_is_a_form_error(viewer_client, make_memory,
         raise NotFound("profile 'tuned' not found", field="profile")
 
     make_memory()
-    monkeypatch.setattr("search.views.search.memory_search", gone)
+    monkeypatch.setattr("recalls.act.memory_search", gone)
     resp = viewer_client.get("/search/", {"user_id": "u-a", "q": "argon2"})
     assert resp.status_code == 404 and "profile &#x27;tuned&#x27; not found" in text(resp)
 
