@@ -311,3 +311,13 @@ def test_a_purge_clears_the_questions_that_recalled_the_memory(api, admin_user):
     assert untouched["query"] == "plants water"
     assert untouched["results"][0]["memory_id"] == unrelated.memory_id
     assert untouched["results"][0]["explain"]["terms"]
+
+
+def test_a_trace_json_cannot_hold_is_counted_failed_never_raised():
+    from search.results import SearchResult
+
+    found = SearchResult(results=[], match_mode_used="any", profile="bm25", took_ms=1.0,
+                         time={"range": object()})
+    assert recall_log.recall_log(found=found, user_id="u-a", actor="a", interface="rest",
+                                 query="q", agents=[], filters={}) is None
+    assert store.get_client().llen(recall_log._buffer_key()) == 0
