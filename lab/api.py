@@ -7,7 +7,7 @@ Mounted by ``api.v1`` with ``api.add_router("/", router)``.
 
 from django.http import HttpRequest
 from ninja import Router, Status
-from pydantic import Field
+from pydantic import Field, StrictInt
 
 from accounts.roles import require_role
 from api.core import (
@@ -94,7 +94,7 @@ class JudgmentIn(Strict):
     user_id: str
     query: str
     memory_id: str
-    grade: int
+    grade: StrictInt  # true, "3" or 2.0 is no grade (the writer checks 0..3)
 
 
 class QuerySetIn(Strict):

@@ -356,6 +356,9 @@ def test_judgment_input_rules(api, viewer_api, corpus):
     assert resp.status_code == 404 and error_of(resp)["field"] == "memory_id"
     resp = api.post("/judgments", {**body, "query": "   "})
     assert resp.status_code == 400 and error_of(resp)["field"] == "query"
+    for loose in (True, "3", 2.0):  # no type is read as a grade it is not
+        resp = api.post("/judgments", {**body, "grade": loose})
+        assert resp.status_code == 400 and error_of(resp)["field"] == "grade", loose
     assert Judgment.objects.count() == 0
 
 
