@@ -5,7 +5,7 @@ import dataclasses
 import datetime as dt
 import logging
 
-from django.db.models import Count, IntegerField, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, IntegerField, Max, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from memories import store
@@ -67,18 +67,26 @@ class RecallFilter:
         return rows
 
 
+def _existing_results() -> Prefetch:
+    """A recall's results whose memory exists: a trace written while its memory's purge was
+    committing can keep a row of it (``RecallResult.memory`` has no database constraint);
+    the join leaves it out."""
+    return Prefetch("results", queryset=RecallResult.objects.filter(
+        memory__user_id__isnull=False))
+
+
 def recalls_matching(where: RecallFilter) -> QuerySet:
     """The recalls ``where`` keeps, newest first, results and feedback prefetched."""
     caught_up()
     return (where.rows().order_by("-at", "-recall_id")
-            .prefetch_related("results", "feedback"))
+            .prefetch_related(_existing_results(), "feedback"))
 
 
 def recall_find(recall_id: str) -> Recall | None:
     """One recall with its results (rank order) and feedback, or None."""
     caught_up()
     return (Recall.objects.filter(recall_id=recall_id)
-            .prefetch_related("results", "feedback").first())
+            .prefetch_related(_existing_results(), "feedback").first())
 
 
 @dataclasses.dataclass

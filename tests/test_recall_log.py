@@ -321,3 +321,19 @@ def test_a_trace_json_cannot_hold_is_counted_failed_never_raised():
     assert recall_log.recall_log(found=found, user_id="u-a", actor="a", interface="rest",
                                  query="q", agents=[], filters={}) is None
     assert store.get_client().llen(recall_log._buffer_key()) == 0
+
+
+def test_a_result_row_left_by_a_purge_racing_a_flush_is_not_answered(api, admin_user):
+    kept = create("Uma walks her dog at dawn")
+    gone = create("Uma walks the dog past Elm Street 9")
+    rid = _recall(api, "Uma dog")["recall_id"]
+    api.get(f"/recalls/{rid}")  # written
+    row = RecallResult.objects.get(recall_id=rid, memory_id=gone.memory_id)
+    services.memory_purge(memory_id=gone.memory_id, actor=admin_user, reason="erase")
+    # As if a flush that had seen the memory alive inserted its row after the purge's delete.
+    RecallResult.objects.create(recall_id=rid, memory_id=gone.memory_id, rank=row.rank,
+                                version=row.version, score=row.score, explain={})
+    assert [r["memory_id"] for r in api.get(f"/recalls/{rid}").json()["results"]] == [
+        kept.memory_id]
+    assert [r["memory_id"] for r in api.get("/recalls?user_id=u-a").json()["recalls"][0]
+            ["results"]] == [kept.memory_id]
