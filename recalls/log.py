@@ -223,7 +223,10 @@ def _profile_versions(records: list[dict]) -> None:
                        .values_list("history_date", flat=True))
         for r in records:
             if r["profile"] == name:
-                r["profile_version"] = bisect.bisect_right(dates, r["at"]) or None
+                # A trace dated before the profile's first saved version (the demo's, replayed
+                # in the past) was served by that first version.
+                r["profile_version"] = max(bisect.bisect_right(dates, r["at"]), 1) if dates \
+                    else None
 
 
 FIELDS = ("recall_id", "at", "user_id", "actor", "token_id", "agent_id", "interface", "query", "filters",

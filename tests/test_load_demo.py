@@ -12,7 +12,8 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from accounts.roles import role_of
-from console.management.commands.load_demo import RECALLS, demo_document
+from console.demo_recalls import RECALLS
+from console.management.commands.load_demo import demo_document
 from lab import runs as lab_runs
 from lab.models import EvalRun, Judgment, QuerySet
 from memories import services
@@ -167,12 +168,28 @@ def test_its_agents_recalls_are_traced_over_the_past_days_with_feedback(demo, ad
     ages = [(timezone.now() - r.at).total_seconds() / 3600 for r in recalls]
     assert max(ages) > 200 and min(ages) < 3  # spread over the past days, oldest first
     assert {r.interface for r in recalls} == {r["interface"] for r in spec["recalls"]}
-    assert {r.actor for r in recalls} == {"support-bot", "ops-bot"}
+    assert {r.actor for r in recalls} == set(spec["agents"])
     assert all(r.token_id for r in recalls)
+    # Served as they stood then: nothing written after its recall, and the versions then,
+    # so the edits and the supersession since show on the recalls' pages.
+    for r in recalls:
+        assert all(x.memory.created_at <= r.at for x in r.results.select_related("memory"))
+    served = {(r.query, x.memory_id): (x.version, x.memory) for r in recalls
+              for x in r.results.select_related("memory") if x.rank == 1}
+    edited = [q for (q, _), (v, m) in served.items() if v < m.version and m.superseded_by is None]
+    assert "do billing pull requests need two approvals?" in edited
+    assert any(m.superseded_by for (q, _), (v, m) in served.items()
+               if q == "what time UTC is the daily standup?")
+    assert all(r.profile_version for r in recalls)
     given = sum(len(r.get("feedback", [])) for r in spec["recalls"])
     assert RecallFeedback.objects.count() == given
     assert list(RecallFeedback.objects.filter(grade=0).values_list("note", flat=True)) == [
         "not about the API's limit"]
+    page = login(admin_user)
+    billing = next(r for r in recalls if r.query.startswith("do billing"))
+    assert "edited since" in page.get(f"/recalls/{billing.recall_id}/").content.decode()
+    based = next(r for r in recalls if r.query == "what time UTC is the daily standup?")
+    assert "superseded by" in page.get(f"/recalls/{based.recall_id}/").content.decode()
 
     client = login(admin_user)
     usage = client.get("/usage/").content.decode()

@@ -13,16 +13,15 @@ with ``backup.import_memories(mode="replace")``, the path of every backup, so th
 - otherwise says the demo is present and loads nothing (``scripts/run`` runs it on every
   start), unless ``--replace``: the demo namespaces are then swapped for a fresh copy.
 
-Then the demo's agents (``support-bot``, ``ops-bot``: editors with a token each, restricted
-to their namespace; the tokens' secrets are never shown) recall the questions of
-``fixtures/demo_recalls.json`` against the loaded memories, each traced in the recall log at
-its time before the load, and give the feedback it lists: the Recalls and Usage pages start
-with a story. On ``--replace`` their earlier traces go first.
+Then the demo's agent users (``support-bot``, ``ops-bot``, ``harbor-assistant``: editors
+with a token each, restricted to their namespace; the tokens' secrets are never shown)
+recall the questions of ``fixtures/demo_recalls.json`` as they were served at their moments
+before the load (``console.demo_recalls``), and give the feedback it lists: the Recalls and
+Usage pages start with a story. On ``--replace`` their earlier traces go first.
 
 ``--admin-password`` creates or updates the superuser ``admin`` (group ``admin``).
 """
 
-import datetime as dt
 import json
 from pathlib import Path
 
@@ -30,23 +29,16 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
-from django.utils import timezone
 
-from accounts.models import ApiToken
-from accounts.tokens import token_create
+from console.demo_recalls import demo_recalls_replay
 from lab.models import QuerySet
 from memories import services
 from memories.models import Memory
 from operations import backup
-from recalls import feedback as recall_feedback
-from recalls import log as recall_log
-from recalls.act import recall_traced
-from recalls.models import Recall
 from sessions.models import Session
 
 ADMIN_USERNAME = "admin"
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "demo.json"
-RECALLS = FIXTURE.with_name("demo_recalls.json")
 REVIEWER = "demo-reviewer"  # grades the lab example; an editor without a password
 
 
@@ -103,50 +95,9 @@ class Command(BaseCommand):
             f"sessions: {result['sessions']} ({messages} messages); conflicts: "
             f"{result['conflicts']}; lab: {result['query_sets']} query set, "
             f"{result['judgments']} judgments, {result['runs']} runs")
-        result["recalls"] = self._replay_recalls()
+        result["recalls"] = demo_recalls_replay()
         self.stdout.write(f"recalls: {result['recalls']} by the demo's agents, with feedback")
         services.audit_record(actor="cli", action="load_demo", target="demo", data=result)
-
-    def _replay_recalls(self) -> int:
-        """The fixture's recalls, traced at their times before now, and their feedback."""
-        with open(RECALLS, encoding="utf-8") as fh:
-            spec = json.load(fh)
-        tokens = {actor: self._ensure_agent(actor, namespace)
-                  for actor, namespace in spec["agents"].items()}
-        recall_log.recall_log_drop(user_ids=sorted(set(spec["agents"].values())))
-        now, done = timezone.now(), []
-        for r in spec["recalls"]:
-            _found, recall_id = recall_traced(
-                actor=r["actor"], interface=r["interface"], token_id=tokens[r["actor"]],
-                at=now - dt.timedelta(hours=r["hours_ago"]), user_id=r["user_id"],
-                query=r["query"], limit=5, include_superseded=r.get("include_superseded", False))
-            done.append((r, recall_id))
-        recall_log.recall_log_flush()
-        for r, recall_id in done:
-            recall = Recall.objects.filter(recall_id=recall_id).first()
-            for given in r.get("feedback", []) if recall else []:
-                result = recall.results.filter(rank=given["rank"]).first()
-                if result is not None:
-                    recall_feedback.feedback_give(
-                        recall=recall, memory_id=result.memory_id, actor=r["actor"],
-                        grade=given.get("grade"), useful=given.get("useful"),
-                        note=given.get("note", ""))
-        return len(done)
-
-    @transaction.atomic
-    def _ensure_agent(self, username: str, namespace: str) -> int:
-        """An editor ``username`` with one token (named after it, restricted to
-        ``namespace``): the id its demo recalls are traced under."""
-        user, created = get_user_model().objects.get_or_create(username=username)
-        if created:
-            user.set_unusable_password()
-            user.save()
-            user.groups.add(Group.objects.get_or_create(name="editor")[0])
-        token = ApiToken.objects.filter(user=user, name=username).first()
-        if token is None:
-            token_create(user=user, name=username, namespaces=[namespace])
-            token = ApiToken.objects.get(user=user, name=username)
-        return token.pk
 
     @transaction.atomic
     def _ensure_admin(self, password: str) -> bool:
