@@ -173,26 +173,27 @@ def admin_user(builtins):
 
 
 class ApiClient:
-    """Django test client speaking JSON with a bearer token."""
+    """Django test client speaking JSON with a bearer token: a new token of ``user`` made with
+    ``token_args`` (``name``, ``namespaces``, ``agents``...), or none for ``user`` None."""
 
-    def __init__(self, user):
+    def __init__(self, user, **token_args):
         self.client = Client()
-        self.token = token_create(user=user) if user else ""
+        self.token = token_create(user=user, **token_args) if user else ""
 
     def _headers(self):
         return {"Authorization": f"Bearer {self.token}"} if self.token else {}
 
-    def call(self, method, path, body=None, **kwargs):
+    def call(self, method, path, body=None, headers=None, **kwargs):
         data = body if isinstance(body, str | bytes) or body is None else json.dumps(body)
         return getattr(self.client, method)(
             "/api/v1" + path, data=data, content_type="application/json",
-            headers=self._headers(), **kwargs)
+            headers={**self._headers(), **(headers or {})}, **kwargs)
 
     def get(self, path, **kw):
         return self.call("get", path, **kw)
 
-    def post(self, path, body=None):
-        return self.call("post", path, body)
+    def post(self, path, body=None, headers=None):
+        return self.call("post", path, body, headers=headers)
 
     def patch(self, path, body=None):
         return self.call("patch", path, body)

@@ -12,12 +12,18 @@ def create(content: str, user_id: str = "u-a", **kw):
     return services.memory_create(user_id=user_id, content=content, **kw)[0]
 
 
-def recall(api, query: str, *, user_id: str = "u-a", **body) -> list[dict]:
-    """``POST /recall`` through an API client (tests/conftest.py ``ApiClient``); its results,
-    after checking it answered 200. ``body`` adds fields (``limit``, ``as_of``, ``now``…)."""
-    resp = api.post("/recall", {"user_id": user_id, "query": query, **body})
+def recall_answer(api, query: str, *, user_id: str = "u-a", headers=None, **body) -> dict:
+    """``POST /recall`` through an API client (tests/conftest.py ``ApiClient``); its whole
+    answer (``results``, ``recall_id``…), after checking it answered 200. ``body`` adds
+    fields (``limit``, ``as_of``, ``now``…), ``headers`` request headers."""
+    resp = api.post("/recall", {"user_id": user_id, "query": query, **body}, headers=headers)
     assert resp.status_code == 200, resp.content
-    return resp.json()["results"]
+    return resp.json()
+
+
+def recall(api, query: str, *, user_id: str = "u-a", **body) -> list[dict]:
+    """:func:`recall_answer`'s results."""
+    return recall_answer(api, query, user_id=user_id, **body)["results"]
 
 
 def index_terms(api, user_id: str, *terms: str, field: str = index_fields.CONTENT) -> dict:

@@ -9,7 +9,6 @@ import json
 
 import pytest
 
-from accounts.tokens import token_create
 from lab.models import EvalRun, QuerySet
 from memories.models import Memory
 from tests.conftest import ApiClient, work
@@ -18,16 +17,10 @@ from tests.helpers import create
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _client(user, **restriction) -> ApiClient:
-    client = ApiClient(None)
-    client.token = token_create(user=user, **restriction)
-    return client
-
-
 @pytest.fixture
 def planner_admin(admin_user):
     """An admin's token restricted to the agent ``planner``."""
-    return _client(admin_user, agents=["planner"])
+    return ApiClient(admin_user, agents=["planner"])
 
 
 @pytest.fixture
@@ -101,7 +94,7 @@ def test_lab_audit_health_and_jobs_refuse_a_token_restricted_to_agents(
 
 
 def test_a_token_restricted_to_namespaces_and_agents_is_refused_as_well(admin_user, lab_setup):
-    both = _client(admin_user, namespaces=["u-a"], agents=["planner"])
+    both = ApiClient(admin_user, namespaces=["u-a"], agents=["planner"])
     resp = both.post("/evaluate", {"queries": [{"user_id": "u-a", "query": "Lisbon flight",
                                                 "relevant": [lab_setup["memory_id"]]}]})
     assert resp.status_code == 403 and resp.json()["error"]["field"] == "agent_id"
@@ -130,8 +123,8 @@ def _batch(client: ApiClient, items, key):
 
 
 def test_an_idempotency_key_is_not_replayed_to_another_token_of_the_same_user(editor):
-    alice = _client(editor, namespaces=["alice"])
-    bob = _client(editor, namespaces=["bob"])
+    alice = ApiClient(editor, namespaces=["alice"])
+    bob = ApiClient(editor, namespaces=["bob"])
     items = [{"user_id": "alice", "content": "Alice keeps her passport in the drawer"}]
     first = _batch(alice, items, "same-key")
     assert first.status_code == 201, first.content

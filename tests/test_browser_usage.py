@@ -4,7 +4,6 @@ swapping the figures in place with the address following, nothing wider than the
 
 import pytest
 
-from accounts.tokens import token_create
 from integrations.metrics.registry import REQUEST_SECONDS
 from tests.browser import MARKS, MODES, SHOTS
 from tests.conftest import ApiClient
@@ -18,8 +17,7 @@ OVERFLOW = "document.documentElement.scrollWidth <= window.innerWidth"
 @pytest.fixture
 def traffic(editor):
     create("Rosa teaches piano on Tuesdays", actor=editor)
-    client = ApiClient(None)
-    client.token = token_create(user=editor, name="tutor-bot")
+    client = ApiClient(editor, name="tutor-bot")
     for query in ("piano", "Rosa", "Tuesdays piano lessons"):
         assert client.post("/recall", {"user_id": "u-a", "query": query}).status_code == 200
 

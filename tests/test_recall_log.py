@@ -12,29 +12,14 @@ from urllib.parse import urlencode
 import pytest
 from django.test import override_settings
 
-from accounts.tokens import token_create
 from memories import access, services, store
 from memories.models import Memory
 from recalls import log as recall_log
 from recalls.models import Recall, RecallFeedback, RecallResult
 from tests.conftest import ApiClient
-from tests.helpers import create
+from tests.helpers import create, recall_answer
 
 pytestmark = pytest.mark.django_db
-
-
-def _recall(api, query, user_id="u-a", headers=None, **body):
-    resp = api.client.post("/api/v1/recall", data=json.dumps(
-        {"user_id": user_id, "query": query, **body}), content_type="application/json",
-        headers={**api._headers(), **(headers or {})})
-    assert resp.status_code == 200, resp.content
-    return resp.json()
-
-
-def _token(user, **restriction) -> ApiClient:
-    client = ApiClient(None)
-    client.token = token_create(user=user, **restriction)
-    return client
 
 
 def test_a_recall_reads_back_at_once_as_it_answered(api, editor):
@@ -42,7 +27,7 @@ def test_a_recall_reads_back_at_once_as_it_answered(api, editor):
     second = create("Alice visits Lisbon every summer for the festival", agent_id="planner")
     services.memory_update(memory_id=second.memory_id, actor=editor, reason="typo",
                            content="Alice visits Lisbon every summer for the festivals")
-    answer = _recall(api, "Lisbon Alice", limit=5, agent_id="planner",
+    answer = recall_answer(api, "Lisbon Alice", limit=5, agent_id="planner",
                      since="2020-01-01T00:00:00Z")
     assert answer["recall_id"].startswith("rc_")
 
@@ -70,10 +55,10 @@ def test_a_recall_reads_back_at_once_as_it_answered(api, editor):
 def test_the_client_header_names_the_interface_and_mcp_and_console_are_named(
         api, editor, viewer_client):
     create("Bob likes green tea")
-    answer = _recall(api, "green tea", headers={"X-Memory-Client": "langgraph"})
+    answer = recall_answer(api, "green tea", headers={"X-Memory-Client": "langgraph"})
     assert not Recall.objects.exists()  # still buffered: the reader writes them
     assert api.get(f"/recalls/{answer['recall_id']}").json()["interface"] == "langgraph"
-    odd = _recall(api, "green tea", headers={"X-Memory-Client": "curl/8"})
+    odd = recall_answer(api, "green tea", headers={"X-Memory-Client": "curl/8"})
     assert api.get(f"/recalls/{odd['recall_id']}").json()["interface"] == "rest"
 
     page = viewer_client.get("/search/", {"user_id": "u-a", "q": "green tea"})
@@ -87,11 +72,11 @@ def test_the_client_header_names_the_interface_and_mcp_and_console_are_named(
 
 def test_a_token_of_one_agent_traces_that_agent(editor):
     create("The planner booked the Porto train", agent_id="planner")
-    planner = _token(editor, agents=["planner"])
-    answer = _recall(planner, "Porto train")
+    planner = ApiClient(editor, agents=["planner"])
+    answer = recall_answer(planner, "Porto train")
     assert planner.get(f"/recalls/{answer['recall_id']}").json()["agent_id"] == "planner"
-    two = _token(editor, agents=["planner", "writer"])
-    unnamed = _recall(two, "Porto train")
+    two = ApiClient(editor, agents=["planner", "writer"])
+    unnamed = recall_answer(two, "Porto train")
     trace = two.get(f"/recalls/{unnamed['recall_id']}")
     assert trace.status_code == 200  # its own recall, though it names no single agent
     assert trace.json()["agent_id"] is None
@@ -100,8 +85,8 @@ def test_a_token_of_one_agent_traces_that_agent(editor):
 def test_the_list_filters_and_pages_newest_first(api, editor):
     create("Carol plays the cello on Sundays")
     for query in ("cello", "Carol cello Sundays", "violin"):
-        _recall(api, query)
-    _recall(api, "cello", headers={"X-Memory-Client": "python"})
+        recall_answer(api, query)
+    recall_answer(api, "cello", headers={"X-Memory-Client": "python"})
     page = api.get("/recalls?user_id=u-a&limit=2").json()
     assert len(page["recalls"]) == 2 and page["next_cursor"]
     rest = api.get(f"/recalls?user_id=u-a&limit=2&cursor={page['next_cursor']}").json()
@@ -123,11 +108,11 @@ def test_the_list_filters_and_pages_newest_first(api, editor):
 
 def test_another_namespace_or_agent_trace_is_a_404(api, editor, viewer):
     create("Dan's locker code is 4711", user_id="u-b", agent_id="keeper")
-    answer = _recall(api, "locker code", user_id="u-b", agent_id="keeper")
-    only_a = _token(editor, namespaces=["u-a"])
+    answer = recall_answer(api, "locker code", user_id="u-b", agent_id="keeper")
+    only_a = ApiClient(editor, namespaces=["u-a"])
     assert only_a.get(f"/recalls/{answer['recall_id']}").status_code == 404
     assert only_a.get("/recalls?user_id=u-b").status_code == 403
-    other_agent = _token(viewer, agents=["planner"])  # another user: not its own recall
+    other_agent = ApiClient(viewer, agents=["planner"])  # another user: not its own recall
     missing = other_agent.get(f"/recalls/{answer['recall_id']}")
     assert missing.status_code == 404 and missing.json()["error"]["field"] == "recall_id"
     assert other_agent.get("/recalls?user_id=u-b").json()["recalls"] == []
@@ -139,7 +124,7 @@ def test_feedback_is_kept_per_actor_and_replaced(api, viewer, editor):
     memory = create("Erin is allergic to peanuts")
     other = create("Erin likes peanut-free chocolate")
     unrelated = create("The office is closed on Fridays")
-    answer = _recall(api, "Erin peanuts")
+    answer = recall_answer(api, "Erin peanuts")
     rid = answer["recall_id"]
 
     given = api.post(f"/recalls/{rid}/feedback", {"memory_id": memory.memory_id,
@@ -178,7 +163,7 @@ def test_feedback_is_kept_per_actor_and_replaced(api, viewer, editor):
 def test_a_purge_takes_the_memory_out_of_traces_and_feedback(api, admin_user):
     kept = create("Frank drives a blue van")
     purged = create("Frank's van plate is KX-221")
-    rid = _recall(api, "Frank van")["recall_id"]
+    rid = recall_answer(api, "Frank van")["recall_id"]
     api.post(f"/recalls/{rid}/feedback", {"memory_id": purged.memory_id, "useful": True,
                                           "note": "the plate"})
     api.post(f"/recalls/{rid}/feedback", {"memory_id": kept.memory_id, "grade": 2})
@@ -193,31 +178,31 @@ def test_a_trace_buffered_before_its_memory_was_purged_is_written_without_it(
         api, admin_user):
     kept = create("Gina keeps bees")
     purged = create("Gina keeps bees on the roof at Elm Street 4")
-    rid = _recall(api, "Gina bees")["recall_id"]  # buffered, not yet written
+    rid = recall_answer(api, "Gina bees")["recall_id"]  # buffered, not yet written
     assert not Recall.objects.filter(recall_id=rid).exists()
     services.memory_purge(memory_id=purged.memory_id, actor=admin_user, reason="erase")
     results = api.get(f"/recalls/{rid}").json()["results"]
     assert [r["memory_id"] for r in results] == [kept.memory_id]
 
 
-def test_redis_refusing_the_trace_never_fails_the_recall(api):
+def test_redis_refusing_the_trace_never_fails_therecall_answer(api):
     create("Hugo collects stamps")
     store.get_client().set(recall_log._buffer_key(), "not a list")
-    answer = _recall(api, "stamps")
+    answer = recall_answer(api, "stamps")
     assert answer["recall_id"] is None and len(answer["results"]) == 1
 
 
 @override_settings(MEMORY_RECALL_LOG_SAMPLE=0)
 def test_sampled_out_recalls_answer_no_recall_id(api):
     create("Ivy runs marathons")
-    assert _recall(api, "marathons")["recall_id"] is None
+    assert recall_answer(api, "marathons")["recall_id"] is None
     assert api.get("/recalls?user_id=u-a").json()["recalls"] == []
 
 
 @override_settings(MEMORY_RECALL_LOG_REDACT_QUERY=True)
 def test_redaction_keeps_no_query_text_nor_matched_terms(api):
     create("Jack's salary is 90k")
-    trace = api.get(f"/recalls/{_recall(api, 'Jack salary')['recall_id']}").json()
+    trace = api.get(f"/recalls/{recall_answer(api, 'Jack salary')['recall_id']}").json()
     assert trace["query"] == "" and "salary" not in json.dumps(trace)
     assert len(trace["results"]) == 1
 
@@ -225,16 +210,16 @@ def test_redaction_keeps_no_query_text_nor_matched_terms(api):
 @override_settings(MEMORY_RECALL_LOG_BUFFER=2)
 def test_a_full_buffer_drops_the_oldest_traces(api):
     create("Kim sings in a choir")
-    ids = [_recall(api, q)["recall_id"] for q in ("choir", "Kim choir", "sings")]
+    ids = [recall_answer(api, q)["recall_id"] for q in ("choir", "Kim choir", "sings")]
     listed = [r["id"] for r in api.get("/recalls?user_id=u-a").json()["recalls"]]
     assert listed == [ids[2], ids[1]]
 
 
 def test_an_unreadable_buffered_trace_is_skipped_and_the_rest_written(api):
     create("Lena bakes sourdough")
-    first = _recall(api, "sourdough")["recall_id"]
+    first = recall_answer(api, "sourdough")["recall_id"]
     store.get_client().rpush(recall_log._buffer_key(), "{not json", json.dumps({"x": 1}))
-    second = _recall(api, "Lena")["recall_id"]
+    second = recall_answer(api, "Lena")["recall_id"]
     listed = [r["id"] for r in api.get("/recalls?user_id=u-a").json()["recalls"]]
     assert listed == [second, first]
     assert store.get_client().llen(recall_log._buffer_key()) == 0
@@ -242,7 +227,7 @@ def test_an_unreadable_buffered_trace_is_skipped_and_the_rest_written(api):
 
 def test_a_flush_repeated_after_a_crash_writes_each_trace_once(api):
     create("Mo repairs bicycles")
-    rid = _recall(api, "bicycles")["recall_id"]
+    rid = recall_answer(api, "bicycles")["recall_id"]
     lines = store.get_client().lrange(recall_log._buffer_key(), 0, -1)
     assert recall_log.recall_log_flush() == 1
     store.get_client().rpush(recall_log._buffer_key(), *lines)  # as if the trim was lost
@@ -253,9 +238,9 @@ def test_a_flush_repeated_after_a_crash_writes_each_trace_once(api):
 
 def test_expiry_deletes_old_traces_and_keeps_their_feedback(api):
     memory = create("Nora speaks Basque")
-    rid = _recall(api, "Basque")["recall_id"]
+    rid = recall_answer(api, "Basque")["recall_id"]
     api.post(f"/recalls/{rid}/feedback", {"memory_id": memory.memory_id, "useful": True})
-    fresh = _recall(api, "Nora")["recall_id"]
+    fresh = recall_answer(api, "Nora")["recall_id"]
     recall_log.recall_log_flush()
     Recall.objects.filter(recall_id=rid).update(at=dt.datetime.now(dt.UTC)
                                                 - dt.timedelta(days=31))
@@ -265,14 +250,14 @@ def test_expiry_deletes_old_traces_and_keeps_their_feedback(api):
     assert (kept.recall_id, kept.recall_key, kept.query) == (None, rid, "Basque")
 
 
-def test_the_profile_version_is_the_one_in_force_at_the_recall(api, admin_api):
+def test_the_profile_version_is_the_one_in_force_at_therecall_answer(api, admin_api):
     create("Olga paints watercolours")
     made = admin_api.post("/profiles", {"name": "tuned", "k1": 1.1})
     assert made.status_code == 201, made.content
-    before = _recall(api, "watercolours", profile="tuned")["recall_id"]
+    before = recall_answer(api, "watercolours", profile="tuned")["recall_id"]
     changed = admin_api.patch("/profiles/tuned", {"k1": 1.4, "reason": "longer texts"})
     assert changed.status_code == 200, changed.content
-    after = _recall(api, "watercolours", profile="tuned")["recall_id"]
+    after = recall_answer(api, "watercolours", profile="tuned")["recall_id"]
     versions = {rid: api.get(f"/recalls/{rid}").json()["profile_version"]
                 for rid in (before, after)}
     assert versions == {before: 1, after: 2}
@@ -280,7 +265,7 @@ def test_the_profile_version_is_the_one_in_force_at_the_recall(api, admin_api):
 
 def test_a_bounded_flush_writes_at_most_its_batches_oldest_first(api, monkeypatch):
     create("Pat restores old clocks")
-    ids = [_recall(api, q)["recall_id"] for q in ("clocks", "Pat", "old clocks", "restores",
+    ids = [recall_answer(api, q)["recall_id"] for q in ("clocks", "Pat", "old clocks", "restores",
                                                    "Pat clocks")]
     monkeypatch.setattr(recall_log, "BATCH", 2)
     assert recall_log.recall_log_flush(batches=2) == 4
@@ -293,11 +278,11 @@ def test_a_purge_clears_the_questions_that_recalled_the_memory(api, admin_user):
     secret = create("Quentin's safe code is 90210-LYNX")
     other = create("Quentin keeps a lynx poster in the office")
     unrelated = create("The office plants need water on Mondays")
-    written = _recall(api, "LYNX safe code")["recall_id"]
+    written = recall_answer(api, "LYNX safe code")["recall_id"]
     api.get(f"/recalls/{written}")  # written to the database
     api.post(f"/recalls/{written}/feedback", {"memory_id": other.memory_id, "grade": 1})
-    buffered = _recall(api, "Quentin lynx code")["recall_id"]  # still in Redis
-    kept = _recall(api, "plants water")["recall_id"]
+    buffered = recall_answer(api, "Quentin lynx code")["recall_id"]  # still in Redis
+    kept = recall_answer(api, "plants water")["recall_id"]
 
     services.memory_purge(memory_id=secret.memory_id, actor=admin_user, reason="erase")
     for rid in (written, buffered):
@@ -326,7 +311,7 @@ def test_a_trace_json_cannot_hold_is_counted_failed_never_raised():
 def test_a_result_row_left_by_a_purge_racing_a_flush_is_not_answered(api, admin_user):
     kept = create("Uma walks her dog at dawn")
     gone = create("Uma walks the dog past Elm Street 9")
-    rid = _recall(api, "Uma dog")["recall_id"]
+    rid = recall_answer(api, "Uma dog")["recall_id"]
     api.get(f"/recalls/{rid}")  # written
     row = RecallResult.objects.get(recall_id=rid, memory_id=gone.memory_id)
     services.memory_purge(memory_id=gone.memory_id, actor=admin_user, reason="erase")

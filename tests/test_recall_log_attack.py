@@ -7,43 +7,28 @@ import json
 import pytest
 from django.test import override_settings
 
-from accounts.tokens import token_create
 from memories import store
 from recalls import log as recall_log
 from recalls.models import Recall
 from tests.conftest import ApiClient, login
-from tests.helpers import create
+from tests.helpers import create, recall_answer
 
 pytestmark = pytest.mark.django_db
-
-
-def _recall(api, query, user_id="u-a", **body):
-    resp = api.client.post("/api/v1/recall", data=json.dumps(
-        {"user_id": user_id, "query": query, **body}), content_type="application/json",
-        headers=api._headers())
-    assert resp.status_code == 200, resp.content
-    return resp.json()
-
-
-def _token(user, **restriction) -> ApiClient:
-    client = ApiClient(None)
-    client.token = token_create(user=user, **restriction)
-    return client
 
 
 def test_an_agent_token_does_not_read_its_users_other_recalls(api, editor):
     secret = create("The keeper's safe code is 1234", agent_id="keeper")
     create("The planner books trains", agent_id="planner")
-    unnamed = _recall(api, "safe code")["recall_id"]  # the user's unrestricted token
-    named = _recall(api, "safe code", agent_id="keeper")["recall_id"]
-    planner = _token(editor, agents=["planner"])  # the same user, another token
+    unnamed = recall_answer(api, "safe code")["recall_id"]  # the user's unrestricted token
+    named = recall_answer(api, "safe code", agent_id="keeper")["recall_id"]
+    planner = ApiClient(editor, agents=["planner"])  # the same user, another token
     for rid in (unnamed, named):
         assert planner.get(f"/recalls/{rid}").status_code == 404
         assert planner.post(f"/recalls/{rid}/feedback", {
             "memory_id": secret.memory_id, "grade": 3}).status_code == 404
     listed = planner.get("/recalls?user_id=u-a").json()["recalls"]
     assert secret.memory_id not in json.dumps(listed)
-    own = _recall(planner, "trains")["recall_id"]
+    own = recall_answer(planner, "trains")["recall_id"]
     assert planner.get(f"/recalls/{own}").status_code == 200
     assert [r["id"] for r in planner.get("/recalls?user_id=u-a").json()["recalls"]] == [own]
 
@@ -52,7 +37,7 @@ def test_an_agent_token_does_not_read_its_users_console_recalls(editor, client):
     create("The keeper's safe code is 1234", agent_id="keeper")
     client.force_login(editor)
     assert client.get("/search/", {"user_id": "u-a", "q": "safe code"}).status_code == 200
-    planner = _token(editor, agents=["planner"])
+    planner = ApiClient(editor, agents=["planner"])
     assert planner.get("/recalls?user_id=u-a").json()["recalls"] == []
     rid = Recall.objects.get().recall_id  # written by the read above
     assert planner.get(f"/recalls/{rid}").status_code == 404
@@ -80,7 +65,7 @@ def test_an_agent_token_does_not_read_its_users_console_recalls(editor, client):
 ])
 def test_a_buffered_trace_of_the_wrong_shape_never_blocks_the_log(api, line):
     memory = create("Lena bakes sourdough")
-    first = _recall(api, "sourdough")["recall_id"]
+    first = recall_answer(api, "sourdough")["recall_id"]
     good = json.loads(store.get_client().lrange(recall_log._buffer_key(), 0, 0)[0])
     if isinstance(line, dict):
         bad = {**good, "recall_id": "rc_00000000000000ff", **line}
@@ -89,7 +74,7 @@ def test_a_buffered_trace_of_the_wrong_shape_never_blocks_the_log(api, line):
     else:
         bad = line
     store.get_client().rpush(recall_log._buffer_key(), json.dumps(bad))
-    second = _recall(api, "Lena")["recall_id"]
+    second = recall_answer(api, "Lena")["recall_id"]
     answer = api.get("/recalls?user_id=u-a")
     assert answer.status_code == 200, answer.content
     listed = [r["id"] for r in answer.json()["recalls"]]
@@ -104,7 +89,7 @@ def test_a_buffered_trace_of_the_wrong_shape_never_blocks_the_log(api, line):
 ])
 def test_feedback_of_the_wrong_type_is_a_400(api, body):
     memory = create("Erin is allergic to peanuts")
-    rid = _recall(api, "peanuts")["recall_id"]
+    rid = recall_answer(api, "peanuts")["recall_id"]
     refused = api.post(f"/recalls/{rid}/feedback", {"memory_id": memory.memory_id, **body})
     assert refused.status_code == 400, (body, refused.status_code, refused.content)
 
@@ -112,7 +97,7 @@ def test_feedback_of_the_wrong_type_is_a_400(api, body):
 @override_settings(MEMORY_RECALL_LOG_REDACT_QUERY=True)
 def test_redaction_keeps_no_words_of_the_query_in_its_time_range(api):
     create("Jack's salary is 90k")
-    answer = _recall(api, "Jack salary in May 2024")
+    answer = recall_answer(api, "Jack salary in May 2024")
     assert answer["time"]["from"] == "in May 2024"  # the recall's answer says it
     trace = api.get(f"/recalls/{answer['recall_id']}").json()
     assert trace["query"] == "" and "May" not in json.dumps(trace)
@@ -125,7 +110,7 @@ def test_redaction_keeps_no_words_of_the_query_in_its_time_range(api):
 ])
 def test_replaying_a_trace_with_filters_of_another_type_says_so(api, editor, filters):
     create("Lena bakes sourdough")
-    rid = _recall(api, "sourdough")["recall_id"]
+    rid = recall_answer(api, "sourdough")["recall_id"]
     assert api.get(f"/recalls/{rid}").status_code == 200  # written
     Recall.objects.filter(recall_id=rid).update(filters=filters)  # an older writer's row
     page = login(editor).get(f"/recalls/{rid}/", {"replay": "1", "profile": ""})
@@ -136,7 +121,7 @@ def test_replaying_a_trace_with_filters_of_another_type_says_so(api, editor, fil
 def test_a_flush_whose_lock_lapsed_trims_nothing_another_flush_did_not_write(
         api, monkeypatch):
     create("Pat restores old clocks")
-    first = [_recall(api, q)["recall_id"] for q in ("clocks", "Pat", "old clocks")]
+    first = [recall_answer(api, q)["recall_id"] for q in ("clocks", "Pat", "old clocks")]
     monkeypatch.setattr(recall_log, "BATCH", 2)
     write, later = recall_log._write, []
 
@@ -146,7 +131,7 @@ def test_a_flush_whose_lock_lapsed_trims_nothing_another_flush_did_not_write(
         store.get_client().delete(recall_log._lock_key())
         monkeypatch.setattr(recall_log, "_write", write)
         assert recall_log.recall_log_flush() == 3
-        later.extend(_recall(api, q)["recall_id"] for q in ("restores", "Pat clocks"))
+        later.extend(recall_answer(api, q)["recall_id"] for q in ("restores", "Pat clocks"))
         return write(lines)
 
     monkeypatch.setattr(recall_log, "_write", slow_write)

@@ -4,7 +4,6 @@ changes, its results graded as lab judgments, its query added to a query set, an
 memory's page saying how it was recalled. Real Redis and database throughout."""
 
 import datetime as dt
-import json
 
 import pytest
 from django.contrib.auth.models import User
@@ -16,18 +15,15 @@ from memories.models import Memory
 from recalls import readers, replay
 from recalls.models import Recall
 from tests.conftest import ApiClient, login
+from tests.helpers import recall_answer
 from tests.views.conftest import HX, ids, tags, text
 
 pytestmark = pytest.mark.django_db
 
 
-def _recall(api: ApiClient, query: str, user_id: str = "u-a", headers=None, **body) -> str:
+def _recall(api: ApiClient, query: str, **kwargs) -> str:
     """A recall through ``POST /api/v1/recall``; its ``recall_id``."""
-    resp = api.client.post("/api/v1/recall", data=json.dumps(
-        {"user_id": user_id, "query": query, **body}), content_type="application/json",
-        headers={**api._headers(), **(headers or {})})
-    assert resp.status_code == 200, resp.content
-    return resp.json()["recall_id"]
+    return recall_answer(api, query, **kwargs)["recall_id"]
 
 
 def _rows(body) -> list[str]:

@@ -9,14 +9,13 @@ from django.utils import timezone
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 
 from accounts.models import ApiToken
-from accounts.tokens import token_create
 from console.usage import usage
 from console.usage_charts import bar_chart, line_chart, nice_top
 from integrations.metrics.http_figures import histogram_quantile, http_figures
 from integrations.metrics.registry import LATENCY_BUCKETS
 from recalls.models import Recall
 from tests.conftest import ApiClient
-from tests.helpers import create
+from tests.helpers import create, recall_answer
 
 pytestmark = pytest.mark.django_db
 
@@ -58,21 +57,14 @@ def test_day_charts_scale_to_a_round_top_and_break_lines_at_missing_days():
     assert lines.lines[0]["single"] and lines.legend == [{"label": "p50", "colour": "#111"}]
 
 
-def _recall(token, query, user_id="u-a"):
-    client = ApiClient(None)
-    client.token = token
-    resp = client.post("/recall", {"user_id": user_id, "query": query})
-    assert resp.status_code == 200, resp.content
-    return resp.json()["recall_id"]
-
-
 def test_usage_counts_recalls_per_token_and_day_and_writes_per_user(editor, viewer,
                                                                       viewer_client):
     create("Pia grows tomatoes", actor=editor)
     create("Pia sells tomatoes at the market", user_id="u-b", actor=editor)
-    bot = token_create(user=editor, name="support-bot")
-    other = token_create(user=viewer)
-    ids = [_recall(bot, "tomatoes") for _ in range(3)] + [_recall(other, "Pia", "u-b")]
+    bot = ApiClient(editor, name="support-bot")
+    other = ApiClient(viewer)
+    ids = [recall_answer(bot, "tomatoes")["recall_id"] for _ in range(3)] + [
+        recall_answer(other, "Pia", user_id="u-b")["recall_id"]]
     viewer_client.get("/search/", {"user_id": "u-a", "q": "tomatoes"})
     figures = usage(days=7)
     today = figures.days[-1]
@@ -102,7 +94,7 @@ def test_usage_counts_recalls_per_token_and_day_and_writes_per_user(editor, view
 def test_the_page_draws_the_charts_and_tables_and_refuses_bad_filters(editor,
                                                                        viewer_client):
     create("Quinn collects vinyl", actor=editor)
-    _recall(token_create(user=editor, name="crawler"), "vinyl")
+    recall_answer(ApiClient(editor, name="crawler"), "vinyl")
     page = viewer_client.get("/usage/", {"days": "7"})
     assert page.status_code == 200
     html = page.content.decode()
