@@ -267,29 +267,27 @@ def _insert(records: list[dict], live: set[str]) -> None:
             ignore_conflicts=True, batch_size=CHUNK)
 
 
-def recall_log_expire(*, days: int | None = None, now: dt.datetime | None = None) -> int:
-    """Delete traces older than ``days`` (default ``MEMORY_RECALL_LOG_DAYS``), ``CHUNK``
-    per transaction, with their results; feedback stays (its ``recall`` set null). Returns
-    how many traces went."""
-    days = settings.MEMORY_RECALL_LOG_DAYS if days is None else days
-    cutoff = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(days=days)
+def _delete_traces(rows) -> int:
+    """Delete the traces of queryset ``rows``, ``CHUNK`` per transaction, with their
+    results; their feedback stays (its ``recall`` set null). Returns how many went."""
     gone = 0
-    while ids := list(Recall.objects.filter(at__lt=cutoff)
-                      .values_list("recall_id", flat=True)[:CHUNK]):
+    while ids := list(rows.values_list("recall_id", flat=True)[:CHUNK]):
         with transaction.atomic():
             Recall.objects.filter(recall_id__in=ids).delete()
         gone += len(ids)
     return gone
+
+
+def recall_log_expire(*, days: int | None = None, now: dt.datetime | None = None) -> int:
+    """Delete traces older than ``days`` (default ``MEMORY_RECALL_LOG_DAYS``), with their
+    results; feedback stays. Returns how many traces went."""
+    days = settings.MEMORY_RECALL_LOG_DAYS if days is None else days
+    cutoff = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(days=days)
+    return _delete_traces(Recall.objects.filter(at__lt=cutoff))
 
 
 def recall_log_drop(*, user_ids: list[str]) -> int:
     """Delete every trace of the namespaces ``user_ids`` (buffered ones are written first),
     with their results; their feedback stays. Returns how many went. Raises ``RedisError``."""
     recall_log_flush()
-    gone = 0
-    while ids := list(Recall.objects.filter(user_id__in=user_ids)
-                      .values_list("recall_id", flat=True)[:CHUNK]):
-        with transaction.atomic():
-            Recall.objects.filter(recall_id__in=ids).delete()
-        gone += len(ids)
-    return gone
+    return _delete_traces(Recall.objects.filter(user_id__in=user_ids))
