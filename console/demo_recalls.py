@@ -14,12 +14,11 @@ import json
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
-from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import ApiToken
 from accounts.tokens import token_create
+from accounts.users import user_create
 from memories.models import Memory
 from recalls import feedback as recall_feedback
 from recalls import log as recall_log
@@ -36,15 +35,17 @@ def _version_then(memory_id: str, at: dt.datetime, current: int) -> int:
     return then[0] if then else current
 
 
-@transaction.atomic
+def demo_editor(username: str):
+    """The demo's editor ``username``, made through the users' writer when missing (no
+    password: it never logs in; it grades, recalls or owns a token)."""
+    return (get_user_model().objects.filter(username=username).first()
+            or user_create(actor="load_demo", username=username, role="editor"))
+
+
 def _ensure_agent(username: str, namespace: str) -> int:
-    """An editor ``username`` with one token (named after it, restricted to ``namespace``;
+    """The editor ``username`` with one token (named after it, restricted to ``namespace``;
     its secret is never shown): the id its recalls are traced under."""
-    user, created = get_user_model().objects.get_or_create(username=username)
-    if created:
-        user.set_unusable_password()
-        user.save()
-        user.groups.add(Group.objects.get_or_create(name="editor")[0])
+    user = demo_editor(username)
     token = ApiToken.objects.filter(user=user, name=username).first()
     if token is None:
         token_create(user=user, name=username, namespaces=[namespace])

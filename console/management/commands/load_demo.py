@@ -30,7 +30,7 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from console.demo_recalls import demo_recalls_replay
+from console.demo_recalls import demo_editor, demo_recalls_replay
 from lab.models import QuerySet
 from memories import services
 from memories.models import Memory
@@ -87,7 +87,7 @@ class Command(BaseCommand):
                               f"{', …' if len(present) > 5 else ''}): nothing loaded "
                               "(--replace loads it again)")
             return
-        self._ensure_reviewer()
+        demo_editor(REVIEWER)
         result = backup.import_memories(doc=doc, mode="replace", actor="load_demo")
         messages = sum(len(s["messages"]) for s in doc["sessions"])
         self.stdout.write(
@@ -110,12 +110,3 @@ class Command(BaseCommand):
         group, _ = Group.objects.get_or_create(name="admin")
         user.groups.add(group)
         return created
-
-    @transaction.atomic
-    def _ensure_reviewer(self) -> None:
-        user, created = get_user_model().objects.get_or_create(username=REVIEWER)
-        if created:
-            user.set_unusable_password()
-            user.save()
-            group, _ = Group.objects.get_or_create(name="editor")
-            user.groups.add(group)
