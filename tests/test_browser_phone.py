@@ -36,6 +36,7 @@ def pages(admin_user):
         "search": "/search/?user_id=team-harbor&q=release+checklist",
         "index": "/index/", "activity": "/activity/", "policy": "/index/policy/",
         "tokens": "/tokens/", "lab": "/lab/", "recalls": "/recalls/", "usage": "/usage/",
+        "query-sets": "/lab/query-sets/",
         "compare": "/search/compare/?user_id=team-harbor&q=release",
     }, m
 
