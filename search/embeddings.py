@@ -204,6 +204,17 @@ def query_vector_soon(query: str) -> Callable[[], np.ndarray]:
     return pool.submit(tracing.carried("memory.encode", query_vector), query).result
 
 
+def encodes_settle() -> None:
+    """Wait for the query encodes under way on this process's encoding threads (a recall
+    that needed no vector leaves its encode running). The next encode starts a new pool.
+    For tests, whose encoder may be swapped between two of them."""
+    global _pool
+    with _lock:
+        pool, _pool = _pool, None
+    if pool is not None:
+        pool.shutdown(wait=True)
+
+
 def clear_query_cache() -> None:
     """Forget this process's query vectors (benchmarks time the encode; tests)."""
     with _lock:

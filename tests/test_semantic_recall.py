@@ -13,6 +13,14 @@ from tests.helpers import create
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
+@pytest.fixture(autouse=True)
+def _encodes_settled():
+    """A recall that needed no query vector leaves its encode running: it ends within the
+    test that started it, never in the next one's swapped encoder."""
+    yield
+    embeddings.encodes_settle()
+
+
 @pytest.fixture
 def semantic_profile(builtins):
     return RankingProfile.objects.create(name="sem", stemming=True, context=True,
