@@ -41,17 +41,16 @@ def _check_encodable(args: dict) -> None:
     """Raise Unmirrorable when a value of ``args`` would fail in the Redis client's UTF-8
     encoder: checked before queueing, because in a pipeline that failure would take every
     other row of the batch with it."""
-    for name, value in (*args["hash_fields"].items(), *args["filter_fields"].items()):
+    for name, value in args["hash_fields"].items():
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
             raise Unmirrorable(f"{name} holds text Redis cannot encode") from None
-    for terms in args["fields"]:
-        for term in terms.tf:
-            try:
-                term.encode("utf-8")
-            except UnicodeEncodeError:
-                raise Unmirrorable(f"a {terms.field} term Redis cannot encode") from None
+    for entry in args["record"].pairs:
+        try:
+            entry.encode("utf-8")
+        except UnicodeEncodeError:
+            raise Unmirrorable("a term Redis cannot encode") from None
 
 
 def _flag_unmirrorable(memory: Memory, exc: Exception) -> None:
@@ -63,7 +62,7 @@ def _flag_unmirrorable(memory: Memory, exc: Exception) -> None:
 
 def _removal_args(memory: Memory) -> dict:
     return {"user_id": memory.user_id, "memory_id": memory.memory_id,
-            "version": memory.version, "hash_fields": {}, "filter_fields": {}, "fields": []}
+            "version": memory.version, "hash_fields": {}, "record": postings.Record()}
 
 
 def mirror_args_or_flag(memory: Memory, now: dt.datetime) -> tuple[dict, bool]:
@@ -133,9 +132,10 @@ def _is_live(memory: Memory, now: dt.datetime) -> bool:
 
 
 def mirror_args(memory: Memory, now: dt.datetime) -> dict:
-    """Keyword arguments of ``postings.put_memory`` for a row: the hot-store hash, filter
-    fields and every index field's term frequencies. A dead row (forgotten, expired) maps to
-    an empty hash and no fields, which removes it."""
+    """Keyword arguments of ``postings.put_memory`` for a row: the hot-store hash (its empty
+    fields left out: a reader takes an absent field as empty: ``search.serving.feed.hash_of``) and the index
+    record. A dead row (forgotten, expired) maps to an empty hash and record, which removes
+    it."""
     if not _is_live(memory, now):
         return _removal_args(memory)
     ttl = 0
@@ -163,20 +163,24 @@ def mirror_args(memory: Memory, now: dt.datetime) -> dict:
         "valid_until": repr(memory.valid_until.timestamp()) if memory.valid_until else "",
         "superseded_by": memory.superseded_by or "",
     }
-    filter_fields = {
+    meta = {
         "#type": memory.type,
         "#conv": memory.conversation_id or "",
         "#exp": repr(memory.expire_at.timestamp()) if memory.expire_at else "",
         # Validity (search.serving.engine): from, and until only once the fact ended.
         "#vf": repr(memory.valid_from.timestamp()),
+        "#vu": repr(memory.valid_until.timestamp()) if memory.valid_until else "",
     }
-    if memory.valid_until is not None:
-        filter_fields["#vu"] = repr(memory.valid_until.timestamp())
-    fields = [postings.FieldTerms(name, tf) for name, tf in
-              index_fields.field_term_frequencies(memory.content, memory.context).items()]
+    plain, context_tf = index_fields.record_terms(memory.content, memory.context)
+    n, x = sum(plain.values()), sum(context_tf.values())
+    lengths = {name: dl for name, dl in ((index_fields.CONTENT, n),
+                                         (index_fields.CONTENT_STEMMED, n),
+                                         (index_fields.WITH_CONTEXT_STEMMED, n + x)) if dl}
     args = {"user_id": memory.user_id, "memory_id": memory.memory_id,
-            "version": memory.version, "hash_fields": hash_fields,
-            "filter_fields": filter_fields, "fields": [f for f in fields if f.tf],
+            "version": memory.version,
+            "hash_fields": {name: value for name, value in hash_fields.items() if value},
+            "record": postings.Record(index_fields.record_pairs(plain, context_tf, meta),
+                                      lengths),
             "ttl_seconds": ttl}
     _check_encodable(args)
     return args
@@ -222,29 +226,11 @@ def _put_rows(client, rows: list[Memory], now: dt.datetime) -> list[Memory]:
 
     def run():
         pipes = store.NamespacePipelines(client)
-        _seed_reference_lengths(client, pipes, puts)
         _queue_puts(pipes, puts)
         pipes.execute()
 
     postings.run_with_scripts(client, run)
     return [memory for memory, _, ok in built if ok]
-
-
-def _seed_reference_lengths(client, pipes, puts: list[dict]) -> None:
-    """A namespace's first bulk load sets each field's ``avgdl_ref`` to the batch's own
-    average length (HSETNX: never changes an existing one), so the early-termination bound
-    starts tight instead of from a guess; a reindex sets the exact value later."""
-    lengths: dict[tuple[str, str], list[int]] = {}
-    for args in puts:
-        for f in args["fields"]:
-            lengths.setdefault((args["user_id"], f.field), []).append(f.dl)
-    namespaces = sorted({user_id for user_id, _ in lengths})
-    gens = dict(zip(namespaces, store.mget(client, [store.key(u, "gen") for u in namespaces]),
-                    strict=True))
-    for (user_id, field), dls in lengths.items():
-        if gens[user_id] is None:  # generation 0 only: a reindexed one has its exact value
-            pipes.for_namespace(user_id).hsetnx(store.key(user_id, field, "stats"), "avgdl_ref",
-                                                repr(sum(dls) / len(dls)))
 
 
 def _queue_puts(pipes, puts: list[dict]) -> None:
@@ -288,7 +274,7 @@ def sync_memory(memory_id: str, *, user_id: str | None = None,
         # Purged: no row, no version; a version above any real one removes it.
         _put(store.get_client(), {
             "user_id": user_id, "memory_id": memory_id, "version": PURGED_VERSION,
-            "hash_fields": {}, "filter_fields": {}, "fields": []})
+            "hash_fields": {}, "record": postings.Record()})
     except store.RedisError as exc:
         # No row to flag: reads drop it, the reconcile removes it.
         log.warning("redis mirror failed for %s: %s", memory_id, type(exc).__name__)

@@ -39,7 +39,6 @@ def _compute() -> dict:
         st = postings.field_stats(client, user_id=user_id, field=index_fields.CONTENT)
         per_ns[user_id] = {"in_db": found.in_db.get(user_id, 0),
                            "N": st["N"], "avgdl": round(st["avgdl"], 3),
-                           "avgdl_ref": round(st["avgdl_ref"], 3),
                            "generation": int(store.text(client.get(store.key(user_id, "gen")))
                                              or 0)}
     return {

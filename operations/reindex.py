@@ -27,9 +27,8 @@ from memories.mirror import mirror_args_or_flag
 from memories.models import Memory
 from memories.services import marks
 from operations import reindex_claim
-from search.index import fields as index_fields
 from search.index import postings
-from search.index.generations import generation_delete, suffix
+from search.index.generations import generation_delete
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +69,6 @@ def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | No
         rows = Memory.objects.filter(user_id=user_id, deleted_at__isnull=True).filter(
             Q(expire_at__isnull=True) | Q(expire_at__gt=now)).order_by("memory_id")
         total = rows.count()
-        _set_reference_lengths(client, user_id, new, rows)
         done, last, skipped, recovered = 0, "", [], []
         while True:
             claim.beat(client)
@@ -118,50 +116,27 @@ def reindex_namespace(user_id: str, *, progress: Callable[[int, int], None] | No
 
 
 def _delete_orphan_hashes(client, user_id: str) -> int:
-    """Remove hot-store hashes of memories that are not live in the database."""
+    """Remove from Redis the memories it holds that are not live in the database: each by a
+    removal put at the version Redis holds (its hash, record, statistics share and ``ids``
+    entry go together, and the write stream tells every serving index)."""
     ids_key = store.key(user_id, "ids")
     held = {store.text(i) for i in client.smembers(ids_key)}
     live = set(Memory.objects.filter(user_id=user_id, memory_id__in=held,
                                      deleted_at__isnull=True).values_list("memory_id", flat=True))
     orphans = sorted(held - live)
     if orphans:
-        client.delete(*[store.key(user_id, "m", m) for m in orphans])
-        client.srem(ids_key, *orphans)
+        versions = client.hmget(store.key(user_id, "ver"), orphans)
+        puts = [{"user_id": user_id, "memory_id": memory_id, "version": int(version or 0),
+                 "hash_fields": {}, "record": postings.Record()}
+                for memory_id, version in zip(orphans, versions, strict=True)]
+
+        def remove():
+            pipe = client.pipeline(transaction=False)
+            postings.queue_puts(pipe, puts, stream_maxlen=settings.MEMORY_STREAM_MAXLEN)
+            pipe.execute()
+
+        postings.run_with_scripts(client, remove)
     return len(orphans)
-
-
-def _set_reference_lengths(client, user_id: str, gen: int, rows) -> None:
-    """Set each field's ``avgdl_ref`` of the new generation to its average length.
-
-    The live generation's statistics hold that average already (every put keeps ``N`` and
-    ``total_len`` exact), so they are used when every field has some; otherwise (a flushed
-    or never-built namespace) one pass over the rows measures it. Only the early-termination
-    bound depends on this value, never a score, so live statistics a little off cost speed,
-    not correctness.
-    """
-    averages = {}
-    for field in index_fields.ANALYZERS:
-        stats = postings.field_stats(client, user_id=user_id, field=field)
-        if stats["N"] <= 0 or stats["avgdl"] <= 0:
-            averages = _measure_lengths(rows)
-            break
-        averages[field] = stats["avgdl"]
-    for field, average in averages.items():
-        client.hset(store.key(user_id, field + suffix(gen), "stats"), "avgdl_ref",
-                    repr(average))
-
-
-def _measure_lengths(rows) -> dict[str, float]:
-    """Average length of each field over ``rows``, counting rows where the field has terms."""
-    totals = dict.fromkeys(index_fields.ANALYZERS, 0)
-    counts = dict.fromkeys(index_fields.ANALYZERS, 0)
-    for content, context in rows.values_list("content", "context").iterator(chunk_size=2000):
-        for field, analyzer in index_fields.ANALYZERS.items():
-            n = len(analyzer.tokens(index_fields.field_text(field, content, context)))
-            if n:
-                totals[field] += n
-                counts[field] += 1
-    return {field: totals[field] / counts[field] for field in totals if counts[field]}
 
 
 def reindex_all(*, progress: Callable[[str, int, int], None] | None = None) -> list[dict]:

@@ -15,6 +15,7 @@ from django.db import connection
 from django.utils import timezone
 
 from memories.models import Memory
+from search.serving.feed import hash_of
 
 
 def row_flags(memory_ids: list[str]) -> dict[str, bool]:
@@ -52,7 +53,7 @@ def docs_verified(docs: dict[str, dict[str, str]],
 
         now = timezone.now()
         for memory in Memory.objects.filter(memory_id__in=pending):
-            fields = mirror_args(memory, now)["hash_fields"]
+            fields = hash_of(mirror_args(memory, now)["hash_fields"])
             if fields:  # empty: forgotten or expired
                 # Hits counted in Redis since stay with the served document.
                 held = docs[memory.memory_id]

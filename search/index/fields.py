@@ -58,18 +58,77 @@ def _tokens_by_line(analyzer: Analyzer, text: str) -> list[str]:
     return out
 
 
+def record_terms(content: str, context: str) -> tuple[dict[str, int], dict[str, int]]:
+    """``(content, context)`` term frequencies of one memory: its content analysed without
+    stemming (the ``c`` field exactly) and its context lines analysed with stemming, each
+    line's tokens cached (neighbouring memories share lines). Every index field derives from
+    these two (:func:`fields_of_record`): what the index stores per memory
+    (:func:`record_pairs`)."""
+    plain = dict(Counter(ANALYZERS[CONTENT].tokens(content)))
+    context_tf = (dict(Counter(_tokens_by_line(ANALYZERS[WITH_CONTEXT_STEMMED], context)))
+                  if context else {})
+    return plain, context_tf
+
+
+def fields_of_record(plain: dict[str, int], context_tf: dict[str, int]) -> dict[str, dict[str, int]]:
+    """``{field: {term: tf}}`` for every index field from a memory's record terms: exactly
+    ``ANALYZERS[f].term_frequencies(field_text(f, content, context))`` for each ``f``. The
+    stemmed field's tokens are the content's stemmed (stopwords go before stemming, and only
+    words are stemmed); the context field's are the stemmed content's plus each context
+    line's (no token crosses a line break: NFKC and case folding leave "\\n" alone and no
+    token pattern matches it)."""
+    stemmed: dict[str, int] = {}
+    for term, tf in plain.items():
+        s = stem(term)
+        stemmed[s] = stemmed.get(s, 0) + tf
+    with_context = dict(stemmed)
+    for term, tf in context_tf.items():
+        with_context[term] = with_context.get(term, 0) + tf
+    return {CONTENT: plain, CONTENT_STEMMED: stemmed, WITH_CONTEXT_STEMMED: with_context}
+
+
 def field_term_frequencies(content: str, context: str) -> dict[str, dict[str, int]]:
-    """``{field: {term: tf}}`` of one memory for every index field: exactly
-    ``ANALYZERS[f].term_frequencies(field_text(f, content, context))`` for each ``f``, computed
-    with less work. The content is analysed once without stemming: the stemmed field's
-    tokens are those stemmed (stopwords go before stemming, and only words are stemmed);
-    the context field's are the stemmed content's plus each context line's (no token
-    crosses a line break: NFKC and case folding leave "\\n" alone and no token pattern
-    matches it), and a line's tokens are cached (neighbouring memories share lines)."""
-    plain_tokens = ANALYZERS[CONTENT].tokens(content)
-    stemmed_tokens = [stem(t) for t in plain_tokens]
-    context_tokens = (_tokens_by_line(ANALYZERS[WITH_CONTEXT_STEMMED], context)
-                      if context else [])
-    return {CONTENT: dict(Counter(plain_tokens)),
-            CONTENT_STEMMED: dict(Counter(stemmed_tokens)),
-            WITH_CONTEXT_STEMMED: dict(Counter(stemmed_tokens + context_tokens))}
+    """``{field: {term: tf}}`` of one memory for every index field (:func:`fields_of_record`
+    of :func:`record_terms`)."""
+    return fields_of_record(*record_terms(content, context))
+
+
+# A record's keys: content terms as they are, context terms after this mark, and the
+# meta fields after "#" (no token starts with either: tokens are words, numbers, dates).
+CONTEXT_MARK = "+"
+
+
+def record_pairs(plain: dict[str, int], context_tf: dict[str, int],
+                 meta: dict[str, str]) -> list[str]:
+    """The flat field/value list of a memory's index record (``put.lua`` stores it as one
+    hash): ``#n`` / ``#x`` the content / context lengths in tokens, ``meta`` (``#type``,
+    ``#conv``, ...; empty values left out), each content term and its tf, each context term
+    after :data:`CONTEXT_MARK` and its tf. Empty when the memory has no token at all."""
+    n, x = sum(plain.values()), sum(context_tf.values())
+    if not n + x:
+        return []
+    out = ["#n", str(n), "#x", str(x)]
+    for name, value in meta.items():
+        if value:
+            out += [name, value]
+    for term, tf in plain.items():
+        out += [term, str(tf)]
+    for term, tf in context_tf.items():
+        out += [CONTEXT_MARK + term, str(tf)]
+    return out
+
+
+def record_fields(pairs: dict[str, str]) -> tuple[dict[str, dict[str, int]], dict[str, str]]:
+    """``({field: {term: tf}}, meta)`` of a stored record (``{name: value}`` as read): the
+    inverse of :func:`record_pairs` followed by :func:`fields_of_record`; a field with no
+    term is left out."""
+    plain, context_tf, meta = {}, {}, {}
+    for name, value in pairs.items():
+        if name[0] == "#":
+            meta[name] = value
+        elif name[0] == CONTEXT_MARK:
+            context_tf[name[1:]] = int(value)
+        else:
+            plain[name] = int(value)
+    fields = fields_of_record(plain, context_tf)
+    return {f: tf for f, tf in fields.items() if tf}, meta

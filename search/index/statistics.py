@@ -1,4 +1,4 @@
-"""Whether a namespace's index statistics agree with its document vectors.
+"""Whether a namespace's index statistics agree with its documents.
 
 Each field of the live generation keeps ``N`` (live documents) and ``total_len`` (the sum
 of their lengths) in ``<field>:stats``; every recall's IDF and average length come from
@@ -6,7 +6,7 @@ them. ``put.lua`` keeps them exact write by write, so a difference means a fault
 that landed while keys were being deleted under it, a hand edit): reconcile reports it as
 drift and rebuilds the namespace (``operations.drift``).
 
-The check reads every document's length (one pipelined HGET each, in batches), so it runs
+The check reads every memory's record lengths (pipelined, in batches), so it runs
 in reconcile and in the cached health figure, never on a recall. It is not atomic: a write
 between its reads could make a sound index look off, so the reads are repeated while the
 namespace's write stream counted a new entry meanwhile, and a namespace that never held
@@ -48,32 +48,56 @@ def _entries_added(client, user_id: str) -> int:
         return 0
 
 
-def _count(client, user_id: str, field: str) -> FieldCount:
-    name = postings.live_field(client, user_id, field)
-    stats = postings.field_stats(client, user_id=user_id, field=field)
-    head = store.namespace_base(user_id) + name
-    docs = docs_len = 0
+def _lengths(n: int, x: int) -> dict[str, int]:
+    """Each field's document length from a record's content and context lengths."""
+    return {index_fields.CONTENT: n, index_fields.CONTENT_STEMMED: n,
+            index_fields.WITH_CONTEXT_STEMMED: n + x}
+
+
+def _counts(client, user_id: str) -> list[FieldCount]:
+    """Every field's statistics beside what its documents add up to: each memory of ``ids``
+    read through its record's ``#n`` / ``#x`` (or, in a format-6 index, each field's vector's
+    ``#dl``), ``BATCH`` per pipeline."""
+    gen = store.text(client.get(store.key(user_id, "gen"))) or "0"
+    sfx = "" if gen == "0" else f"@{gen}"
+    base = store.namespace_base(user_id)
+    stamp = (store.text(client.get(base + "format")) or "1").removeprefix("new:")
+    fields = list(index_fields.ANALYZERS)
+    legacy_fields = fields if stamp.isdigit() and int(stamp) < 7 else []
+    docs = dict.fromkeys(fields, 0)
+    docs_len = dict.fromkeys(fields, 0)
     batch: list[str] = []
 
     def flush():
-        nonlocal docs, docs_len
         pipe = client.pipeline(transaction=False)
         for memory_id in batch:
-            pipe.hget(f"{head}:d:{memory_id}", "#dl")
-        for dl in pipe.execute():
-            if dl is not None:
-                docs += 1
-                docs_len += int(dl)
+            pipe.hmget(f"{base}v{sfx}:d:{memory_id}", "#n", "#x")
+            for field in legacy_fields:
+                pipe.hget(f"{base}{field}{sfx}:d:{memory_id}", "#dl")
+        replies = iter(pipe.execute())
+        for _ in batch:
+            n, x = next(replies)
+            legacy = [next(replies) for _ in legacy_fields]
+            lengths = (_lengths(int(n or 0), int(x or 0)) if n is not None
+                       else {f: int(dl or 0) for f, dl in zip(legacy_fields, legacy, strict=True)})
+            for field, dl in lengths.items():
+                if dl:
+                    docs[field] += 1
+                    docs_len[field] += dl
         batch.clear()
 
-    for member in client.sscan_iter(head + ":docs", count=BATCH):
+    for member in client.sscan_iter(store.key(user_id, "ids"), count=BATCH):
         batch.append(store.text(member))
         if len(batch) >= BATCH:
             flush()
     if batch:
         flush()
-    return FieldCount(field=field, N=stats["N"], total_len=stats["total_len"], docs=docs,
-                      docs_len=docs_len)
+    out = []
+    for field in fields:
+        stats = postings.field_stats(client, user_id=user_id, field=field)
+        out.append(FieldCount(field=field, N=stats["N"], total_len=stats["total_len"],
+                              docs=docs[field], docs_len=docs_len[field]))
+    return out
 
 
 def statistics_check(client, user_id: str) -> list[FieldCount] | None:
@@ -82,7 +106,7 @@ def statistics_check(client, user_id: str) -> list[FieldCount] | None:
     ``ATTEMPTS`` reads (unchecked). Raises RedisError."""
     for _ in range(ATTEMPTS):
         before = _entries_added(client, user_id)
-        counts = [_count(client, user_id, field) for field in index_fields.ANALYZERS]
+        counts = _counts(client, user_id)
         if _entries_added(client, user_id) == before:
             return [c for c in counts if not c.agrees]
     return None

@@ -1,12 +1,11 @@
 -- What changed in one index field of one namespace since a stream position, atomically.
 -- KEYS[1]: the namespace's write stream (routes the script to the namespace's slot).
 -- ARGV: base, field, last_id (exclusive start), count (entries to read at most; 0 = none),
---       hit_time (epoch seconds; '' = count no hits), own_field ('' = none), n_terms,
---       n_terms query terms, n_hash_fields, n_hash_fields hash field names (0: whole
---       hashes), then memory ids: the hits of a search made on the index as it was. The
---       same call returns each hit's hot-store hash (only the named fields it holds, when
---       some are named) and which query terms its own_field document holds (a field of
---       the memory's own content, for the explanation). When no entry follows last_id that search is current and, with a
+--       hit_time (epoch seconds; '' = count no hits), n_hash_fields, n_hash_fields hash
+--       field names (0: whole hashes), then memory ids: the hits of a search made on the
+--       index as it was. The same call returns each hit's hot-store hash (only the named
+--       fields, when some are named: '' for one the hash leaves out, as it leaves out
+--       empty fields). When no entry follows last_id that search is current and, with a
 --       hit_time, the call counts one recall hit on each hit that Redis still holds (as
 --       memories/access.py's record script does). One round trip in all.
 --
@@ -14,7 +13,9 @@
 -- field documents it changed) in the same script that
 -- changes the postings, so the entry is in the stream before the write returns. This script
 -- reads at most `count` entries after `last_id` and, in the same atomic step, the current
--- document vector (`<field>:d:<id>`) of every memory they name as changed in this field
+-- index record (`v<sfx>:d:<id>`, or for an index of format 6 and older not yet rewritten
+-- the field's own document vector `<field><sfx>:d:<id>`) of every memory they name as
+-- changed in this field
 -- (every memory they name, for entries without the list), plus the live generation,
 -- the format stamp, the field's N / total_len and the stream's trim state, from which the
 -- caller tells whether it can catch up (no gap) or must rebuild. Bounded by `count`, by the
@@ -23,21 +24,20 @@
 -- Trimming (MAXLEN, XTRIM) removes the oldest entries: entries_added - length of them.
 -- Reply: {gen, format, N, total_len, length, last_generated_id, entries_added,
 --         {entry ids...}, {ids...}, {{field, value, ...}...}, {{hash field, value, ...}...},
---         {{tf or false per term}...}, counted (1 when hits were counted), unlisted (1 when
---         the namespace then holds pending hits without its access:listed mark)}
+--         counted (1 when hits were counted), unlisted (1 when the namespace then holds
+--         pending hits without its access:listed mark)}
 local base, field, last, count = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
-local hit_time, own, n_terms = ARGV[5], ARGV[6], tonumber(ARGV[7])
-local n_hash_fields = tonumber(ARGV[8 + n_terms])
+local hit_time = ARGV[5]
+local n_hash_fields = tonumber(ARGV[6])
 local hash_fields = {}
-for n = 1, n_hash_fields do hash_fields[n] = ARGV[8 + n_terms + n] end
-local first_id = 9 + n_terms + n_hash_fields
+for n = 1, n_hash_fields do hash_fields[n] = ARGV[6 + n] end
+local first_id = 7 + n_hash_fields
 local gen = redis.call('GET', base .. 'gen') or '0'
 local format = redis.call('GET', base .. 'format') or '1'
-local fname, oname = field, own
-if gen ~= '0' then
-  fname = field .. '@' .. gen
-  oname = own .. '@' .. gen
-end
+local sfx = ''
+if gen ~= '0' then sfx = '@' .. gen end
+local fname = field .. sfx
+local legacy = tonumber(string.match(format, '%d+$') or '1') < 7
 local st = redis.call('HMGET', base .. fname .. ':stats', 'N', 'total_len')
 local stream = KEYS[1]
 local length, top, added = 0, '0-0', 0
@@ -76,7 +76,8 @@ for _, entry in ipairs(entries) do
       and (changed == nil or string.find(',' .. changed .. ',', wanted, 1, true)) then
     seen[id] = true
     ids[#ids + 1] = id
-    local doc = redis.call('HGETALL', base .. fname .. ':d:' .. id)
+    local doc = redis.call('HGETALL', base .. 'v' .. sfx .. ':d:' .. id)
+    if #doc == 0 and legacy then doc = redis.call('HGETALL', base .. fname .. ':d:' .. id) end
     docs[#docs + 1] = doc
     fields = fields + #doc / 2
   end
@@ -85,27 +86,22 @@ end
 -- applies them, searches again and, if its new hits are among these, answers with them
 -- (they were read in the same atomic step as the entries). Hits are counted only when no
 -- entry was read: then the search the caller made is the one it answers.
-local hashes, owns, counted, unlisted = {}, {}, 0, 0
-local terms = {}
-for n = 1, n_terms do terms[n] = ARGV[7 + n] end
+local hashes, counted, unlisted = {}, 0, 0
 for n = first_id, #ARGV do
   local id = ARGV[n]
   local key = base .. 'm:' .. id
   if n_hash_fields > 0 then
-    -- field, value pairs of the named fields the hash holds ({} for a hash that is gone)
-    local values, pairs = redis.call('HMGET', key, unpack(hash_fields)), {}
-    for j, value in ipairs(values) do
-      if value then
-        pairs[#pairs + 1] = hash_fields[j]
-        pairs[#pairs + 1] = value
-      end
+    -- field, value pairs of the named fields ({} for a hash that is gone)
+    local values, pairs, held = redis.call('HMGET', key, unpack(hash_fields)), {}, false
+    for j = 1, n_hash_fields do
+      pairs[#pairs + 1] = hash_fields[j]
+      pairs[#pairs + 1] = values[j] or ''
+      if values[j] then held = true end
     end
+    if not held then pairs = {} end
     hashes[#hashes + 1] = pairs
   else
     hashes[#hashes + 1] = redis.call('HGETALL', key)
-  end
-  if own ~= '' and n_terms > 0 then
-    owns[#owns + 1] = redis.call('HMGET', base .. oname .. ':d:' .. id, unpack(terms))
   end
 end
 if #read == 0 then
@@ -131,4 +127,4 @@ if #read == 0 then
   end
 end
 return {gen, format, st[1] or '0', st[2] or '0', length, top, added, read, ids, docs, hashes,
-        owns, counted, unlisted}
+        counted, unlisted}

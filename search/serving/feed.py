@@ -1,13 +1,15 @@
 """Keep each process's serving indexes (``engine.FieldIndex``) in line with Redis.
 
-Redis stays the shared source: the postings, document vectors (``<field>:d:<id>``) and
+Redis stays the shared source: the index records (``v<sfx>:d:<id>``, one per memory, from
+which each field's document is derived: ``search.index.fields.record_fields``) and the
 statistics that ``put.lua`` maintains. A serving index of one field of one namespace is
 
-- **built** from the document vectors of the live generation, in bounded chunks (SSCAN of
-  the namespace's ``ids`` set, ``BUILD_CHUNK`` HGETALLs per pipeline: no long command), after
-  noting the write stream's position, then caught up from that position;
+- **built** from the records of the live generation, in bounded chunks (SSCAN of the
+  namespace's ``ids`` set, ``BUILD_CHUNK`` HGETALLs per pipeline: no long command), after
+  noting the write stream's position, then caught up from that position (an index of format
+  6 or older: from each field's document vectors where no record replaced them yet);
 - **caught up** before every search by ``feed.lua``: the stream entries after the last one
-  applied (``FEED_COUNT`` at a time) and, atomically with them, the current document of each
+  applied (``FEED_COUNT`` at a time) and, atomically with them, the current record of each
   memory they name. ``put.lua`` appends the entry in the same script as the write, so a
   recall in any process sees every write that has returned (read-your-writes);
 - **rebuilt** when it cannot be caught up: the live generation changed (a reindex swapped),
@@ -34,6 +36,7 @@ import time
 from pathlib import Path
 
 from memories import store
+from search.index import fields as index_fields
 from search.index import postings
 from search.serving import overlapped, snapshot
 from search.serving.engine import Builder, Doc, FieldIndex
@@ -58,11 +61,11 @@ log = logging.getLogger(__name__)
 FEED_COUNT = 64
 BUILD_CHUNK = 1000
 # A field with more documents than this is built on a background thread (seconds per 100k
-# documents) while recalls are answered by search.lua; a smaller one is built inline.
+# documents), which recalls wait for (search.memory_search); a smaller one is built inline.
 SYNC_BUILD_DOCS = 5000
 # Index formats this code serves (search.index.postings.INDEX_FORMAT); the stamp is
 # ``<base>format`` (absent = "1"). An older one is served and upgraded by a reindex.
-FORMATS = {"1", "2", "3", "4", "5", "6"}
+FORMATS = {"1", "2", "3", "4", "5", "6", "7"}
 # The stamp's prefix while a write-started namespace awaits its check (put.lua; settled by
 # search.index_lost): served by no reader until then.
 NEW_STAMP = "new:"
@@ -88,20 +91,22 @@ def _stream_id(value: str) -> tuple[int, int]:
     return int(ms), int(seq or 0)
 
 
-def doc_of(memory_id: str, raw) -> Doc | None:
-    """The ``engine.Doc`` of a document vector (``<field>:d:<id>`` as HGETALL returns it, a
-    dict or a flat list); None when it holds no ``#dl`` (no document)."""
+def doc_of(memory_id: str, raw, field_name: str) -> Doc | None:
+    """The ``engine.Doc`` of field ``field_name`` of a memory, from what Redis holds of it
+    (a dict or a flat list, as HGETALL returns it): its index record, or the field's
+    document vector of a format-6 index (it holds ``#dl``). None when the memory has no
+    document in that field."""
     items = raw.items() if isinstance(raw, dict) else zip(raw[::2], raw[1::2], strict=True)
-    tf, meta = {}, {}
-    for k, v in items:
-        k, v = store.text(k), store.text(v)
-        if k.startswith("#"):
-            meta[k] = v
-        else:
-            tf[k] = int(v)
-    if "#dl" not in meta:
-        return None
-    return Doc(memory_id, int(meta["#dl"]), tf, type=meta.get("#type", ""),
+    pairs = {store.text(k): store.text(v) for k, v in items}
+    if "#dl" in pairs:  # a format-6 document vector of this very field
+        meta = {k: pairs.pop(k) for k in [k for k in pairs if k.startswith("#")]}
+        tf = {k: int(v) for k, v in pairs.items()}
+    else:
+        fields, meta = index_fields.record_fields(pairs)
+        tf = fields.get(field_name)
+        if not tf:
+            return None
+    return Doc(memory_id, sum(tf.values()), tf, type=meta.get("#type", ""),
                conv=meta.get("#conv", ""), exp=float(meta.get("#exp") or 0.0),
                vf=_bound(meta.get("#vf"), -math.inf), vu=_bound(meta.get("#vu"), math.inf))
 
@@ -113,31 +118,30 @@ def _bound(value: str | None, unbounded: float) -> float:
 
 
 def feed_reply(client, user_id: str, field_name: str, last_id: str, count: int,
-          hash_ids: list[str] = (), *, hit_time: float | None = None, own_field: str = "",
-          terms: list[str] = (), hash_fields: tuple[str, ...] = (), meanwhile=None):
+          hash_ids: list[str] = (), *, hit_time: float | None = None,
+          hash_fields: tuple[str, ...] = (), meanwhile=None):
     """One ``feed.lua`` call (see its header): up to ``count`` stream entries after
-    ``last_id`` with their documents, and the hot-store hashes of ``hash_ids`` (only
+    ``last_id`` with their records, and the hot-store hashes of ``hash_ids`` (only
     ``hash_fields`` of each, when given), as a dict of the reply's parts; ``meanwhile``
     (a callable) runs while Redis answers, its result under ``"meanwhile"``. Raises
     ``redis.RedisError``, and what ``meanwhile`` raises."""
-    terms = list(terms) if own_field else []
     args = [store.namespace_base(user_id), field_name, last_id, count,
-            "" if hit_time is None else repr(hit_time), own_field, len(terms), *terms,
-            len(hash_fields), *hash_fields, *hash_ids]
+            "" if hit_time is None else repr(hit_time), len(hash_fields), *hash_fields,
+            *hash_ids]
     keys = [store.key(user_id, "stream")]
     side = None
     if meanwhile is None:
         reply = _script()(keys=keys, args=args, client=client)
     else:
         reply, side = overlapped.call(client, _script(), keys, args, meanwhile)
-    (gen, fmt, n, total, length, top, added, read, ids, docs, hashes, owns, counted,
+    (gen, fmt, n, total, length, top, added, read, ids, docs, hashes, counted,
      unlisted) = reply
     text = store.text
     return {"gen": text(gen), "format": text(fmt), "N": int(n), "total_len": int(total),
             "length": int(length), "top": text(top), "added": int(added),
             "read": [text(i) for i in read], "ids": [text(i) for i in ids], "docs": docs,
-            "hashes": hashes, "owns": owns, "counted": bool(counted),
-            "unlisted": bool(unlisted), "meanwhile": side}
+            "hashes": hashes, "counted": bool(counted), "unlisted": bool(unlisted),
+            "field": field_name, "meanwhile": side}
 
 
 def unchanged(got: dict, served: Served) -> bool:
@@ -147,14 +151,25 @@ def unchanged(got: dict, served: Served) -> bool:
             and served.agrees(got))
 
 
+# The hot-store hash fields a write leaves out when empty (memories.mirror): read back as "".
+EMPTY_WHEN_ABSENT = ("conversation_id", "author", "agent_id", "run_id", "accessed_at",
+                     "expire_at", "valid_until", "superseded_by")
+
+
 def hash_of(raw) -> dict[str, str]:
+    """A whole hot-store hash as text (HGETALL's reply, a dict or a flat list), the fields
+    a write leaves out when empty read as "" ({} for a hash that is gone)."""
     if isinstance(raw, dict):
         pairs = raw.items()
     elif raw and isinstance(raw[0], str):  # a decoding client: already text
-        return dict(zip(raw[::2], raw[1::2], strict=True))
+        pairs = zip(raw[::2], raw[1::2], strict=True)
     else:
         pairs = zip(raw[::2], raw[1::2], strict=True)
-    return {store.text(k): store.text(v) for k, v in pairs}
+    out = {store.text(k): store.text(v) for k, v in pairs}
+    if out:
+        for name in EMPTY_WHEN_ABSENT:
+            out.setdefault(name, "")
+    return out
 
 
 def generation_field(field_name: str, gen: str) -> str:
@@ -168,7 +183,9 @@ def _build(client, user_id: str, field_name: str, served: Served) -> None:
     head = feed_reply(client, user_id, field_name, "0-0", 0)
     if head["format"] not in FORMATS:
         raise Unsupported(head["format"])
-    prefix = store.namespace_base(user_id) + generation_field(field_name, head["gen"]) + ":d:"
+    base = store.namespace_base(user_id)
+    sfx = generation_field("", head["gen"])
+    legacy = head["format"].isdigit() and int(head["format"]) < 7
     builder, cursor = Builder(), 0
     while True:
         # SSCAN may return a member twice (a set rehashing between calls): Builder.add
@@ -177,18 +194,17 @@ def _build(client, user_id: str, field_name: str, served: Served) -> None:
         chunk = [store.text(m) for m in chunk]
         pipe = client.pipeline(transaction=False)
         for memory_id in chunk:
-            pipe.hgetall(prefix + memory_id)
-        for memory_id, raw in zip(chunk, pipe.execute(), strict=True):
-            if not raw:
-                continue
-            if not isinstance(next(iter(raw)), str):
-                raw = {store.text(k): store.text(v) for k, v in raw.items()}
-            dl = raw.pop("#dl", None)
-            if dl is None:
-                continue
-            meta = (raw.pop("#type", ""), raw.pop("#conv", ""), float(raw.pop("#exp", "") or 0))
-            vf, vu = _bound(raw.pop("#vf", ""), -math.inf), _bound(raw.pop("#vu", ""), math.inf)
-            builder.add(memory_id, int(dl), *meta, raw.keys(), raw.values(), vf, vu)
+            pipe.hgetall(f"{base}v{sfx}:d:{memory_id}")
+            if legacy:
+                pipe.hgetall(f"{base}{field_name}{sfx}:d:{memory_id}")
+        replies = pipe.execute()
+        step = 2 if legacy else 1
+        for n, memory_id in enumerate(chunk):
+            raw = replies[n * step] or (replies[n * step + 1] if legacy else None)
+            doc = doc_of(memory_id, raw, field_name) if raw else None
+            if doc is not None:
+                builder.add(memory_id, doc.dl, doc.type, doc.conv, doc.exp, doc.tf.keys(),
+                            doc.tf.values(), doc.vf, doc.vu)
         if int(cursor) == 0:
             break
     served.index, served.offset = builder.finish(), (0, 0)
@@ -231,7 +247,7 @@ def apply_reply(got: dict, served: Served) -> str:
         return "rebuild"
     index = served.index
     for memory_id, raw in zip(got["ids"], got["docs"], strict=True):
-        doc = doc_of(memory_id, raw) if raw else None
+        doc = doc_of(memory_id, raw, got["field"]) if raw else None
         if doc is None:
             index.remove(memory_id)
         else:
