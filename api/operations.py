@@ -26,9 +26,8 @@ from memories.validation import (
 from operations import backup, health, jobs, policy
 from operations import cleanup_undo as undo
 from operations import consolidate as consolidation
-from search import profiles
+from search import live_terms, profiles
 from search.index import fields as index_fields
-from search.index import live_terms
 
 router = Router()
 
@@ -107,8 +106,9 @@ def index_terms(request, user_id: str, terms: str, field: str | None = None):
     stemmed content with its context); absent, the default profile's. 400 naming
     ``terms`` or ``field``; 403 for a namespace the token does not reach or a token
     restricted to agents; 404 (``user_id``) when Redis holds no index of the namespace;
-    429 when a reindex kept switching the live generation meanwhile (try again); 503 when
-    Redis is unreachable."""
+    429 while this process loads a large namespace's index (try again); 503 when Redis is
+    unreachable, lost the namespace's index (being rebuilt) or holds it in a format this
+    process does not read."""
     require_role(request.user, "admin")
     require_every_agent(request, "the index's postings")
     user_id = clean_identifier(user_id, "user_id")
