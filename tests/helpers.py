@@ -45,10 +45,43 @@ def indexed(api, user_id: str, term: str, field: str = index_fields.CONTENT) -> 
     return set(index_terms(api, user_id, term, field=field)["postings"][term])
 
 
+def index_read(user_id: str, *terms: str, field: str = index_fields.CONTENT) -> dict | None:
+    """What :func:`index_terms` answers, read in this process through the same reader
+    (``search.live_terms``, no HTTP): any term as the index holds it (non-ASCII, any
+    number of them: read ``MAX_TERMS`` at a time); None when Redis holds no index of the
+    namespace. Waits while this process loads a large namespace's index (at most 30 s)."""
+    import time
+
+    from search import live_terms
+
+    client, answer = store.get_client(), None
+    chunks = [terms[i:i + live_terms.MAX_TERMS]
+              for i in range(0, len(terms), live_terms.MAX_TERMS)] or [()]
+    for chunk in chunks:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                found = live_terms.live_terms(client, user_id=user_id, field=field,
+                                              terms=list(chunk))
+                break
+            except live_terms.IndexLoading:
+                assert time.monotonic() < deadline, "the serving index never loaded"
+                time.sleep(0.05)
+        if found is None:
+            return None
+        got = found.as_dict()
+        if answer is not None:
+            got["df"] = {**answer["df"], **got["df"]}
+            got["postings"] = {**answer["postings"], **got["postings"]}
+        answer = got
+    return answer
+
+
 def postings_of(user_id: str, term: str, field: str = index_fields.CONTENT) -> set[str]:
-    client = store.get_client()
-    live = postings.live_field(client, user_id, field)
-    return {store.text(m) for m in client.zrange(store.key(user_id, live, "t", term), 0, -1)}
+    """The memory ids holding ``term`` (any index term, verbatim) in ``field`` of the live
+    index, read through :func:`index_read`; empty when Redis holds no index."""
+    found = index_read(user_id, term, field=field)
+    return set(found["postings"][term]) if found else set()
 
 
 def memory_hash(user_id: str, memory_id: str) -> dict[str, str]:

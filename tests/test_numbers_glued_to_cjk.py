@@ -15,7 +15,7 @@ from search.index import postings
 from search.memory_search import memory_search
 from search.serving import feed as serving
 from tests.conftest import work
-from tests.helpers import create, oracle_scores, postings_of, stats
+from tests.helpers import create, index_read, oracle_scores, postings_of, stats
 
 
 @pytest.mark.parametrize(
@@ -127,15 +127,16 @@ def test_the_index_of_numbers_glued_to_cjk_equals_a_rebuild(api, builtins):
     fields = list(index_fields.ANALYZERS)
 
     def snapshot():
-        # avgdl_ref aside: a reindex sets it to the real average on purpose.
-        return ({f: {k: v for k, v in stats("u-a", f).items() if k != "avgdl_ref"}
-                 for f in fields},
-                {(f, t): postings_of("u-a", t, f) for f in fields for t in terms},
+        live = {f: index_read("u-a", *sorted(terms), field=f) for f in fields}
+        return ({f: (stats("u-a", f)["N"], stats("u-a", f)["total_len"], live[f]["N"],
+                     live[f]["total_len"]) for f in fields},
+                {(f, t): set(live[f]["postings"][t]) for f in fields for t in terms},
                 {q: _scores(api, q) for q in queries})
 
     incremental = snapshot()
     assert incremental[1][(index_fields.CONTENT, "102")] == {ids[0], ids[4], ids[5], ids[6]}
     assert incremental[1][(index_fields.CONTENT, "100")] == {ids[1]}
+    assert incremental[1][(index_fields.CONTENT, "周三")] == {ids[0]}
     reindex_namespace("u-a")
     serving.clear()
     rebuilt = snapshot()

@@ -45,7 +45,7 @@ def test_it_shows_health_and_drift(viewer_client, make_memory, redis_client):
     assert {"index-health", "drift", "namespaces-table", "queues", "job-history"} <= ids(body)
     assert 'id="stat-in-db">4<' in body and 'id="stat-drift">1<' in body
     assert f'href="/memories/{ms[0].memory_id}/"' in body  # the drifted id links to its page
-    assert "u-a" in body and "u-b" in body and "avgdl_ref" in body
+    assert "u-a" in body and "u-b" in body and '<th class="num">avgdl</th>' in body
     assert 'id="stat-redis-memory">' in body and "waiting" in body  # Redis memory, queues
     assert "No jobs yet." in body
     # A viewer sees the numbers, not the buttons.
