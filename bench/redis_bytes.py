@@ -17,14 +17,15 @@ Figures, all per imported memory:
 - the growth of Redis ``used_memory`` over the import (server-wide: another client's keys
   move it, so the run also gives the sum of its own keys, which nothing else moves);
 - ``MEMORY USAGE <key> SAMPLES 0`` of every key of the run (a SCAN of its prefix and of its
-  queues' keys) by family: the hot-store hashes ``m:<id>``; per index field (``c``, ``s``,
-  ``xs``, a generation ``c@N`` as its own field) the postings ``<f>:t:<term>``, the document
-  vectors ``<f>:d:<id>``, the statistics ``<f>:stats``, the registries ``<f>:terms`` /
-  ``<f>:docs``, the expiry set ``<f>:exp``; the version hash ``ver``, the id set ``ids``, the
-  write stream, the namespace's small keys (``gen``, ``format``, ``fields``), the namespace
-  registry, the queues, anything else; each as bytes per memory and share of the growth;
-- postings per memory per field (``ZCARD``), and how many postings keys Redis holds in its
-  compact encoding (listpack) against a skiplist;
+  queues' keys) by family: the hot-store hashes ``m:<id>``; the index records ``v:d:<id>``
+  (a generation ``v@N`` as its own family); per index field (``c``, ``s``, ``xs``) the
+  statistics ``<f>:stats``; the version hash ``ver``, the id set ``ids``, the write stream,
+  the namespace's small keys (``gen``, ``format``, ``fields``), the serving-index snapshots
+  kept in Redis, the namespace registry, the queues, anything else; each as bytes per
+  memory and share of the growth (an index of format 6, with postings ``<f>:t:<term>``,
+  document vectors ``<f>:d:<id>`` and registries, is still told apart);
+- for a format-6 index, postings per memory per field (``ZCARD``), and how many postings
+  keys Redis holds in its compact encoding (listpack) against a skiplist;
 - the hot-store hash fields whose value is the empty string: how many per memory, which, and
   their bytes (each sampled hash copied without them under a key name of the same length,
   the two ``MEMORY USAGE`` subtracted).
@@ -89,6 +90,8 @@ def family(key: str, base: str, prefix: str) -> tuple[str, str | None, str | Non
     if head in SMALL:
         return SMALL[head], None, None
     part = FIELD_PARTS.get(rest.split(":", 1)[0]) if rest else None
+    if part and head.partition("@")[0] == "v":
+        return f"{head} index records", None, None
     if part:
         return f"{head} {part}", head, part
     return "other keys of the namespace", None, None

@@ -1,6 +1,6 @@
 """Several memories per ``put.lua`` call (bulk writes, reindex) leave Redis exactly as one
-call per memory does: the same postings with the same scores, document vectors, statistics,
-registries and versions; and a call never holds more than its postings budget."""
+call per memory does: the same records, statistics, id set and versions; and a call never
+holds more than its budget of record entries."""
 
 import contextlib
 import random
@@ -50,13 +50,8 @@ def _state(client, user_id: str) -> dict:
 @pytest.mark.django_db
 def test_many_memories_per_call_equal_one_call_per_memory(builtins, redis_client):
     items = _items(120, seed=3)
-    # Same ids in both namespaces, so the states compare key for key. A first bulk load
-    # sets each field's avgdl_ref to the batch's average: the twin gets the same ones
-    # before its puts, so every impact is computed with them.
+    # Same ids in both namespaces, so the states compare key for key.
     created = services.memory_create_many(items=[{"user_id": "u-many", **it} for it in items])
-    for field in index_fields.ANALYZERS:
-        ref = redis_client.hget(store.key("u-many", field, "stats"), "avgdl_ref")
-        redis_client.hset(store.key("u-one", field, "stats"), "avgdl_ref", ref)
     for memory, _ in created:
         twin = Memory.objects.get(memory_id=memory.memory_id)
         twin.user_id = "u-one"
@@ -65,7 +60,7 @@ def test_many_memories_per_call_equal_one_call_per_memory(builtins, redis_client
     assert many.keys() == one.keys()
     for name in many:
         assert many[name] == one[name], name
-    # Re-mirroring every memory again, many per call (old postings out, new in), changes
+    # Re-mirroring every memory again, many per call (old records read, new written), changes
     # nothing either, and the statistics stay exact.
     sync_memories([m.memory_id for m, _ in created])
     assert _state(redis_client, "u-many") == many
@@ -77,18 +72,19 @@ def test_many_memories_per_call_equal_one_call_per_memory(builtins, redis_client
         assert int(stats["N"]) == len(dls) and int(stats["total_len"]) == sum(dls), field
 
 
-def test_a_call_stays_within_its_postings_budget():
+def test_a_call_stays_within_its_budget_of_record_entries():
     def put(i, n_terms, user="u"):
         tf = {f"t{j}": 1 for j in range(n_terms)}
+        pairs = index_fields.record_pairs(tf, {}, {"#type": "long_term"})
         return {"user_id": user, "memory_id": f"mem_{i:016x}", "version": 1,
-                "hash_fields": {}, "filter_fields": {},
-                "fields": [postings.FieldTerms("c", tf)]}
+                "hash_fields": {}, "record": postings.Record(pairs, {"c": n_terms})}
 
-    puts = [put(i, 90) for i in range(20)] + [put(99, 2000)] + [put(0, 5)]
+    puts = [put(i, 900) for i in range(20)] + [put(99, 5000)] + [put(0, 5)]
     batches = postings.put_batches(puts)
+    assert len(batches) > 3
     for batch in batches:
-        total = sum(len(f.tf) for p in batch for f in p["fields"])
-        assert total <= postings.PUT_POSTINGS_PER_CALL or len(batch) == 1
+        total = sum(len(p["record"].pairs) // 2 for p in batch)
+        assert total <= postings.PUT_TERMS_PER_CALL or len(batch) == 1
         assert len({p["memory_id"] for p in batch}) == len(batch)  # distinct ids per call
     assert [p["memory_id"] for b in batches for p in b] == [p["memory_id"] for p in puts]
 
@@ -97,10 +93,9 @@ def test_a_call_stays_within_its_postings_budget():
 @pytest.mark.parametrize("seed", [5, 6])
 def test_rewrites_that_keep_unchanged_postings_leave_what_one_fresh_put_leaves(
         builtins, redis_client, seed):
-    """put.lua leaves a posting whose tf and dl did not change as it is and removes only the
-    terms a memory lost: after conversation turns (each rebuilds its predecessors' contexts),
-    edits that keep, grow or shrink a text, forgets and restores, every posting, document
-    vector, statistic and registry equals what one put of each final row gives a fresh namespace."""
+    """After conversation turns (each rebuilds its predecessors' contexts), edits that keep,
+    grow or shrink a text, forgets and restores, every record, statistic, version and the id
+    set equal what one put of each final row gives a fresh namespace."""
     rng = random.Random(seed)
     ids = []
     for n in range(40):
@@ -126,8 +121,8 @@ def test_rewrites_that_keep_unchanged_postings_leave_what_one_fresh_put_leaves(
         memory.user_id = "u-fresh"
         sync_memory(memory.memory_id, memory=memory)
     live, fresh = _state(redis_client, "u-live"), _state(redis_client, "u-fresh")
-    # Every key (postings with their scores, vectors, statistics, versions, ids, and the
-    # registry of terms, which names no term a memory lost) is the same.
+    # Every key (records, statistics, versions, ids) is the same; no record of a forgotten
+    # memory remains.
     assert live.keys() == fresh.keys()
     for name in live:
         assert live[name] == fresh[name], name
