@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench import recall_corpus, recall_http, results_io  # noqa: E402
 from bench.recall_peers import Bm25sPeer, Fts5Peer, TantivyPeer  # noqa: E402
-from bench.slowlog import SlowLog, recall_shas, redis_answered  # noqa: E402
+from bench.slowlog import SlowLog, every_command, recall_shas  # noqa: E402
 
 NS = "bench-big"
 # Recall under a live writer: idle and busy blocks, alternated.
@@ -119,6 +119,7 @@ def main():
 
     from accounts.tokens import token_create
     from memories import services, store
+    from memories.errors import IndexRebuilding
     from memories.models import Memory
     from search.index import fields
     from search.memory_search import memory_search, query_terms
@@ -166,29 +167,23 @@ def main():
     settings = {k: v for k, v in profile_settings(default).items() if k != "name"}
     lexical = RankingProfile.objects.filter(name=lexical_name).first() or profile_create(
         actor=user, name=lexical_name, reason="bench", **{**settings, "w_semantic": 0.0})
-    # Recalls while this process builds each field's index (a process's first minute beside
-    # a large namespace): natural questions back to back, answered from the Redis postings
-    # in small commands (search/serving/chunked.py), in this process, whose build thread
-    # they share the interpreter with. The build times include that contention.
+    # A process's first recall of each field beside a large namespace: it waits for the
+    # index its process loads or builds on a background thread (refused with IndexRebuilding,
+    # 503 over HTTP, past MEMORY_SERVING_WAIT_SECONDS: asked again then).
     cold, building = {}, {}
     build_slow = SlowLog(client, deploy.prefix, recall_shas())
-    natural = [q for cls, q in queries if cls == "natural"]
     for prof in (bm25, lexical, default):
-        field = fields.content_field(stemming=prof.stemming, context=prof.context)
-        started = time.perf_counter()
-        memory_search(user_id=NS, query="hello", profile=prof)  # starts the build
-        served = feed._registry.get((store.namespace_base(NS), field))
-        ms = []
-        while served is not None and served.index is None:  # None: MEMORY_SERVING_INDEX=0
-            t = time.perf_counter()
-            memory_search(user_id=NS, query=natural[len(ms) % len(natural)], limit=10,
-                          profile=prof)
-            ms.append((time.perf_counter() - t) * 1000)
+        started, refused = time.perf_counter(), 0
+        while True:
+            try:
+                memory_search(user_id=NS, query="hello", profile=prof)
+                break
+            except IndexRebuilding:
+                refused += 1
         cold[prof.name] = round(time.perf_counter() - started, 2)
-        building[prof.name] = {"recalls": len(ms), "p50_ms": round(pct(ms, 50), 2),
-                               "p99_ms": round(pct(ms, 99), 2)}
+        building[prof.name] = {"refused": refused}
     max_build_cmd, longest_build = build_slow.close()
-    log(f"serving index built in (s): {cold}; natural questions meanwhile: {building}; "
+    log(f"first recall of each field answered in (s): {cold}; refused meanwhile: {building}; "
         f"longest Redis command meanwhile {max_build_cmd:.2f} ms {longest_build}")
 
     def ours(prof):
@@ -205,18 +200,19 @@ def main():
         server = recall_http.Server(deploy, token_create(user=user))
         server.start()
         server.warm(NS, [q for _, q in queries[:60]])
-        # Each process builds its indexes in the background, answering from search.lua in
-        # Redis meanwhile (200+ ms a call at 300k): timed once every one answers from its own.
+        # Each process loads or builds its indexes on a first recall, which waits for them
+        # (a 503 past MEMORY_SERVING_WAIT_SECONDS): warmed again until none is refused.
         deadline = time.monotonic() + 900
         while True:
-            time.sleep(max(5.0, sum(cold.values()) / 2))
-            answered, longest = redis_answered(
-                client, deploy.prefix, lambda: server.warm(NS, [q for _, q in queries[:60]]))
-            http_build_cmd = max(http_build_cmd, longest)
-            log(f"  warm-up: {answered} answers from Redis's postings (workers still "
-                f"building); longest Redis command {longest:.2f} ms")
-            if not answered or time.monotonic() > deadline:
+            try:
+                http_build_cmd = max(http_build_cmd, max((ms for ms, command in every_command(
+                    client, lambda: server.warm(NS, [q for _, q in queries[:60]]))
+                    if deploy.prefix in command), default=0.0))
                 break
+            except RuntimeError as exc:  # a 503: a process still loading
+                log(f"  warm-up: {exc}")
+                if time.monotonic() > deadline:
+                    raise
         systems["http_bm25"] = lambda q: server.recall(NS, q, "bm25")
         systems[f"http_{lexical.name}"] = lambda q: server.recall(NS, q, lexical.name)
         systems[f"http_{default.name}"] = lambda q: server.recall(NS, q, None)
@@ -352,9 +348,9 @@ def main():
         "serving_index_mb": round(held / 2**20, 1),
         "top10_equal_bm25s": f"{agree}/{len(queries)}",
         "serving_build_s": cold,
-        # While a process builds: its recalls (in-process, natural questions) and the
-        # longest Redis command of this run's keys meanwhile, in-process and while the HTTP
-        # workers built theirs (their warm-up).
+        # A process's first recall of each field (waiting for its index): the times it was
+        # refused, and the longest Redis command of this run's keys meanwhile, in-process
+        # and while the HTTP workers loaded theirs (their warm-up).
         "building_recall": building,
         "max_redis_command_building_ms": round(max_build_cmd, 3),
         "max_redis_command_http_warmup_ms": round(http_build_cmd, 3) if server else None,

@@ -87,9 +87,9 @@ def main():
     w0 = copy.copy(default)
     w0.w_semantic = 0.0
     field = fields.content_field(stemming=default.stemming, context=default.context)
-    memory_search(user_id=NS, query=warm[0], limit=10, profile=default)  # starts the build
+    memory_search(user_id=NS, query=warm[0], limit=10, profile=default)  # waits for the index
     served = feed._registry.get((store.namespace_base(NS), field))
-    while served is not None and served.index is None:  # None: MEMORY_SERVING_INDEX=0
+    while served is not None and served.index is None:  # the first recall waited for it
         time.sleep(0.05)
     for q in warm[:5]:  # the encoder's session, the first queries
         memory_search(user_id=NS, query=q, limit=10, profile=default)

@@ -30,9 +30,12 @@ BENCHES = [
     ("recall_semantic", "bench/recall_semantic.py", "What does semantic rescoring add to latency?"),
     ("encoder", None,
      "What does one query encode cost with each forward pass? (measured by hand: no script)"),
-    ("recall_building", "bench/recall_building.py",
-     "What does a recall cost while a large namespace's index builds, and how fast do snapshots "
-     "load?"),
+    ("recall_building", None,
+     "What did a recall cost while a large namespace's index built, and how fast did snapshots "
+     "load? (its script and both ways it timed were removed: a recall now waits for its index)"),
+    ("first_recall", "bench/first_recall.py",
+     "How fast does a fresh process answer its first recall of a large namespace, its index "
+     "loaded from the snapshot in Redis, and what does that snapshot weigh?"),
     ("recall_validity", "bench/recall_validity.py",
      "What does the serving index's validity filter cost?"),
     ("recall_log", "bench/recall_log.py",

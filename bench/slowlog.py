@@ -6,11 +6,10 @@ READS = {"GET", "MGET", "HGET", "HGETALL", "HMGET", "SSCAN", "SMEMBERS", "SCARD"
 
 
 def recall_shas() -> set[str]:
-    """SHA1s of the scripts a recall runs (``feed.lua``, ``search.lua``)."""
-    from search.index import postings
+    """SHA1s of the scripts a recall runs (``feed.lua``)."""
     from search.serving import feed
 
-    return {feed._script().sha, postings._script("search.lua").sha}
+    return {feed._script().sha}
 
 
 class SlowLog:
@@ -76,24 +75,3 @@ def every_command(client, run) -> list[tuple[float, str]]:
         out.append((e["duration"] / 1000,
                     raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)))
     return out
-
-
-def redis_answered(client, prefix: str, run) -> tuple[int, float]:
-    """``(answers, longest ms)`` of ``run()``'s recalls on keys holding ``prefix``: how many
-    times Redis answered in place of a process's own serving index (still being built):
-    ``search.lua`` calls, and postings lists read in chunks (``search/serving/chunked.py``
-    starts each query term's list with ``ZRANGE <key>:t:<term> 0 ...``); and the longest
-    command on those keys meanwhile (:func:`every_command`)."""
-    from search.index import postings
-
-    sha = postings._script("search.lua").sha
-    n, longest = 0, 0.0
-    for ms, command in every_command(client, run):
-        if prefix not in command:
-            continue
-        longest = max(longest, ms)
-        words = command.split()
-        n += command.startswith(f"EVALSHA {sha}") or (
-            len(words) > 2 and words[0].upper() == "ZRANGE" and ":t:" in words[1]
-            and words[2] == "0")
-    return n, longest

@@ -213,12 +213,14 @@ MEMORY_RERANK_WINDOW = env_int("MEMORY_RERANK_WINDOW", 100)
 # Seconds between the worker's runs of the embedding job (semantic rescoring); 0 = never.
 MEMORY_EMBED_EVERY_SECONDS = env_int("MEMORY_EMBED_EVERY_SECONDS", 10)
 # Recall from the per-process serving index (search/serving), within this memory budget.
-MEMORY_SERVING_INDEX = env_bool("MEMORY_SERVING_INDEX", True)
 MEMORY_SERVING_BUDGET_MB = env_int("MEMORY_SERVING_BUDGET_MB", 512)
 # Where a large namespace's serving index is saved after a background build, for the host's
 # other processes and restarts to load (search/serving/snapshot.py); "" = never saved.
 MEMORY_SERVING_SNAPSHOT_DIR = os.environ.get("MEMORY_SERVING_SNAPSHOT_DIR",
                                              str(BASE_DIR / "var" / "serving"))
+# Seconds a recall waits for its namespace's index while this process loads or builds it
+# in the background (a large namespace's first recall); past them it answers 503.
+MEMORY_SERVING_WAIT_SECONDS = float(os.environ.get("MEMORY_SERVING_WAIT_SECONDS", "10"))
 # A session window longer than this is folded into its rolling summary (half is kept).
 MEMORY_SESSION_FOLD_AT = env_int("MEMORY_SESSION_FOLD_AT", 200)
 # ... or when its estimated tokens (characters / 4) pass this budget.

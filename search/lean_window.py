@@ -16,8 +16,8 @@ from search.serving.partial import UNREAD, is_partial
 log = logging.getLogger(__name__)
 
 
-def fill_results(result, ranked, docs, own_terms, *, client, user_id, field_name, own_field,
-                 terms, limit, now, prof, count_hits, position=None) -> None:
+def fill_results(result, ranked, docs, *, client, user_id, field_name, limit, now, prof,
+                 count_hits, position=None) -> None:
     """The best ``limit`` of ``ranked`` (a window read in part, best first) with their
     whole hot-store hashes, in one ``feed.lua`` call (bounded: ``limit`` hashes), which also
     counts their recall hits when ``count_hits`` and every row is ``UNREAD``.
@@ -38,7 +38,6 @@ def fill_results(result, ranked, docs, own_terms, *, client, user_id, field_name
         pos += len(batch)
         unread = [h.memory_id for h in batch if is_partial(docs[h.memory_id])]
         got = serving.rows(client, user_id=user_id, field_name=field_name, memory_ids=unread,
-                           own_field=own_field, terms=terms,
                            hit_time=time.time() if count else None)
         written = set()
         if position is not None and any(docs[m] is UNREAD for m in unread):
@@ -48,7 +47,6 @@ def fill_results(result, ranked, docs, own_terms, *, client, user_id, field_name
                 log.warning("recall of %s: writes between the window's reads untold (%s, %s)",
                             user_id, position, got.position)
                 written = set()
-        own_terms.update(got.own_terms or {})
         dropped = []
         for h in batch:
             doc = docs[h.memory_id]

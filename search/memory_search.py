@@ -1,13 +1,16 @@
 """Recall: ranked memories of one namespace for a query (reads only).
 
-Candidates come from the process's serving index of the namespace (``search.serving``:
-exact BM25 top-k over NumPy postings, caught up from the Redis write stream before each
-search, so every returned write is seen). While this process builds a large namespace's
-index (in the background), its postings are read from Redis in small commands and scored
-here (``search.serving.chunked``); ``search.lua`` in Redis answers when
-``MEMORY_SERVING_INDEX`` is off or the namespace's index format is one this process does
-not serve. This module turns the candidates into results with an explanation, applying the
-ranking profile's hybrid formula
+One way to answer a query that has terms: the process's serving index of the namespace
+(``search.serving``: exact BM25 top k over NumPy postings, caught up from the Redis write
+stream before each search, so every returned write is seen), which gives each row's BM25 and
+its per-term contributions (``search.serving.field_search.Found``). The explanation's terms
+come from there too: the formula is written once in the engine, and once in
+``search.scoring``, the pure oracle the tests compare the engine with. A large namespace's
+first recall in a process waits, up to ``MEMORY_SERVING_WAIT_SECONDS``, for its index being
+loaded or built on a background thread; past that it raises IndexRebuilding (503 with
+Retry-After). A query that is only a time, or only filters, is answered by the database
+(``search.time_recall``). This module turns the candidates into results with an
+explanation, applying the ranking profile's hybrid formula
 
     final = w_rel * relevance + w_rec * recency + w_imp * importance
 
@@ -21,7 +24,7 @@ Validity (``search.recall_filters.Validity``): by default only facts valid ``now
 answered (not superseded or ended by then); ``as_of`` answers what held then, whenever it
 was recorded; ``include_superseded`` answers every match with its validity. The serving
 index keeps each document's validity interval and filters while it ranks (exact, no wider
-window); the other paths check the hot-store hashes and widen as a filter does.
+window).
 
 Filters and time (``search.recall_filters``): ``since`` / ``until`` / ``author`` / ``tags``
 keep the matches that pass (scores unchanged; the candidate window widens until ``limit``
@@ -32,29 +35,34 @@ multiplies the final score of a match by ``search.temporal.boost_factor`` over t
 them when none is). A query that is only a time lists the memories of that range, newest
 first.
 
-Its parts: ``search.results`` (the shapes it answers), ``search.lean_window`` (a window whose
-results alone are read from the hot store), ``search.rescoring`` (meaning) and
-``search.time_recall`` (a query's time range).
+Its parts: ``search.results`` (the shapes it answers), ``search.hits`` (a candidate's final
+score and explanation), ``search.lean_window`` (a window whose results alone are read from
+the hot store), ``search.rescoring`` (meaning) and ``search.time_recall`` (a query's time
+range).
 """
 
-import json
-import math
 import time
+from dataclasses import dataclass, field
 
 from django.conf import settings
 
 from memories import access, store, tracing
-from search import index_lost, lean_window, rescoring, scoring, synonym_sets, temporal, time_recall
+from memories.errors import IndexRebuilding
+from search import index_lost, lean_window, rescoring, synonym_sets, temporal, time_recall
+from search.hits import explain, hit_of, is_hybrid
 from search.index import fields as index_fields
-from search.index import postings
 from search.models import MatchMode, RankingProfile
 from search.pending import docs_verified, row_flags
 from search.profiles import profile_resolve
 from search.recall_filters import RecallFilters, TimePlan, Validity, time_plan, validity_for
-from search.results import Explain, Hit, SearchResult
+from search.results import Hit, SearchResult
 from search.serving import answer as serving
-from search.serving import chunked, feed
-from search.serving.partial import RANK_FIELDS, UNREAD, is_partial
+from search.serving import feed
+from search.serving.field_search import Found
+from search.serving.partial import RANK_FIELDS, UNREAD
+
+# Seconds a client is told to wait (Retry-After) when a recall's index is still being built.
+BUILDING_RETRY_AFTER_SECONDS = 5
 
 
 def query_terms(query: str, profile: RankingProfile) -> list[str]:
@@ -93,9 +101,11 @@ def memory_search(
 
     ``now``, ``since``, ``until``: epoch seconds (``now`` also anchors "yesterday"; default
     the clock). A query without usable tokens returns no results (never an error), unless it
-    names a time. Raises NotFound for an unknown profile name, IndexRebuilding when Redis
-    lost the namespace's index (``search.index_lost``) and ``redis.RedisError`` when
-    Redis is unreachable. ``took_ms`` is wall time in milliseconds.
+    names a time. ``took_ms``: wall time in milliseconds. Raises NotFound for an unknown
+    profile name; IndexRebuilding when Redis lost the namespace's index
+    (``search.index_lost``) or this process's index of it is still being built after
+    ``MEMORY_SERVING_WAIT_SECONDS``; ``search.serving.feed.Unsupported`` for an index format
+    this code does not serve (a newer one); ``redis.RedisError`` when Redis is unreachable.
 
     ``count_hits``: the caller will count a recall hit on each result
     (``memories.access.access_record``); the search may do it in its own round trip, and
@@ -108,18 +118,17 @@ def memory_search(
     filters = RecallFilters(since=since, until=until, author=author, tags=tuple(tags or ()),
                             agents=tuple(agents or ()), run_id=run_id,
                             metadata=tuple(sorted((metadata or {}).items())))
-    plan = time_plan(query, mode=getattr(prof, "temporal", "off"), now=now, tz=_zone(),
-                     latest=lambda: _newest(user_id),
-                     earliest=lambda: _newest(user_id, "created_at"))
+    plan = _time_plan(query, prof, now=now, user_id=user_id)
     validity = validity_for(now=now, as_of=as_of, include_superseded=include_superseded,
                             window=plan.window)
     terms = query_terms(plan.text, prof)
     result = SearchResult([], mode if mode != MatchMode.ALL_THEN_ANY else MatchMode.ALL,
                           prof.name, 0.0, terms)
     if terms:
-        _run(result, prof, user_id=user_id, terms=terms, limit=limit, mode=mode,
-             conversation_id=conversation_id, types=types, now=now, filters=filters,
-             plan=plan, count_hits=count_hits, validity=validity)
+        _run(result, _Recall(
+            user_id=user_id, prof=prof, terms=terms, limit=limit, mode=mode, now=now,
+            conversation_id=conversation_id, types=types, filters=filters, plan=plan,
+            validity=validity, count_hits=count_hits))
         if not result.n_docs:  # no document at all: empty, or lost by Redis?
             index_lost.refuse_if_lost(store.get_client(), user_id)
     elif plan.window is not None:
@@ -131,6 +140,13 @@ def memory_search(
     result.time = plan.explain()
     result.took_ms = (time.perf_counter() - started) * 1000
     return result
+
+
+def _time_plan(query: str, prof: RankingProfile, *, now: float, user_id: str) -> TimePlan:
+    """The query's time words read in the profile's ``temporal`` mode (``time_plan``)."""
+    return time_plan(query, mode=getattr(prof, "temporal", "off"), now=now, tz=_zone(),
+                     latest=lambda: _newest(user_id),
+                     earliest=lambda: _newest(user_id, "created_at"))
 
 
 def _zone():
@@ -147,227 +163,226 @@ def _newest(user_id: str, order: str = "-created_at"):
             .order_by(order).values_list("created_at", flat=True).first())
 
 
-def _hybrid(prof: RankingProfile) -> bool:
-    return prof.ranker == "keyword" or prof.w_recency > 0 or prof.w_importance > 0
+@dataclass
+class _Recall:
+    """One recall with terms: what was asked, and how its window is read (set once, from the
+    profile, filters and time plan, by ``__post_init__``)."""
 
-
-def _run(result: SearchResult, prof, *, user_id, terms, limit, mode, conversation_id, types, now,
-         filters: RecallFilters | None = None, plan: TimePlan | None = None,
-         count_hits: bool = False, validity: Validity | None = None):
-    client = store.get_client()
-    field_name = _field(prof)
-    filters = filters or RecallFilters()
-    plan = plan or TimePlan(text="")
-    window = plan.window
-    boost = window is not None and plan.mode == "boost"
-    semantic = prof.w_semantic > 0 and rescoring.ready()
-    # The query is encoded on another thread while the BM25 phase below runs.
-    query_vector = rescoring.encode_soon(plan.text) if semantic else None
-    wide = _hybrid(prof) or boost or filters.active or (window is not None) or semantic
-    k = max(limit, settings.MEMORY_RERANK_WINDOW) if wide else limit
-    lua_mode = "collect" if prof.ranker == "keyword" else mode
-    own_field = index_fields.own_field(field_name)
-    # A window ranked by BM25 and meaning alone (no filter, time, recency or importance)
-    # needs no hashes to rank: only the results' are fetched, once ranked (search.lean_window).
-    lean = (wide and window is None and not filters.active and not _hybrid(prof)
-            and lua_mode != "collect")
-    # A window ranked by what the hashes hold (recency, importance, a filter, a time range)
-    # reads only those fields of its rows (search.serving.partial), and the results' whole
-    # hashes once ranked, as a lean window does: 100 whole hashes were most of its time.
-    narrow = wide and not lean and lua_mode != "collect"
-    hash_fields = (*RANK_FIELDS, *filters.fields) if narrow else ()
-    # Hits are counted with the search when its rows are the results: one fetch of exactly
+    user_id: str
+    prof: RankingProfile
+    terms: list[str]
+    limit: int
+    mode: str
+    now: float
+    conversation_id: str | None
+    types: list[str] | None
+    filters: RecallFilters
+    plan: TimePlan
+    validity: Validity | None
+    count_hits: bool
+    client: object = None
+    field_name: str = ""
+    # The index's mode: every match for the keyword ranker, else ``mode`` (all_then_any
+    # asks ``all`` first).
+    search_mode: str = ""
+    # A range named in the query multiplies the scores (``boost``).
+    boost: bool = False
+    # The call that gives the query's vector (semantic rescoring), or None.
+    query_vector: object = None
+    # A window of MEMORY_RERANK_WINDOW candidates is re-ranked; a lean one by BM25 and
+    # meaning alone (no hash read to rank it, search.lean_window); a narrow one by what the
+    # hashes hold (recency, importance, a filter, a time range): only those fields of its
+    # rows are read (search.serving.partial), and the results' whole hashes once ranked.
+    wide: bool = False
+    lean: bool = False
+    narrow: bool = False
+    hash_fields: tuple[str, ...] = ()
+    # The rows' database check (and their embeddings when rescored): search.pending.
+    check: object = None
+    # Count the hits with the search when its rows are the results: one fetch of exactly
     # ``limit`` best rows (no window to re-rank, no second fetch in all_then_any).
-    counting = {"at": time.time() if count_hits and not wide and mode != MatchMode.ALL_THEN_ANY
-                and lua_mode != "collect" else None}
+    hit_time: float | None = None
+    settled: bool = False  # a "new:" stamp settled by this recall (search.index_lost)
 
-    settled: list = []  # a "new:" stamp settled by this recall (search.index_lost)
+    def __post_init__(self):
+        prof, window = self.prof, self.plan.window
+        self.client = store.get_client()
+        self.field_name = _field(prof)
+        self.search_mode = "collect" if prof.ranker == "keyword" else self.mode
+        self.boost = window is not None and self.plan.mode == "boost"
+        semantic = prof.w_semantic > 0 and rescoring.ready()
+        # The query is encoded on another thread while the BM25 phase runs.
+        self.query_vector = rescoring.encode_soon(self.plan.text) if semantic else None
+        self.wide = (is_hybrid(prof) or self.boost or self.filters.active or window is not None
+                     or semantic)
+        ranked_by_hashes = is_hybrid(prof) or window is not None or self.filters.active
+        self.lean = self.wide and not ranked_by_hashes and self.search_mode != "collect"
+        self.narrow = self.wide and not self.lean and self.search_mode != "collect"
+        self.hash_fields = (*RANK_FIELDS, *self.filters.fields) if self.narrow else ()
+        if (self.count_hits and not self.wide and self.mode != MatchMode.ALL_THEN_ANY
+                and self.search_mode != "collect"):
+            self.hit_time = time.time()
+        # Checked against the database: a write whose mirror failed (needs_resync) is served
+        # as the database holds it, or not at all when forgotten or purged. Read while Redis
+        # answers the search's freshness check (the two waits overlap).
+        self.check = tracing.traced("memory.db_check", rescoring.window_read
+                                    if self.query_vector is not None else row_flags)
 
-    def fetch(m):
-        if getattr(settings, "MEMORY_SERVING_INDEX", True):
-            try:
-                return serving.search(
-                    client, user_id=user_id, field_name=field_name, terms=terms, k=k,
-                    k1=prof.k1, b=prof.b, mode=m, now=now, conversation_id=conversation_id,
-                    types=types, with_hashes=not lean,
-                    own_field="" if narrow else own_field, hit_time=counting["at"],
-                    hash_fields=hash_fields, prefetch=window_check,
-                    valid=validity.bounds if validity else None)
-            except feed.NotReady:
-                # Its index builds on a background thread: read the postings in small
-                # commands (search.lua's one script would hold Redis 200+ ms at 300k).
-                return _unfiltered(chunked.search_field(
-                    client, user_id=user_id, field=field_name, terms=terms, k=k, k1=prof.k1,
-                    b=prof.b, mode=m, now=now, conversation_id=conversation_id, types=types))
-            except feed.Unsupported as exc:
-                if index_lost.is_new_stamp(exc.args[0]) and not settled:
-                    settled.append(exc.args[0])  # once per recall
-                    index_lost.settle_new(client, user_id, exc.args[0])
-                    return fetch(m)
-                # else an older format: search.lua answers while a reindex upgrades it
-        return _unfiltered(postings.search_field(
-            client, user_id=user_id, field=field_name, terms=terms, k=k, k1=prof.k1, b=prof.b,
-            mode=m, now=now, conversation_id=conversation_id, types=types))
 
-    fetch = tracing.traced("memory.index", fetch)  # its Redis commands are its children
+@dataclass
+class _Window:
+    """The candidates of a recall: the last search's answer, its rows that passed the
+    filters and validity (``(memory_id, dl, {term: tf})``), their hashes checked against
+    the database (``docs``) and as Redis held them (``held``), and their embeddings."""
 
-    def fetch_mode():
-        if mode == MatchMode.ALL_THEN_ANY and lua_mode != "collect":
-            found = fetch(MatchMode.ALL)
-            if len(found.rows) < limit:
-                result.match_mode_used = MatchMode.ANY
-                return fetch(MatchMode.ANY)
-            return found
-        return fetch(lua_mode)
+    hits: Found
+    passed: list
+    docs: dict
+    held: dict
+    vectors: dict = field(default_factory=dict)
 
-    # Checked against the database: a write whose mirror failed (needs_resync) is served as
-    # the database holds it, or not at all when forgotten or purged (search.pending). A
-    # rescoring window reads its embeddings in the same query. The serving index's search
-    # reads it while Redis answers its freshness check (the two waits overlap).
-    window_check = tracing.traced("memory.db_check", rescoring.window_read
-                                  if query_vector is not None else row_flags)
-    in_range = filter_time = window is not None and plan.mode == "filter"
-    vectors: dict = {}
+
+def _run(result: SearchResult, r: _Recall) -> None:
+    """Fill ``result`` with the recall ``r``'s hits, best first."""
+    w = _window(result, r)
+    result.n_docs, result.avgdl, result.df = w.hits.n_docs, w.hits.avgdl, w.hits.df
+    if w.hits.expired:
+        _expire(w.hits.expired)
+    time_weight = _time_candidates(r, w)
+    if not w.passed:
+        return
+    ranked = _ranked(r, w, time_weight)
+    result.results = ranked[:r.limit]
+    if r.lean or r.narrow:
+        lean_window.fill_results(result, ranked, w.docs, client=r.client, user_id=r.user_id,
+                                 field_name=r.field_name, limit=r.limit, now=r.now,
+                                 prof=r.prof, count_hits=r.count_hits,
+                                 position=w.hits.position)
+    explain(result.results, w.hits,
+            index_fields.ANALYZERS[r.field_name] if r.prof.context else None)
+
+
+def _window(result: SearchResult, r: _Recall) -> _Window:
+    """Search, widening the window until ``limit`` rows pass the filters, validity and a
+    time filter, or every match was seen: exact under any filter."""
+    k = max(r.limit, settings.MEMORY_RERANK_WINDOW) if r.wide else r.limit
+    filter_time = r.plan.window is not None and r.plan.mode == "filter"
     while True:
-        hits = fetch_mode()
-        docs = getattr(hits, "hashes", None)
-        if docs is None and lean and not (validity and getattr(hits, "unfiltered", False)):
-            docs = dict.fromkeys((r[0] for r in hits.rows), UNREAD)
-        elif docs is None:
-            docs = serving.hashes(client, user_id, [r[0] for r in hits.rows],
-                                  fields=hash_fields)
-        held = docs
-        read = getattr(hits, "prefetched", None)
-        checked = read[1] if read is not None and read[0].issuperset(docs) else window_check(
-            list(docs))
-        flags = checked
-        if query_vector is not None:
-            flags, vectors = checked
-        docs = docs_verified(docs, flags)
-        passed = [r for r in hits.rows if r[0] in docs and filters.keep(docs[r[0]])
-                  and (validity is None or validity.keep(docs[r[0]]))]
-        if filter_time:
-            timely = [r for r in passed
-                      if temporal.in_window(float(docs[r[0]]["created_at"]), window)]
-            in_range = bool(timely)
-        # Widen until enough survive or every match was seen: exact under any filter.
-        exhausted = len(hits.rows) < k or k >= hits.n_docs or lua_mode == "collect"
-        done = exhausted or len(timely if filter_time else passed) >= limit
-        if getattr(hits, "counted", False):
+        hits = _fetch(result, r, k)
+        held, docs, vectors = _checked(r, hits)
+        passed = [row for row in hits.rows if row[0] in docs and r.filters.keep(docs[row[0]])
+                  and (r.validity is None or r.validity.keep(docs[row[0]]))]
+        timely = [row for row in passed if temporal.in_window(
+            float(docs[row[0]]["created_at"]), r.plan.window)] if filter_time else passed
+        exhausted = len(hits.rows) < k or k >= hits.n_docs or r.search_mode == "collect"
+        done = exhausted or len(timely) >= r.limit
+        if hits.counted:
             # Rows the database dropped were counted and are not results; when the window
             # widens, none of this fetch's rows are (the wider fetch is counted by the caller).
-            access.access_counted(user_id=user_id, unlisted=hits.unlisted,
-                                  dropped=[m for m in held if m not in docs] if done else list(held))
+            access.access_counted(user_id=r.user_id, unlisted=hits.unlisted, dropped=[
+                m for m in held if m not in docs] if done else list(held))
             result.hits_counted = done
-            counting["at"] = None
+            r.hit_time = None
         if done:
             break
-        k = min(k * 8, max(hits.n_docs, limit))
+        k = min(k * 8, max(hits.n_docs, r.limit))
     if filter_time:
-        plan.applied = in_range
-        if in_range:
+        r.plan.applied = bool(timely)
+        if timely:
             passed = timely
-    result.n_docs, result.avgdl, result.df = hits.n_docs, hits.avgdl, hits.df
-    if hits.expired:
-        _expire(hits.expired)
-    time_weight = 0.0
-    if boost and prof.w_time > 0:
-        time_weight = time_recall.time_candidates(
-            client, user_id, window, hits, passed, docs, filters, k1=prof.k1,
-            conversation_id=conversation_id, types=types, fields=hash_fields,
-            validity=validity)
-    if not passed:
-        return
-    own_terms = getattr(hits, "own_terms", None) or {}
-    # A window (lean, or read in part) takes each row's BM25 from the serving index (the same
-    # sum of the same contributions, to the bit); the per-term explanation is made for the
-    # results only (below): for 100 rows it was a millisecond of Python.
-    sums = (getattr(hits, "scores", None) or {}) if lean or narrow else {}
+    return _Window(hits, passed, docs, held, vectors)
+
+
+def _fetch(result: SearchResult, r: _Recall, k: int) -> Found:
+    """The top ``k`` in the recall's mode; all_then_any: ``all``, then ``any`` when fewer
+    than ``limit`` rows hold every term (said in ``result.match_mode_used``)."""
+    if r.mode == MatchMode.ALL_THEN_ANY and r.search_mode != "collect":
+        found = _search(r, MatchMode.ALL, k)
+        if len(found.rows) < r.limit:
+            result.match_mode_used = MatchMode.ANY
+            return _search(r, MatchMode.ANY, k)
+        return found
+    return _search(r, r.search_mode, k)
+
+
+def _index_search(r: _Recall, mode: str, k: int) -> Found:
+    """``search.serving.answer.search`` for the recall, with the rows' hashes (or some
+    fields of them) unless the window is lean. Raises IndexRebuilding while this process's
+    index is still being built after ``MEMORY_SERVING_WAIT_SECONDS``, and once Redis is
+    found to have lost the namespace's index; ``feed.Unsupported`` for a format this code
+    does not serve."""
+    try:
+        return serving.search(
+            r.client, user_id=r.user_id, field_name=r.field_name, terms=r.terms, k=k,
+            k1=r.prof.k1, b=r.prof.b, mode=mode, now=r.now, conversation_id=r.conversation_id,
+            types=r.types, with_hashes=not r.lean, hit_time=r.hit_time,
+            hash_fields=r.hash_fields, prefetch=r.check,
+            valid=r.validity.bounds if r.validity else None,
+            wait=settings.MEMORY_SERVING_WAIT_SECONDS)
+    except feed.NotReady:
+        raise IndexRebuilding(
+            f"the index of namespace {r.user_id!r} is still being loaded by this server "
+            "process; try again shortly", field="user_id",
+            retry_after_seconds=BUILDING_RETRY_AFTER_SECONDS) from None
+    except feed.Unsupported as exc:
+        stamp = exc.args[0]
+        if r.settled or not index_lost.is_new_stamp(stamp):
+            raise
+        r.settled = True  # once per recall; raises IndexRebuilding when Redis lost it
+        index_lost.settle_new(r.client, r.user_id, stamp)
+        return _index_search(r, mode, k)
+
+
+def _search(r: _Recall, mode: str, k: int) -> Found:
+    # Its Redis commands are the span's children.
+    return tracing.traced("memory.index", _index_search)(r, mode, k)
+
+
+def _checked(r: _Recall, hits: Found) -> tuple[dict, dict, dict]:
+    """``(held, docs, vectors)`` of the rows: their hashes as Redis holds them (``UNREAD``
+    in a lean window), the same checked against the database (``search.pending``), and
+    their embeddings when the window is rescored. The check made while Redis answered
+    (``hits.prefetched``) serves when it covers the rows."""
+    held = dict.fromkeys((row[0] for row in hits.rows), UNREAD) if r.lean else hits.hashes
+    read = hits.prefetched
+    checked = read[1] if read is not None and read[0].issuperset(held) else r.check(list(held))
+    flags, vectors = checked if r.query_vector is not None else (checked, {})
+    return held, docs_verified(held, flags), vectors
+
+
+def _time_candidates(r: _Recall, w: _Window) -> float:
+    """The weight of the query's time range as a term of its own (``boost`` with
+    ``w_time``), its memories joining the window; 0 without one."""
+    if not (r.boost and r.prof.w_time > 0):
+        return 0.0
+    return time_recall.time_candidates(
+        r.client, r.user_id, r.plan.window, w.hits, w.passed, w.docs, r.filters, k1=r.prof.k1,
+        conversation_id=r.conversation_id, types=r.types, fields=r.hash_fields,
+        validity=r.validity)
+
+
+def _ranked(r: _Recall, w: _Window, time_weight: float) -> list[Hit]:
+    """Every passed row as a Hit, by final score (ties by memory id), rescored by meaning
+    when the profile says so. Each row's BM25 is the index's own sum."""
     scored = []
-    for memory_id, dl, tfs in passed:
-        doc = docs.get(memory_id)
+    for memory_id, _, tfs in w.passed:
+        doc = w.docs.get(memory_id)
         if doc is None:  # expired or removed between the two reads
             continue
-        if memory_id in sums:
-            contributions, bm25 = None, sums[memory_id]
-        else:
-            contributions = scoring.bm25_terms(terms, tfs, dl, hits.n_docs, hits.df,
-                                               hits.avgdl, k1=prof.k1, b=prof.b) if tfs else {}
-            bm25 = math.fsum(contributions.values())
         timed = time_weight if time_weight and temporal.in_window(
-            float(doc["created_at"]), window) else 0.0
-        overlap = len(tfs) / len(terms)
-        context_terms = []  # filled for the returned hits only, below
-        scored.append((memory_id, doc, contributions, bm25 + timed, overlap, context_terms,
-                       timed))
-    if mode == MatchMode.ALL and prof.ranker == "keyword":
-        scored = [s for s in scored if s[4] == 1.0]
-    best = max((s[3] for s in scored), default=0.0)
-    hits_out = []
-    for memory_id, doc, contributions, bm25, overlap, context_terms, timed in scored:
-        relevance = overlap if prof.ranker == "keyword" else (bm25 / best if best > 0 else 0.0)
-        stamp = doc.get("accessed_at") if prof.recency_from == "accessed_at" else ""
-        stamp = float(stamp or doc["created_at"])
-        rec = scoring.recency(now - stamp, prof.half_life_hours)
-        imp = float(doc["importance"])
-        if _hybrid(prof):
-            final = scoring.hybrid(relevance, rec, imp, prof.w_relevance, prof.w_recency,
-                                   prof.w_importance)
-        else:
-            final = bm25 * prof.w_relevance
-        factor = 1.0
-        if boost:
-            factor = temporal.boost_factor(float(doc["created_at"]), window, prof.w_time)
-            final *= factor
-        hit = Hit(
-            memory_id=memory_id, content=doc["content"], type=doc["type"],
-            version=int(doc["version"]), score=final,
-            metadata={} if is_partial(doc) else json.loads(doc["metadata"]),
-            created_at=float(doc["created_at"]), importance=imp,
-            conversation_id=doc["conversation_id"] or None,
-            explain=Explain(bm25=bm25 - timed, relevance=relevance, time_term=timed, recency=rec, importance=imp,
-                            terms=contributions, final=final, context_terms=context_terms,
-                            time=factor,
-                            weights={"relevance": prof.w_relevance, "recency": prof.w_recency,
-                                     "importance": prof.w_importance}),
-        )
-        hit.take_validity(doc)
-        if not is_partial(doc):  # a partial one is read whole with the results
-            hit.take_scope(doc)
-        hits_out.append(hit)
-    if query_vector is not None:
-        rescoring.rescore(hits_out, query_vector, prof.w_semantic, vectors, read=held)
-    hits_out.sort(key=lambda h: (-h.score, h.memory_id))
-    result.results = hits_out[:limit]
-    if lean or narrow:
-        lean_window.fill_results(result, hits_out, docs, own_terms, client=client, user_id=user_id,
-                      field_name=field_name, own_field=own_field, terms=terms, limit=limit,
-                      now=now, prof=prof, count_hits=count_hits,
-                      position=getattr(hits, "position", None))
-        tfs_of = {memory_id: (dl, tfs) for memory_id, dl, tfs in passed}
-        for h in result.results:
-            if h.explain.terms is None:
-                dl, tfs = tfs_of[h.memory_id]
-                h.explain.terms = scoring.bm25_terms(terms, tfs, dl, hits.n_docs, hits.df,
-                                                     hits.avgdl, k1=prof.k1, b=prof.b)
-    if prof.context:
-        # Matched terms the content lacks came from context. Analysing a memory's content is
-        # the costly part of an explanation: done for the returned hits, not the window.
-        # The search's own round trip brought each hit's own-content terms (feed.lua); only
-        # hits it did not answer (the Lua or catch-up path, time candidates) are analysed.
-        analyzer = index_fields.ANALYZERS[field_name]
-        for h in result.results:
-            own = own_terms.get(h.memory_id)
-            if own is None:
-                own = set(analyzer.tokens(h.content))
-            h.explain.context_terms = [t for t in h.explain.terms if t not in own]
-
-
-def _unfiltered(found):
-    """A search answered by Redis's postings (chunked reads, search.lua), which know nothing
-    of validity: its rows' hashes are checked (search.recall_filters.Validity)."""
-    found.unfiltered = True
-    return found
+            float(doc["created_at"]), r.plan.window) else 0.0
+        scored.append((memory_id, doc, w.hits.scores.get(memory_id, 0.0) + timed,
+                       len(tfs) / len(r.terms), timed))
+    if r.mode == MatchMode.ALL and r.prof.ranker == "keyword":
+        scored = [s for s in scored if s[3] == 1.0]
+    best = max((s[2] for s in scored), default=0.0)
+    boost_window = r.plan.window if r.boost else None
+    hits = [hit_of(r.prof, *s, best=best, now=r.now, boost_window=boost_window)
+            for s in scored]
+    if r.query_vector is not None:
+        rescoring.rescore(hits, r.query_vector, r.prof.w_semantic, w.vectors, read=w.held)
+    hits.sort(key=lambda h: (-h.score, h.memory_id))
+    return hits
 
 
 def _expire(memory_ids: list[str]) -> None:

@@ -51,7 +51,26 @@ def test_it_scores_every_match_as_the_formula_does():
             assert dl == docs[memory_id].dl
             assert tfs == {t: docs[memory_id].tf[t] for t in terms if t in docs[memory_id].tf}
         # The index's own sums are the formula's, to the bit (a lean window ranks by them).
-        assert (found.scores or {}) == {m: want[m] for m in got}
+        assert found.scores == {m: want[m] for m in got}
+
+
+@pytest.mark.parametrize("mode", ["any", "all", "collect"])
+def test_each_row_carries_the_formula_contributions_of_its_terms(mode):
+    """A recall's explanation reads each row's per-term contributions from the search: the
+    formula's, term by term and to the bit, in query-term order, in every mode."""
+    rng = random.Random(2)
+    docs = {f"mem_{n:04d}": _doc(rng, f"mem_{n:04d}") for n in range(300)}
+    index = FieldIndex(list(docs.values()))
+    for terms in (["alpha"], ["beta", "alpha", "eps"], ["杭州", "出差", "zeta"]):
+        found = index.search(terms, k=20, mode=mode)
+        assert found.rows and len(found.scores) == len(found.rows)
+        for memory_id, dl, tfs in found.rows:
+            want = scoring.bm25_terms(terms, tfs, dl, found.n_docs, found.df, found.avgdl)
+            got = found.contributions(memory_id)
+            assert got == want and list(got) == list(want) and set(got) == set(tfs)
+            assert found.scores[memory_id] == scoring.bm25(terms, tfs, dl, found.n_docs,
+                                                           found.df, found.avgdl)
+    assert index.search(["alpha"], k=5).contributions("mem_none") == {}
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])

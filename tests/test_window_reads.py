@@ -1,7 +1,7 @@
 """A re-ranked window read in part: a window ranked by recency, importance, a filter or a
 time range reads only the hash fields that rank it (search.serving.partial.RANK_FIELDS) of
 each row, and the whole hashes of its results once ranked, and answers exactly what whole
-hashes answer (the same search with RANK_FIELDS emptied, and the Lua search)."""
+hashes answer (the same search with RANK_FIELDS emptied)."""
 
 import datetime as dt
 
@@ -61,8 +61,10 @@ def test_feed_reply_reads_only_the_named_fields_and_nothing_of_a_hash_that_is_go
     m = create("harbour ferry", metadata={"big": "x" * 500}, author="ops")
     got = feed.feed_reply(store.get_client(), "u-a", index_fields.CONTENT, "0-0", 0,
                           [m.memory_id, "mem_0000000000000000"], hash_fields=RANK_FIELDS)
-    held = feed.hash_of(got["hashes"][0])
-    assert set(held) <= set(RANK_FIELDS) and {"created_at", "importance", "author"} <= set(held)
+    raw = got["hashes"][0]  # the reply itself (hash_of reads absent empty fields as "")
+    assert {store.text(name) for name in raw[::2]} <= set(RANK_FIELDS)
+    held = feed.hash_of(raw)
+    assert {"created_at", "importance", "author"} <= set(held)
     assert held["author"] == "ops" and float(held["importance"]) == pytest.approx(m.importance)
     assert got["hashes"][1] == []
     whole = feed.feed_reply(store.get_client(), "u-a", index_fields.CONTENT, "0-0", 0,
@@ -72,7 +74,7 @@ def test_feed_reply_reads_only_the_named_fields_and_nothing_of_a_hash_that_is_go
 
 @pytest.mark.parametrize("case", ["hybrid", "filters", "time"])
 def test_a_window_ranked_by_its_hashes_reads_rows_in_part_and_answers_as_whole_reads(
-        builtins, settings, monkeypatch, reads, case):
+        builtins, monkeypatch, reads, case):
     _corpus()
     bm25 = RankingProfile.objects.get(name="bm25")
     if case == "hybrid":
@@ -90,13 +92,10 @@ def test_a_window_ranked_by_its_hashes_reads_rows_in_part_and_answers_as_whole_r
     carried = [r for r in reads if r[1]]
     assert len(carried) >= 2 and carried[-1] == ((), 4)
     assert all(fields == RANK_FIELDS and n > 4 for fields, n in carried[:-1])
-    # The same search reading every row's whole hash (as before the partial reads), and
-    # the Lua search's path.
+    # The same search reading every row's whole hash (as before the partial reads).
     monkeypatch.setattr(memory_search_module, "RANK_FIELDS", ())
     assert _answer(query, prof, **kw) == served
     monkeypatch.undo()
-    settings.MEMORY_SERVING_INDEX = False
-    assert _answer(query, prof, **kw) == served
     rows = {m.memory_id: m for m in Memory.objects.filter(
         memory_id__in=[r[0] for r in served])}
     for memory_id, _, content, metadata, conversation, *_ in served:
@@ -187,24 +186,30 @@ def test_a_row_of_a_lean_window_written_between_the_two_reads_is_not_served_mixe
         assert h.type == "long_term" and "ferry" in h.content
 
 
-def test_a_window_read_in_part_explains_its_results_only(builtins, monkeypatch):
-    """A window ranked on its rows' fields takes each row's BM25 from the serving index's own
-    sums (equal to the formula's to the bit: tests above compare with whole reads and the Lua
-    path); the per-term explanation is computed for the results alone, not for every row."""
+@pytest.mark.parametrize("weights", [{}, {"w_recency": 0.3, "w_importance": 0.2}],
+                         ids=["top-k", "window"])
+def test_the_explanation_is_the_index_own_contributions(builtins, monkeypatch, weights):
+    """Each result's BM25 and per-term contributions come from the serving index (the
+    formula written once there): never recomputed by the Python formula, which is the
+    tests' oracle alone, and equal to it to the bit."""
     from search import scoring
 
     _corpus(30)
-    prof = profile_build(RankingProfile.objects.get(name="bm25"), w_recency=0.3,
-                         w_importance=0.2)
+    prof = profile_build(RankingProfile.objects.get(name="bm25"), **weights)
     memory_search(user_id="u-a", query="ferry timetable", limit=4, profile=prof)  # built
-    real, calls = scoring.bm25_terms, []
+    real = scoring.bm25_terms
 
-    def counted(*args, **kw):
-        calls.append(1)
-        return real(*args, **kw)
+    def refuse(*args, **kw):
+        raise AssertionError("the recall computed BM25 itself")
 
-    monkeypatch.setattr(scoring, "bm25_terms", counted)
+    monkeypatch.setattr(scoring, "bm25_terms", refuse)
     found = memory_search(user_id="u-a", query="ferry timetable", limit=4, profile=prof)
-    assert len(found.results) == 4 and len(calls) == 4
-    assert all(h.explain.terms and h.explain.bm25 == pytest.approx(
-        sum(h.explain.terms.values()), abs=1e-12) for h in found.results)
+    monkeypatch.undo()
+    assert len(found.results) == 4
+    analyzer = index_fields.ANALYZERS[index_fields.CONTENT]
+    for h in found.results:
+        tf = analyzer.term_frequencies(h.content)
+        want = real(found.terms, tf, sum(tf.values()), found.n_docs, found.df, found.avgdl)
+        assert h.explain.terms == want and list(h.explain.terms) == list(want)
+        assert h.explain.bm25 == scoring.bm25(found.terms, tf, sum(tf.values()), found.n_docs,
+                                              found.df, found.avgdl)

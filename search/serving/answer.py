@@ -9,6 +9,7 @@ import time
 from memories import store
 from search.serving.feed import (
     FEED_COUNT,
+    NotReady,
     apply_reply,
     catch_up,
     feed_reply,
@@ -30,24 +31,31 @@ FAST_ATTEMPTS = 3
 # The most stream entries :func:`written_between` reads (one XRANGE well under a millisecond;
 # between a window's two reads a millisecond apart, a busy namespace writes a few).
 WRITTEN_BETWEEN_MAX = 1000
+# A recall waiting for its index's background build looks again this often (seconds): a
+# build that failed is started again by the next look.
+BUILD_POLL_SECONDS = 0.5
 
 
 def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k1: float,
            b: float, mode: str, now: float, conversation_id: str | None = None,
-           types: list[str] | None = None, with_hashes: bool = False, own_field: str = "",
+           types: list[str] | None = None, with_hashes: bool = False,
            hit_time: float | None = None, hash_fields: tuple[str, ...] = (),
-           prefetch=None, valid: tuple[float, float] | None = None):
+           prefetch=None, valid: tuple[float, float] | None = None,
+           wait: float = 0.0) -> Found:
     """``field_search.Found`` of the caught-up serving index (see ``FieldIndex.search``); with
     ``with_hashes``, ``found.hashes`` maps each hit's memory id to its hot-store hash (absent
     when Redis no longer holds it), or with ``hash_fields`` to those fields of it as a
     ``search.serving.partial.Partial``.
 
-    ``own_field`` (a field of the memories' own content): ``found.own_terms`` maps each hit
-    held in Redis to the query terms that field's document holds (None: not answered).
     ``hit_time`` (epoch seconds): count one recall hit on every row held in Redis, in the
     same script (``found.counted``; ``found.unlisted`` when the namespace then holds pending
     hits without its mark in the pending set: the caller adds it,
-    ``memories.access.access_pending_add``). Both only with ``with_hashes``.
+    ``memories.access.access_pending_add``). Only with ``with_hashes``.
+
+    ``wait`` (seconds): how long to wait for an index this process builds in the background
+    (a large namespace's first recall, ``feed.serving_index``); past it, raises
+    ``feed.NotReady``. Also raises ``feed.Unsupported`` (a format this process does not
+    serve) and ``redis.RedisError``.
 
     Fast path, one round trip: search the index as it stands, then one ``feed.lua`` call
     that reports whether anything was written since (read-your-writes: a returned write is
@@ -70,8 +78,8 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
               "valid": valid,
               "conversation_id": conversation_id}
     served = entry(user_id, field_name)
-    extra = ({"own_field": own_field, "terms": terms, "hit_time": hit_time,
-              "hash_fields": hash_fields} if with_hashes else {})
+    deadline = time.monotonic() + wait
+    extra = {"hit_time": hit_time, "hash_fields": hash_fields} if with_hashes else {}
     grew, prefetched = False, None
     for _ in range(FAST_ATTEMPTS):
         with served.lock:
@@ -92,7 +100,7 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
                     prefetched = (frozenset(hit_ids), got["meanwhile"])
                 if unchanged(got, served):
                     if with_hashes:
-                        _fill(found, ids, got, own_field, terms, hash_fields)
+                        _fill(found, ids, got, hash_fields)
                     found.position = (served.last_id, served.added)
                     found.prefetched = prefetched
                     served.used = time.monotonic()
@@ -107,8 +115,7 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
                     # answered at once when its hits are among those whose hashes came with
                     # the reply (read in the same atomic step as the writes).
                     found = served.index.search(terms, **kwargs)
-                    if _answer_from(found, ids, got, with_hashes, own_field, terms,
-                                    hash_fields):
+                    if _answer_from(found, ids, got, with_hashes, hash_fields):
                         found.position = (served.last_id, served.added)
                         found.prefetched = prefetched
                         served.used = time.monotonic()
@@ -121,10 +128,10 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
                     grew = True
                     continue  # the writes came with the reply: search again
         # Not built, not checked, or a gap, a swap, a mismatch: catch up (or rebuild), then
-        # the one-round-trip search again. Raises NotReady while a large index builds.
-        served, _ = serving_index(client, user_id, field_name)
+        # the one-round-trip search again.
+        served, _ = _held(client, user_id, field_name, deadline)
         served.lock.release()
-    served, index = serving_index(client, user_id, field_name)
+    served, index = _held(client, user_id, field_name, deadline)
     try:
         found = index.search(terms, **kwargs)
         found.position = (served.last_id, served.added)
@@ -133,6 +140,22 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
     if with_hashes:
         found.hashes = hashes(client, user_id, [r[0] for r in found.rows], fields=hash_fields)
     return found
+
+
+def _held(client, user_id: str, field_name: str, deadline: float):
+    """``feed.serving_index`` (its lock held), waiting up to ``deadline`` (``time.monotonic``)
+    for a build on a background thread: a large namespace's first recall in this process
+    waits for its index rather than being answered another way. Raises NotReady past it."""
+    while True:
+        try:
+            return serving_index(client, user_id, field_name)
+        except NotReady:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise
+            thread = entry(user_id, field_name).thread
+            if thread is not None:  # None: it ended meanwhile (or failed: built again)
+                thread.join(min(left, BUILD_POLL_SECONDS))
 
 
 def _checked(client, user_id: str, field_name: str, served: Served, ids: list[str],
@@ -149,8 +172,8 @@ def _checked(client, user_id: str, field_name: str, served: Served, ids: list[st
         return feed_reply(client, user_id, field_name, served.last_id, FEED_COUNT, ids, **extra)
 
 
-def _answer_from(found, ids: list[str], got: dict, with_hashes: bool, own_field: str,
-                 terms: list[str], hash_fields: tuple[str, ...] = ()) -> bool:
+def _answer_from(found, ids: list[str], got: dict, with_hashes: bool,
+                 hash_fields: tuple[str, ...] = ()) -> bool:
     """Fill ``found`` (a search made after applying ``got``'s writes) from ``got``, the reply
     to the check of the search before, when that reply holds what ``found`` needs: nothing
     (no hashes asked) or the hashes of all of ``found``'s hits. Its hits go uncounted (the
@@ -160,39 +183,32 @@ def _answer_from(found, ids: list[str], got: dict, with_hashes: bool, own_field:
     new = [r[0] for r in found.rows]
     if not set(new) <= set(ids):
         return False
-    _fill(found, ids, got, own_field, terms, hash_fields)
+    _fill(found, ids, got, hash_fields)
     found.hashes = {m: found.hashes[m] for m in new if m in found.hashes}
-    if found.own_terms is not None:
-        found.own_terms = {m: found.own_terms[m] for m in new if m in found.own_terms}
     found.counted = found.unlisted = False
     return True
 
 
-def _fill(found, ids: list[str], got: dict, own_field: str, terms: list[str],
-          hash_fields: tuple[str, ...] = ()) -> None:
+def _fill(found, ids: list[str], got: dict, hash_fields: tuple[str, ...] = ()) -> None:
     found.hashes = {}
-    found.own_terms = {} if own_field else None
-    owns = got["owns"] if own_field else [None] * len(ids)
-    for memory_id, raw, own in zip(ids, got["hashes"], owns, strict=True):
+    for memory_id, raw in zip(ids, got["hashes"], strict=True):
         if raw:
             found.hashes[memory_id] = partial(hash_of(raw)) if hash_fields else hash_of(raw)
-            if own_field:
-                found.own_terms[memory_id] = {t for t, tf in zip(terms, own, strict=True) if tf}
     found.counted, found.unlisted = got["counted"], got["unlisted"]
 
 
-def rows(client, *, user_id: str, field_name: str, memory_ids: list[str], own_field: str = "",
-         terms: list[str] = (), hit_time: float | None = None) -> Found:
+def rows(client, *, user_id: str, field_name: str, memory_ids: list[str],
+         hit_time: float | None = None) -> Found:
     """The hot-store hashes of ``memory_ids`` (at most ``ROWS_WITH_FEED``) in one
-    ``feed.lua`` call that reads no stream entry: ``Found`` with ``hashes``, ``own_terms``
-    (with ``own_field``), ``counted`` and ``unlisted`` filled as :func:`search` fills them
-    (ids Redis does not hold are left out). For the results of a search already proved
-    current, ranked after it."""
+    ``feed.lua`` call that reads no stream entry: ``Found`` with ``hashes``, ``counted``,
+    ``unlisted`` and ``position`` filled as :func:`search` fills them (ids Redis does not
+    hold are left out). For the results of a search already proved current, ranked after
+    it."""
     found = Found(0, 0, {})
     if not memory_ids:
-        found.hashes, found.own_terms = {}, {} if own_field else None
+        found.hashes = {}
         return found
-    extra = {"own_field": own_field, "terms": terms, "hit_time": hit_time}
+    extra = {"hit_time": hit_time}
     try:
         got = feed_reply(client, user_id, field_name, "0-0", 0, memory_ids, **extra)
     except store.OutOfMemoryError:
@@ -200,7 +216,7 @@ def rows(client, *, user_id: str, field_name: str, memory_ids: list[str], own_fi
             raise
         extra["hit_time"] = None  # Redis refuses the counting writes: the hits go uncounted
         got = feed_reply(client, user_id, field_name, "0-0", 0, memory_ids, **extra)
-    _fill(found, memory_ids, got, own_field, list(terms))
+    _fill(found, memory_ids, got)
     found.position = (got["top"], got["added"])
     return found
 

@@ -33,14 +33,15 @@ class Found:
     rows: list[tuple[str, int, dict[str, int]]] = field(default_factory=list)
     expired: list[str] = field(default_factory=list)
     # Filled by the caller that fetched the hits' stored rows with the search (or None):
-    # their hot-store hashes, the query terms each one's own content holds (None: not
-    # fetched), whether their recall hits were counted, and whether the namespace then
-    # needs its place in the pending access set (search.serving.feed.search).
+    # their hot-store hashes, whether their recall hits were counted, and whether the
+    # namespace then needs its place in the pending access set (search.serving.answer).
     hashes: dict | None = None
-    own_terms: dict | None = None
-    # ``{memory_id: BM25}`` of the ranked rows (``math.fsum`` of their contributions, as
-    # ``search.scoring.bm25`` sums them); None in ``collect`` mode.
-    scores: dict | None = None
+    # ``{memory_id: BM25}`` of every row (``math.fsum`` of its contributions, as
+    # ``search.scoring.bm25`` sums them).
+    scores: dict = field(default_factory=dict)
+    # ``{memory_id: [contribution of each query term]}`` of every row (0.0 for a term it
+    # lacks), the values summed in ``scores``: :meth:`contributions` reads them.
+    parts: dict = field(default_factory=dict)
     counted: bool = False
     unlisted: bool = False
     # Where the namespace's write stream stood when this answer was proved current:
@@ -53,6 +54,15 @@ class Found:
     @property
     def avgdl(self) -> float:
         return self.total_len / self.n_docs if self.n_docs else 0.0
+
+    def contributions(self, memory_id: str) -> dict[str, float]:
+        """``{term: BM25 contribution}`` of the query terms row ``memory_id`` holds, in
+        query-term order (what ``search.scoring.bm25_terms`` gives, to the bit); ``{}`` for
+        a memory that is not a row."""
+        parts = self.parts.get(memory_id)
+        if parts is None:
+            return {}
+        return {t: c for t, c in zip(self.df, parts, strict=True) if c}
 
 
 class FieldSearch:
@@ -138,9 +148,8 @@ class FieldSearch:
         if mode == "all":
             cand, matrix, tfm = prune.intersect(lists, **args)
         elif mode == "collect":
-            cand, _, _ = prune.dense(lists, n=self.n, k=None, **{
+            cand, matrix, tfm = prune.dense(lists, n=self.n, k=None, **{
                 key: v for key, v in args.items() if key != "live"})
-            tfm = prune.tf_matrix(lists, cand)
         elif sum(len(got[j][0]) for j in present) <= prune.FLAT_POSTINGS:
             cand, matrix, tfm = prune.flat(lists, k=k, scratch=self._scratch, n=self.n, **args)
         else:
@@ -150,11 +159,11 @@ class FieldSearch:
             return found
         if mode != "collect":
             cols = prune.top(matrix, k, self.ids[cand])
-            cand, tfm = cand[cols], tfm[:, cols]
+            cand, tfm, matrix = cand[cols], tfm[:, cols], matrix[:, cols]
         found.rows = self._rows(cand, terms, tfm)
-        if mode != "collect":
-            found.scores = {row[0]: math.fsum(contribs) for row, contribs in zip(
-                found.rows, matrix[:, cols].T.tolist(), strict=True)}
+        found.parts = {row[0]: contribs for row, contribs in zip(
+            found.rows, matrix.T.tolist(), strict=True)}
+        found.scores = {m: math.fsum(contribs) for m, contribs in found.parts.items()}
         return found
 
     def _valid_range(self, valid):

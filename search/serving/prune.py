@@ -102,16 +102,6 @@ def fill(matrix, tfm, j, term, cand, dl, avgdl, k1, b) -> None:
     tfm[j, hit] = tfs
 
 
-def tf_matrix(terms: list[Term | None], cand: np.ndarray) -> np.ndarray:
-    """Raw tfs of ``cand`` (columns) for each query term (rows; zeros for absent ones)."""
-    tfm = np.zeros((len(terms), len(cand)), np.int32)
-    for j, term in enumerate(terms):
-        if term is not None:
-            pos, hit = locate(term.docs, cand)
-            tfm[j, hit] = term.tfs[pos[hit]]
-    return tfm
-
-
 def _sum(matrix: np.ndarray) -> np.ndarray:
     """Row by row in query-term order, as a scan accumulates them."""
     total = matrix[0].copy()
@@ -217,9 +207,8 @@ def intersect(terms: list[Term], *, live, dl, avgdl, k1, b, accept):
 
 
 def dense(terms: list[Term | None], *, dl, n: int, avgdl, k1, b, accept, k: int | None):
-    """From every match scored over the whole doc id space (``n``): with ``k``, ``(cand,
-    matrix, tfm)`` of the band that can hold the top k; without, ``(every match, None,
-    None)`` (``collect``)."""
+    """``(cand, matrix, tfm)`` from every match scored over the whole doc id space (``n``):
+    with ``k``, of the band that can hold the top k; without, of every match (``collect``)."""
     present = [j for j, t in enumerate(terms) if t is not None]
     contribs = [terms[j].idf * tf_part(terms[j].tfs, dl[terms[j].docs], avgdl, k1, b)
                 for j in present]
@@ -228,9 +217,8 @@ def dense(terms: list[Term | None], *, dl, n: int, avgdl, k1, b, accept, k: int 
     cand = terms[present[0]].docs if len(present) == 1 else np.flatnonzero(scores)
     if accept is not None and len(cand):
         cand = cand[accept(cand)]
-    if k is None:
-        return cand, None, None
-    return _band(cand, scores[cand], k, terms, present, dl, avgdl, k1, b)
+    return _band(cand, scores[cand], len(cand) if k is None else k, terms, present, dl,
+                 avgdl, k1, b)
 
 
 def flat(terms: list[Term | None], *, k: int, live, dl, avgdl, k1, b, accept, scratch,
