@@ -38,3 +38,17 @@ def test_it_analyses_a_long_context_line_without_caching_it():
 
 def test_it_covers_every_index_field():
     assert set(fields.field_term_frequencies("a note", "")) == set(fields.ANALYZERS)
+
+
+@settings(max_examples=300, deadline=None)
+@given(content=TEXTS, context=TEXTS)
+def test_a_stored_record_gives_every_field_exactly(content, context):
+    """What Redis stores per memory (its record: content terms, context terms) gives every
+    index field back, each alone (the serving index's build) and all at once."""
+    plain, context_tf = fields.record_terms(content, context)
+    pairs = fields.record_pairs(plain, context_tf, {"#type": "long_term", "#conv": ""})
+    stored = dict(zip(pairs[::2], pairs[1::2], strict=True))
+    want = {f: tf for f, tf in _direct(content, context).items() if tf}
+    assert {f: fields.record_field(stored, f) for f in want} == want
+    assert fields.record_fields(stored) == (want, {"#type": "long_term"} if pairs else {})
+    assert all(fields.record_field(stored, f) == {} for f in fields.ANALYZERS if f not in want)

@@ -122,13 +122,36 @@ def record_fields(pairs: dict[str, str]) -> tuple[dict[str, dict[str, int]], dic
     """``({field: {term: tf}}, meta)`` of a stored record (``{name: value}`` as read): the
     inverse of :func:`record_pairs` followed by :func:`fields_of_record`; a field with no
     term is left out."""
-    plain, context_tf, meta = {}, {}, {}
-    for name, value in pairs.items():
-        if name[0] == "#":
-            meta[name] = value
-        elif name[0] == CONTEXT_MARK:
-            context_tf[name[1:]] = int(value)
+    fields = {f: record_field(pairs, f) for f in ANALYZERS}
+    return {f: tf for f, tf in fields.items() if tf}, record_meta(pairs)
+
+
+# The meta fields of a record a reader needs (``#n`` and ``#x`` are for the statistics).
+META = ("#type", "#conv", "#exp", "#vf", "#vu")
+
+
+def record_meta(pairs: dict[str, str]) -> dict[str, str]:
+    """The filter fields of a stored record (those it holds)."""
+    return {name: pairs[name] for name in META if name in pairs}
+
+
+def record_field(pairs: dict[str, str], field: str) -> dict[str, int]:
+    """``{term: tf}`` of one index field from a stored record (``{name: value}`` as read):
+    what :func:`fields_of_record` gives that field, computed for it alone (a serving index
+    is built from every record of a namespace: this is its inner loop)."""
+    if field == CONTENT:
+        return {k: int(v) for k, v in pairs.items() if k[0] != "#" and k[0] != CONTEXT_MARK}
+    out: dict[str, int] = {}
+    context = field == WITH_CONTEXT_STEMMED
+    for k, v in pairs.items():
+        first = k[0]
+        if first == "#":
+            continue
+        if first == CONTEXT_MARK:
+            if context:
+                k = k[1:]
+                out[k] = out.get(k, 0) + int(v)
         else:
-            plain[name] = int(value)
-    fields = fields_of_record(plain, context_tf)
-    return {f: tf for f, tf in fields.items() if tf}, meta
+            k = stem(k)
+            out[k] = out.get(k, 0) + int(v)
+    return out

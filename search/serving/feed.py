@@ -96,19 +96,21 @@ def doc_of(memory_id: str, raw, field_name: str) -> Doc | None:
     (a dict or a flat list, as HGETALL returns it): its index record, or the field's
     document vector of a format-6 index (it holds ``#dl``). None when the memory has no
     document in that field."""
-    items = raw.items() if isinstance(raw, dict) else zip(raw[::2], raw[1::2], strict=True)
-    pairs = {store.text(k): store.text(v) for k, v in items}
-    if "#dl" in pairs:  # a format-6 document vector of this very field
-        meta = {k: pairs.pop(k) for k in [k for k in pairs if k.startswith("#")]}
-        tf = {k: int(v) for k, v in pairs.items()}
+    if isinstance(raw, dict) and (not raw or isinstance(next(iter(raw)), str)):
+        pairs = raw  # a decoding client's reply: already text
     else:
-        fields, meta = index_fields.record_fields(pairs)
-        tf = fields.get(field_name)
-        if not tf:
-            return None
-    return Doc(memory_id, sum(tf.values()), tf, type=meta.get("#type", ""),
-               conv=meta.get("#conv", ""), exp=float(meta.get("#exp") or 0.0),
-               vf=_bound(meta.get("#vf"), -math.inf), vu=_bound(meta.get("#vu"), math.inf))
+        items = raw.items() if isinstance(raw, dict) else zip(raw[::2], raw[1::2], strict=True)
+        pairs = {store.text(k): store.text(v) for k, v in items}
+    if "#dl" in pairs:  # a format-6 document vector of this very field
+        tf = {k: int(v) for k, v in pairs.items() if k[0] != "#"}
+    else:
+        tf = index_fields.record_field(pairs, field_name)
+    if not tf:
+        return None
+    get = pairs.get
+    return Doc(memory_id, sum(tf.values()), tf, type=get("#type", ""), conv=get("#conv", ""),
+               exp=float(get("#exp") or 0.0), vf=_bound(get("#vf"), -math.inf),
+               vu=_bound(get("#vu"), math.inf))
 
 
 def _bound(value: str | None, unbounded: float) -> float:
