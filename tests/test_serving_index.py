@@ -381,8 +381,8 @@ def test_a_large_namespace_first_recall_waits_for_its_background_build(builtins,
     for n in range(12):
         create(f"meadow lark {n}")
     builds = serving.counters.builds
-    threading.Timer(0.3, slow_build.set).start()
     started = time.monotonic()
+    threading.Timer(0.3, slow_build.set).start()
     assert_oracle("meadow lark")
     assert time.monotonic() - started >= 0.3  # it waited for the build
     assert serving.counters.builds == builds + 1
