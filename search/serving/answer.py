@@ -5,6 +5,7 @@ proves it current and brings the hits' hot-store hashes (and counts their recall
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from memories import store
 from search.serving.feed import (
@@ -74,71 +75,105 @@ def search(client, *, user_id: str, field_name: str, terms: list[str], k: int, k
     so the two waits overlap; ``found.prefetched`` is ``(ids, its result)`` (None when the
     answer came another way). The caller reads again when the ids do not cover the hits.
     """
-    kwargs = {"k": k, "k1": k1, "b": b, "mode": mode, "now": now, "types": types,
-              "valid": valid,
-              "conversation_id": conversation_id}
+    ask = _Ask(terms, {"k": k, "k1": k1, "b": b, "mode": mode, "now": now, "types": types,
+                       "valid": valid, "conversation_id": conversation_id},
+               with_hashes, hash_fields, prefetch,
+               {"hit_time": hit_time, "hash_fields": hash_fields} if with_hashes else {})
     served = entry(user_id, field_name)
     deadline = time.monotonic() + wait
-    extra = {"hit_time": hit_time, "hash_fields": hash_fields} if with_hashes else {}
-    grew, prefetched = False, None
     for _ in range(FAST_ATTEMPTS):
         with served.lock:
             ready = served.index is not None and not served.unverified and served.thread is None
-            if ready:
-                found = served.index.search(terms, **kwargs)
-                hit_ids = [r[0] for r in found.rows]
-                ids = hit_ids if with_hashes else []
-                if len(ids) > ROWS_WITH_FEED:
-                    break
-                # Read once per recall unless the hits change (an attempt after writes, a
-                # rebuild): the read of an earlier attempt serves when it covers them.
-                again = prefetch is not None and not (
-                    prefetched is not None and prefetched[0].issuperset(hit_ids))
-                extra["meanwhile"] = (lambda hit_ids=hit_ids: prefetch(hit_ids)) if again else None
-                got = _checked(client, user_id, field_name, served, ids, extra)
-                if again:
-                    prefetched = (frozenset(hit_ids), got["meanwhile"])
-                if unchanged(got, served):
-                    if with_hashes:
-                        _fill(found, ids, got, hash_fields)
-                    found.position = (served.last_id, served.added)
-                    found.prefetched = prefetched
-                    served.used = time.monotonic()
-                    counters.fast += 1
-                    if grew:  # count what the applied writes added (O(1))
-                        evict_for(user_id, field_name)
-                    return found
-                state = apply_reply(got, served)
-                if state == "ok":
-                    # Every write up to the moment the script ran is applied now, so a search
-                    # of the index is as fresh as a second check would prove it; it is
-                    # answered at once when its hits are among those whose hashes came with
-                    # the reply (read in the same atomic step as the writes).
-                    found = served.index.search(terms, **kwargs)
-                    if _answer_from(found, ids, got, with_hashes, hash_fields):
-                        found.position = (served.last_id, served.added)
-                        found.prefetched = prefetched
-                        served.used = time.monotonic()
-                        counters.caught += 1
-                        evict_for(user_id, field_name)
-                        return found
-                if state == "more":  # more writes than one bounded reply holds
-                    state = catch_up(client, user_id, field_name, served)
-                if state == "ok":
-                    grew = True
-                    continue  # the writes came with the reply: search again
-        # Not built, not checked, or a gap, a swap, a mismatch: catch up (or rebuild), then
-        # the one-round-trip search again.
-        served, _ = _held(client, user_id, field_name, deadline)
-        served.lock.release()
+            step = _attempt(client, user_id, field_name, served, ask) if ready else _HOLD
+        if isinstance(step, Found):
+            return step
+        if step is _TOO_MANY:
+            break
+        if step is _HOLD:
+            # Not built, not checked, or a gap, a swap, a mismatch: catch up (or rebuild),
+            # then the one-round-trip search again.
+            served, _ = _held(client, user_id, field_name, deadline)
+            served.lock.release()
     served, index = _held(client, user_id, field_name, deadline)
     try:
-        found = index.search(terms, **kwargs)
+        found = index.search(terms, **ask.kwargs)
         found.position = (served.last_id, served.added)
     finally:
         served.lock.release()
     if with_hashes:
         found.hashes = hashes(client, user_id, [r[0] for r in found.rows], fields=hash_fields)
+    return found
+
+
+@dataclass
+class _Ask:
+    """One :func:`search`: its terms and index arguments, what it reads with the hits, and
+    what its attempts share (the caller's read made while Redis answered; whether applied
+    writes grew the index)."""
+
+    terms: list[str]
+    kwargs: dict
+    with_hashes: bool
+    hash_fields: tuple[str, ...]
+    prefetch: object
+    extra: dict
+    prefetched: tuple | None = None
+    grew: bool = False
+
+
+# What an attempt that does not answer leads to: more hits than one reply carries (search
+# under the lock), writes applied (search again), or an index to catch up or rebuild first.
+_TOO_MANY, _AGAIN, _HOLD = "too many", "again", "hold"
+
+
+def _attempt(client, user_id: str, field_name: str, served: Served, ask: _Ask):
+    """One search of the index as it stands (``served.lock`` held) with one ``feed.lua``
+    check: the ``Found`` when it is proved current, else ``_TOO_MANY``, ``_AGAIN`` or
+    ``_HOLD``."""
+    found = served.index.search(ask.terms, **ask.kwargs)
+    hit_ids = [r[0] for r in found.rows]
+    ids = hit_ids if ask.with_hashes else []
+    if len(ids) > ROWS_WITH_FEED:
+        return _TOO_MANY
+    # Read once per recall unless the hits change (an attempt after writes, a rebuild): the
+    # read of an earlier attempt serves when it covers them.
+    again = ask.prefetch is not None and not (
+        ask.prefetched is not None and ask.prefetched[0].issuperset(hit_ids))
+    ask.extra["meanwhile"] = (lambda: ask.prefetch(hit_ids)) if again else None
+    got = _checked(client, user_id, field_name, served, ids, ask.extra)
+    if again:
+        ask.prefetched = (frozenset(hit_ids), got["meanwhile"])
+    if unchanged(got, served):
+        if ask.with_hashes:
+            _fill(found, ids, got, ask.hash_fields)
+        counters.fast += 1
+        # Count what the applied writes added (O(1)).
+        return _answered(found, served, ask, user_id, field_name, evict=ask.grew)
+    state = apply_reply(got, served)
+    if state == "ok":
+        # Every write up to the moment the script ran is applied now, so a search of the
+        # index is as fresh as a second check would prove it; it is answered at once when
+        # its hits are among those whose hashes came with the reply (read in the same
+        # atomic step as the writes).
+        found = served.index.search(ask.terms, **ask.kwargs)
+        if _answer_from(found, ids, got, ask.with_hashes, ask.hash_fields):
+            counters.caught += 1
+            return _answered(found, served, ask, user_id, field_name, evict=True)
+    if state == "more":  # more writes than one bounded reply holds
+        state = catch_up(client, user_id, field_name, served)
+    if state == "ok":
+        ask.grew = True
+        return _AGAIN  # the writes came with the reply: search again
+    return _HOLD
+
+
+def _answered(found: Found, served: Served, ask: _Ask, user_id: str, field_name: str, *,
+              evict: bool) -> Found:
+    found.position = (served.last_id, served.added)
+    found.prefetched = ask.prefetched
+    served.used = time.monotonic()
+    if evict:
+        evict_for(user_id, field_name)
     return found
 
 
