@@ -19,8 +19,7 @@ COPY . .
 RUN DEBUG=0 SECRET_KEY=build-only-not-secret python manage.py collectstatic --noinput
 
 # Run as an unprivileged user. The code stays root-owned (read-only for the app); only var/
-# (the SQLite default, if DATABASE_URL is unset; var/metrics, the metric files; var/serving, the
-# serving index snapshots) is writable.
+# (the SQLite default, if DATABASE_URL is unset; var/metrics, the metric files) is writable.
 RUN useradd --create-home --uid 10001 app && mkdir -p var/metrics && chown -R app:app var
 USER app
 

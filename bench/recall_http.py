@@ -8,7 +8,6 @@ import json
 import multiprocessing
 import os
 import secrets
-import shutil
 import signal
 import subprocess
 import threading
@@ -41,10 +40,9 @@ class Deployment:
             "DEBUG": "0", "SECURE_SSL_REDIRECT": "0", "SECRET_KEY": secrets.token_urlsafe(50),
             "ALLOWED_HOSTS": "127.0.0.1,localhost", "DATABASE_URL": f"sqlite:///{self.db}",
             "REDIS_URL": os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/10"),
+            # Serving index snapshots live under this prefix too (search/serving/snapshot.py):
+            # the run's first process builds each index (timed), its HTTP workers load it.
             "MEMORY_KEY_PREFIX": self.prefix, "LOG_LEVEL": "WARNING", "DB_CONN_MAX_AGE": "60",
-            # Serving index snapshots of this run's own (search/serving/snapshot.py): the
-            # run's first process builds each index (timed), its HTTP workers load it.
-            "MEMORY_SERVING_SNAPSHOT_DIR": str(ROOT / "var" / "bench" / f"serving-{name}-{pid}"),
         }
         self.env["RQ_REDIS_URL"] = self.env["REDIS_URL"]
 
@@ -59,7 +57,6 @@ class Deployment:
         atexit.register(self.cleanup)  # also when the run fails half-way
 
     def cleanup(self) -> None:
-        shutil.rmtree(self.env["MEMORY_SERVING_SNAPSHOT_DIR"], ignore_errors=True)
         if self.kept:
             return
         from memories import store

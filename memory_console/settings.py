@@ -214,10 +214,10 @@ MEMORY_RERANK_WINDOW = env_int("MEMORY_RERANK_WINDOW", 100)
 MEMORY_EMBED_EVERY_SECONDS = env_int("MEMORY_EMBED_EVERY_SECONDS", 10)
 # Recall from the per-process serving index (search/serving), within this memory budget.
 MEMORY_SERVING_BUDGET_MB = env_int("MEMORY_SERVING_BUDGET_MB", 512)
-# Where a large namespace's serving index is saved after a background build, for the host's
-# other processes and restarts to load (search/serving/snapshot.py); "" = never saved.
-MEMORY_SERVING_SNAPSHOT_DIR = os.environ.get("MEMORY_SERVING_SNAPSHOT_DIR",
-                                             str(BASE_DIR / "var" / "serving"))
+# Seconds between the worker's refreshes of the serving index snapshots kept in Redis for
+# any process to load (search/serving/snapshot_refresh.py); 0 = never (a background build
+# still saves one).
+MEMORY_SERVING_SNAPSHOT_EVERY_SECONDS = env_int("MEMORY_SERVING_SNAPSHOT_EVERY_SECONDS", 300)
 # Seconds a recall waits for its namespace's index while this process loads or builds it
 # in the background (a large namespace's first recall); past them it answers 503.
 MEMORY_SERVING_WAIT_SECONDS = float(os.environ.get("MEMORY_SERVING_WAIT_SECONDS", "10"))

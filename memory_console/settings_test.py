@@ -27,8 +27,8 @@ os.environ["MEMORY_QUEUE_PREFIX"] = os.environ["MEMORY_KEY_PREFIX"] + "-"
 # machine). Tests of semantic rescoring call ``search.embeddings.embed_pending`` themselves;
 # the schedule is tested with the setting turned on (tests/test_integrity_jobs.py).
 os.environ.setdefault("MEMORY_EMBED_EVERY_SECONDS", "0")
-# No serving index snapshots on disk unless a test asks for them (in a directory of its own).
-os.environ.setdefault("MEMORY_SERVING_SNAPSHOT_DIR", "")
+# No periodic snapshot refresh unless a test asks for it (tests call the job themselves).
+os.environ.setdefault("MEMORY_SERVING_SNAPSHOT_EVERY_SECONDS", "0")
 
 from memory_console.settings import *  # noqa: E402,F403
 

@@ -11,6 +11,7 @@ from rq import get_current_job
 
 from memories import queue as job_queue
 from operations import consolidate, drift, drift_cache, plan_cache, policy, reindex
+from search.serving import snapshot_refresh
 
 _JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -32,6 +33,8 @@ def reindex_job(user_id: str | None = None) -> dict:
         out = {"namespaces": len(results), "indexed": sum(r["indexed"] for r in results),
                "skipped": sum(r.get("skipped", 0) for r in results)}
     drift_cache.drift_refresh()
+    # A new generation: no serving index snapshot of it until one is saved.
+    snapshot_refresh.refresh_all(None if user_id is None else [user_id])
     return out
 
 
@@ -81,6 +84,8 @@ PERIODIC_EMBED_ID = job_queue.job_id("periodic-embed")
 
 PERIODIC_RECALL_LOG_ID = job_queue.job_id("periodic-recall-log")
 
+PERIODIC_SNAPSHOT_ID = job_queue.job_id("periodic-snapshot-refresh")
+
 
 def periodic_reconcile_job() -> dict:
     """Reconcile, enqueue again webhook deliveries a dead worker or a lost enqueue left
@@ -116,6 +121,23 @@ def periodic_recall_log_job() -> dict:
         _schedule_next(periodic_recall_log_job)
 
 
+def snapshot_refresh_job() -> dict:
+    """Save again the serving index snapshots of large namespaces that are missing or
+    behind the write stream (``search.serving.snapshot_refresh``): ``{"namespaces",
+    "saved", "failed"}``."""
+    return snapshot_refresh.refresh_all()
+
+
+def periodic_snapshot_refresh_job() -> dict:
+    """:func:`snapshot_refresh_job`, then schedule the next run."""
+    if periodic_snapshot_refresh_job not in _periodic():
+        return {"saved": 0, "off": True}  # scheduled before it was turned off
+    try:
+        return snapshot_refresh_job()
+    finally:
+        _schedule_next(periodic_snapshot_refresh_job)
+
+
 def periodic_embed_job() -> dict:
     """Compute the embeddings of memories written since the last run (semantic rescoring,
     ``search.embeddings``), then schedule the next run. ``{"embedded": n, "cold": bool}``
@@ -138,7 +160,8 @@ def periodic_embed_job() -> dict:
 
 def _periodic() -> dict:
     """Each periodic job: (fixed job id, seconds between runs). Embeddings only when the
-    weights package is installed and ``MEMORY_EMBED_EVERY_SECONDS`` is above 0."""
+    weights package is installed and ``MEMORY_EMBED_EVERY_SECONDS`` is above 0; the
+    snapshot refresh when ``MEMORY_SERVING_SNAPSHOT_EVERY_SECONDS`` is above 0."""
     from django.conf import settings
 
     from search import embeddings
@@ -153,6 +176,9 @@ def _periodic() -> dict:
     every = embeddings.every_seconds()
     if every:
         jobs[periodic_embed_job] = (PERIODIC_EMBED_ID, every)
+    if settings.MEMORY_SERVING_SNAPSHOT_EVERY_SECONDS > 0:
+        jobs[periodic_snapshot_refresh_job] = (PERIODIC_SNAPSHOT_ID,
+                                               settings.MEMORY_SERVING_SNAPSHOT_EVERY_SECONDS)
     return jobs
 
 

@@ -16,6 +16,7 @@ from memories.models import AuditEvent
 from operations.backup import export_memories
 from search.memory_search import memory_search
 from search.serving import feed as serving_feed
+from search.serving import snapshot
 from tests.conftest import ApiClient
 from tests.helpers import recall
 
@@ -202,7 +203,9 @@ def redis_values_with_secret() -> list[str]:
     """Every key under this run's prefix whose name or value holds SECRET's words, whatever
     its type (hot-store hashes, document vectors, postings, registries, the write stream)."""
     client = store.get_client()
-    read = {"string": client.get, "hash": client.hgetall, "set": client.smembers,
+    # Strings as bytes: a serving index snapshot's chunks are compressed, not text.
+    read = {"string": lambda key: client.execute_command("GET", key, NEVER_DECODE=[]),
+            "hash": client.hgetall, "set": client.smembers,
             "list": lambda key: client.lrange(key, 0, -1),
             "zset": lambda key: client.zrange(key, 0, -1), "stream": client.xrange}
     found = []
@@ -222,14 +225,26 @@ def database_rows_with_secret() -> list[str]:
             if holds_secret(row)]
 
 
-def snapshots_with_secret(root) -> list[str]:
-    return [p.name for p in root.glob("*.npz") if holds_secret(p.read_bytes().decode("latin-1"))]
+def snapshots_with_secret() -> list[str]:
+    """The index fields whose serving index snapshot of u-a in Redis holds SECRET's words
+    (its terms or memory ids, read back whole: its chunks are compressed)."""
+    client = store.get_client()
+    found = []
+    for field in ("c", "s", "xs"):
+        index = snapshot.read(client, "u-a", field)
+        if index is not None and holds_secret(sorted(index.vocab) + sorted(index.doc_of)):
+            found.append(field)
+    return found
 
 
-def build_snapshots(monkeypatch, tmp_path, settings):
-    """Save each index field's serving index of u-a on disk (a background build each, as
+def snapshots_saved() -> int:
+    return sum(snapshot.describe(store.get_client(), "u-a", f) is not None
+               for f in ("c", "s", "xs"))
+
+
+def build_snapshots(monkeypatch):
+    """Save each index field's serving index of u-a in Redis (a background build each, as
     in a new process)."""
-    settings.MEMORY_SERVING_SNAPSHOT_DIR = str(tmp_path)
     serving_feed.clear()
     monkeypatch.setattr(serving_feed, "SYNC_BUILD_DOCS", 2)
     for profile in ("bm25", "stemmed", "context"):
@@ -240,7 +255,7 @@ def build_snapshots(monkeypatch, tmp_path, settings):
 
 
 def test_a_purge_leaves_no_copy_of_the_text_in_its_neighbours_or_anywhere(
-        api_admin, settings, monkeypatch, tmp_path, empty_queues):
+        api_admin, settings, monkeypatch, empty_queues):
     api = api_admin
     settings.WEBHOOKS_ALLOW_PRIVATE = True  # an endpoint on loopback; nothing is delivered
     hook = api.post("/webhooks", {"url": "http://127.0.0.1:9/hook",
@@ -254,8 +269,8 @@ def test_a_purge_leaves_no_copy_of_the_text_in_its_neighbours_or_anywhere(
     e = turn(api, "Erin: it is in my notebook", 5)
     # d's second version keeps the context it had then (with the secret) in its history.
     api.patch(f"/memories/{d['memory_id']}", {"importance": 0.9, "reason": "matters"})
-    build_snapshots(monkeypatch, tmp_path, settings)
-    assert snapshots_with_secret(tmp_path) and redis_values_with_secret()
+    build_snapshots(monkeypatch)
+    assert snapshots_with_secret() and redis_values_with_secret()
     assert s["memory_id"] in {m["memory_id"] for m in recall(api, "ZEBRA-4471 PIN")}
 
     assert api.delete(f"/memories/{s['memory_id']}?purge=1").status_code == 204
@@ -268,12 +283,12 @@ def test_a_purge_leaves_no_copy_of_the_text_in_its_neighbours_or_anywhere(
     assert database_rows_with_secret() == []
     assert not holds_secret(export_memories(user_id="u-a"))
     assert redis_values_with_secret() == []
-    assert snapshots_with_secret(tmp_path) == []
+    assert snapshots_with_secret() == [] and snapshots_saved() == 0
     for profile in ("bm25", "stemmed", "context"):
         assert api.post("/recall", {"user_id": "u-a", "query": "ZEBRA-4471 PIN",
                                     "profile": profile}).json()["results"] == []
-    build_snapshots(monkeypatch, tmp_path, settings)  # saved again after the purge
-    assert len(list(tmp_path.glob("*.npz"))) == 3 and snapshots_with_secret(tmp_path) == []
+    build_snapshots(monkeypatch)  # saved again after the purge
+    assert snapshots_saved() == 3 and snapshots_with_secret() == []
     # The neighbours' versions are kept (their copies of the text redacted), and said so.
     assert len(api.get(f"/memories/{d['memory_id']}/history").json()["versions"]) == 2
     redacted = {e.target: e.data for e in AuditEvent.objects.filter(action="redact")}
@@ -308,13 +323,13 @@ def test_a_purge_redacts_the_copies_of_a_forgotten_turn_and_of_a_promoted_one(ap
 
 
 def test_a_replace_import_leaves_no_serving_snapshot_of_the_replaced_text(
-        api_admin, settings, monkeypatch, tmp_path):
+        api_admin, monkeypatch):
     for n, content in enumerate([SECRET, "Dave: noted", "Erin: thanks", "Dave: bye"]):
         turn(api_admin, content, n)
-    build_snapshots(monkeypatch, tmp_path, settings)
-    assert snapshots_with_secret(tmp_path)
+    build_snapshots(monkeypatch)
+    assert snapshots_with_secret()
     doc = {"schema_version": 2, "user_id": "u-a",
            "memories": [{"user_id": "u-a", "content": "a new start"}]}
     assert api_admin.call("post", "/import?mode=replace", doc).status_code == 200
-    assert snapshots_with_secret(tmp_path) == []
+    assert snapshots_with_secret() == []
     assert database_rows_with_secret() == [] and redis_values_with_secret() == []

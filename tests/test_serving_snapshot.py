@@ -1,6 +1,7 @@
-"""A large namespace's serving index saved on disk after its background build is loaded by
-the next process instead of built (search/serving/snapshot.py), caught up from the stream,
-and refused whenever it cannot be proved to describe the live index."""
+"""A large namespace's serving index saved in Redis (search/serving/snapshot.py) after its
+background build is loaded by the next process, on any host, instead of built, caught up
+from the stream, and refused whenever it cannot be proved to describe the live index; a
+purge leaves no snapshot holding the purged text."""
 
 import json
 import time
@@ -9,10 +10,11 @@ import numpy as np
 import pytest
 
 from memories import services, store
+from operations import jobs
 from operations.reindex import reindex_namespace
 from search.memory_search import memory_search
-from search.serving import chunked, snapshot
 from search.serving import feed as serving
+from search.serving import snapshot, snapshot_refresh
 from search.serving.engine import Doc, FieldIndex
 from tests.helpers import create, oracle_scores
 
@@ -22,11 +24,10 @@ KEY = ("u-a", "c")
 
 
 @pytest.fixture
-def large(settings, monkeypatch, tmp_path):
-    """Namespaces of more than 5 memories build in the background; snapshots in tmp_path."""
-    settings.MEMORY_SERVING_SNAPSHOT_DIR = str(tmp_path)
+def large(monkeypatch):
+    """Namespaces of more than 5 memories build in the background (and save a snapshot)."""
     monkeypatch.setattr(serving, "SYNC_BUILD_DOCS", 5)
-    yield tmp_path
+    yield
     _join_build()  # a build a test started ends within it, not in the next one
 
 
@@ -42,10 +43,11 @@ def _built() -> serving.Served:
 
 
 def _join_build() -> None:
-    """Wait for this process's background build of u-a's content field, if one runs."""
-    served = serving._registry.get((store.namespace_base("u-a"), "c"))
-    if served is not None and served.thread is not None:
-        served.thread.join(30)
+    """Wait for this process's background builds of u-a, if any runs."""
+    for field_name in ("c", "s", "xs"):
+        served = serving._registry.get((store.namespace_base("u-a"), field_name))
+        if served is not None and served.thread is not None:
+            served.thread.join(30)
 
 
 def _exact(query: str):
@@ -55,40 +57,39 @@ def _exact(query: str):
     assert got
 
 
-def _new_process(monkeypatch):
-    """This process as a new one would be: no index held; reads in chunks refused, so a
-    recall must come from a loaded (or built) index."""
+def _refused(redis_client) -> None:
+    """A new process finds no snapshot it may load: it builds (in the background)."""
+    loads = serving.counters.loads
     serving.clear()
+    with pytest.raises(serving.NotReady):
+        serving.serving_index(redis_client, "u-a", "c")
+    assert serving.counters.loads == loads
+    _join_build()
 
-    def refuse(*args, **kwargs):
-        raise AssertionError("answered from Redis's postings: the index was not loaded")
 
-    monkeypatch.setattr(chunked, "search_field", refuse)
+def _chunks(redis_client, meta: dict) -> list[str]:
+    return snapshot._chunk_keys("u-a", "c", meta["token"], meta["chunks"])
 
 
-def test_the_next_process_loads_the_index_and_catches_it_up(builtins, large, monkeypatch):
+def test_the_next_process_loads_the_index_and_catches_it_up(builtins, large):
     ids = [create(f"orchard apple {n}").memory_id for n in range(12)]
     _built()
-    assert snapshot.path_for(*KEY).exists()
+    assert snapshot.describe(store.get_client(), *KEY)["docs"] == 12
     services.memory_forget(memory_id=ids[0])  # written after the snapshot
     create("orchard pear blossom")
     builds, loads = serving.counters.builds, serving.counters.loads
-    _new_process(monkeypatch)
+    serving.clear()  # a new process, on this host or another: nothing held
     _exact("orchard pear apple")
     assert serving.counters.loads == loads + 1 and serving.counters.builds == builds
 
 
-def test_a_snapshot_from_before_a_reindex_is_not_loaded(builtins, large, monkeypatch):
+def test_a_snapshot_from_before_a_reindex_is_not_loaded(builtins, large, redis_client):
     for n in range(12):
         create(f"canal lock {n}")
     _built()
     reindex_namespace("u-a")  # a new generation: the snapshot describes the old one
-    loads = serving.counters.loads
-    serving.clear()
-    with pytest.raises(serving.NotReady):
-        serving.serving_index(store.get_client(), "u-a", "c")
-    assert serving.counters.loads == loads
-    _exact("canal lock")  # from the postings while the build runs
+    _refused(redis_client)
+    _exact("canal lock")
 
 
 def test_a_stream_trimmed_past_the_snapshot_is_not_loaded(builtins, large, redis_client):
@@ -97,24 +98,20 @@ def test_a_stream_trimmed_past_the_snapshot_is_not_loaded(builtins, large, redis
     _built()
     create("glacier melt")
     redis_client.xtrim(store.key("u-a", "stream"), maxlen=0)  # its entry is gone
-    loads = serving.counters.loads
-    serving.clear()
-    with pytest.raises(serving.NotReady):
-        serving.serving_index(redis_client, "u-a", "c")
-    assert serving.counters.loads == loads
+    _refused(redis_client)
 
 
 def test_a_snapshot_whose_counts_differ_from_redis_is_rebuilt(builtins, large, redis_client):
     for n in range(12):
         create(f"prairie wind {n}")
     served = _built()
-    path = snapshot.path_for(*KEY)
-    # A snapshot one document short of the live index, at the same stream position.
+    # A snapshot one document short of the live index, at the same stream position (the
+    # one in place is as new: dropped first).
+    snapshot.discard("u-a")
     index = FieldIndex([Doc(f"mem_{n:016d}", 2, {"prairie": 1, "wind": 1}) for n in range(11)])
-    snapshot.save(redis_client, "u-a", "c", index, gen=served.gen, format=served.format,
-                  last_id=served.last_id, added=served.added,
-                  purge_count=snapshot.purges(redis_client, "u-a"))
-    assert path.exists()
+    assert snapshot.save(redis_client, "u-a", "c", index, gen=served.gen, format=served.format,
+                         last_id=served.last_id, added=served.added,
+                         purge_count=snapshot.purges(redis_client, "u-a"))
     loads = serving.counters.loads
     serving.clear()
     with pytest.raises(serving.NotReady):  # loaded, found short, built from Redis instead
@@ -123,79 +120,81 @@ def test_a_snapshot_whose_counts_differ_from_redis_is_rebuilt(builtins, large, r
     _exact("prairie wind")
 
 
-@pytest.mark.parametrize("damage", ["empty", "garbage", "truncated", "inconsistent"])
-def test_a_damaged_snapshot_is_ignored(builtins, large, redis_client, caplog, damage):
+def _damage(redis_client, how: str) -> None:
+    meta_key = snapshot._meta_key(*KEY)
+    meta = json.loads(redis_client.get(meta_key))
+    first = _chunks(redis_client, meta)[0]
+    if how == "chunk missing":
+        redis_client.delete(first)
+    elif how == "chunk garbage":
+        redis_client.set(first, b"not a snapshot")
+    elif how == "chunk flipped":  # same length: only the checksum tells
+        raw = bytearray(redis_client.execute_command("GET", first, NEVER_DECODE=[]))
+        raw[len(raw) // 2] ^= 0xFF
+        redis_client.set(first, bytes(raw))
+    elif how == "sections inconsistent":  # checksum right, arrays that do not fit
+        meta["sections"][0][2] += 1  # one term more than the postings hold
+        redis_client.set(meta_key, json.dumps(meta))
+    else:
+        redis_client.set(meta_key, "{not json")
+
+
+@pytest.mark.parametrize("how", ["chunk missing", "chunk garbage", "chunk flipped",
+                                 "sections inconsistent", "meta not json"])
+def test_a_damaged_snapshot_is_built_instead_logged_and_deleted(builtins, large, redis_client,
+                                                                caplog, how):
     for n in range(12):
         create(f"harbour crane {n}")
     _built()
-    path = snapshot.path_for(*KEY)
-    if damage == "empty":
-        path.write_bytes(b"")
-    elif damage == "garbage":
-        path.write_bytes(b"not a snapshot")
-    elif damage == "truncated":
-        path.write_bytes(path.read_bytes()[:400])
-    else:
-        with np.load(path) as z:
-            arrays = dict(z)
-        arrays["indptr"] = arrays["indptr"][:-1]  # one term short
-        with open(path, "wb") as f:
-            np.savez(f, **arrays)
-    serving.clear()
-    with pytest.raises(serving.NotReady):
-        serving.serving_index(redis_client, "u-a", "c")
+    _damage(redis_client, how)
+    _refused(redis_client)
     assert "snapshot of u-a/c ignored and removed" in caplog.text
-    assert not path.exists()  # the next process builds (and saves) instead of failing again
+    # The next process builds (and saves) instead of failing again: the build this one ran
+    # saved a sound snapshot in its place, which loads.
+    assert snapshot.describe(redis_client, *KEY)["docs"] == 12
+    loads = serving.counters.loads
+    serving.clear()
     _exact("harbour crane")
+    assert serving.counters.loads == loads + 1
 
 
 def test_a_snapshot_far_behind_the_stream_or_of_another_stream_is_not_loaded(
         builtins, large, redis_client, monkeypatch):
     for n in range(12):
         create(f"tundra moss {n}")
-    served = _built()
-    path = snapshot.path_for(*KEY)
-    saved = path.read_bytes()
+    _built()
+    meta_key = snapshot._meta_key(*KEY)
+    saved = redis_client.get(meta_key)
     monkeypatch.setattr(snapshot, "MAX_BEHIND", 2)
     for n in range(3):  # three entries after it: more than MAX_BEHIND
         create(f"tundra lichen {n}")
-    loads = serving.counters.loads
-    serving.clear()
-    with pytest.raises(serving.NotReady):
-        serving.serving_index(redis_client, "u-a", "c")
-    assert serving.counters.loads == loads
-    _join_build()  # it saves a snapshot of its own when it ends: not over the file below
-    # The same entry id holding other fields (another Redis, a clone): not this index.
+    _refused(redis_client)  # (its build saves a newer snapshot: the old one put back below)
     monkeypatch.setattr(snapshot, "MAX_BEHIND", 2000)
-    path.write_bytes(saved)
-    with np.load(path) as z:
-        arrays = dict(z)
-    meta = json.loads(bytes(arrays["meta"]))
+    # The same entry id holding other fields (a stream recreated with that id): not ours.
+    meta = json.loads(saved)
     meta["entry"] = {**meta["entry"], "id": "mem_from_elsewhere"}
-    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
-    with open(path, "wb") as f:
-        np.savez(f, **arrays)
-    assert served.last_id == meta["last_id"]
-    serving.clear()
-    with pytest.raises(serving.NotReady):
-        serving.serving_index(redis_client, "u-a", "c")
-    assert serving.counters.loads == loads
+    redis_client.set(meta_key, json.dumps(meta))
+    _refused(redis_client)
 
 
-def test_arrays_round_trip_to_an_equal_index():
+def test_encode_decode_round_trip_to_an_equal_index_without_the_removed_terms():
     docs = [Doc(f"mem_{n:016d}", 3 + n % 4, {"alpha": 1 + n % 2, f"t{n % 5}": 2},
                 type="short_term" if n % 3 else "long_term", conv=f"c{n % 2}",
                 exp=1e9 + n if n % 4 == 0 else 0.0) for n in range(40)]
     index = FieldIndex(docs)
     for n in range(0, 40, 7):
         index.remove(f"mem_{n:016d}")
-    index.upsert(Doc("mem_new", 5, {"alpha": 3, "beta": 1}))
-    arrays, names = index.arrays()
-    again = FieldIndex.from_arrays({k: np.array(v) for k, v in arrays.items()}, names)
+    index.upsert(Doc("mem_new", 5, {"alpha": 3, "beta": 300}))
+    index.upsert(Doc("mem_gone", 2, {"zebra": 1, "alpha": 1}))
+    index.remove("mem_gone")  # its own term stays in the index's vocabulary, not in the blob
+    blob, layout = snapshot.encode(index)
+    assert b"zebra" not in blob and "zebra" not in json.dumps(layout)
+    again = snapshot.decode(blob, layout)
+    assert "zebra" not in again.vocab and "zebra" in index.vocab
     assert (again.n_live, again.total_len) == (index.n_live, index.total_len)
-    # The earliest expiry of a live document (the original's floor is a bound that a
-    # removal leaves as it was).
     assert again.exp_floor == min(index.exp[d] for d in index.expiring) == 1e9 + 4
+    kept = [t for t in index.vocab if t != "zebra"]
+    assert np.array_equal(again.tmax, [index.tmax[index.vocab[t]] for t in kept])
     for terms, kw in ((["alpha"], {}), (["alpha", "t3", "beta"], {}),
                       (["alpha"], {"types": ["short_term"], "conversation_id": "c1"})):
         a = index.search(terms, k=50, mode="any", now=1e9 + 10, **kw)
@@ -203,28 +202,134 @@ def test_arrays_round_trip_to_an_equal_index():
         assert (a.rows, a.expired, a.df) == (b.rows, b.expired, b.df)
 
 
-def test_another_hosts_snapshot_from_before_a_purge_is_removed_not_loaded(
-        builtins, large, monkeypatch, redis_client):
-    """A purge removes this host's snapshots; another host's copy (here: the file as it was,
-    put back after the purge, as that host's disk would still hold it) holds the purged
-    terms. Its loader finds the purge count moved, removes the file and builds instead."""
+def test_chunks_are_bounded_and_a_newer_save_deletes_the_old_ones(builtins, large, redis_client,
+                                                                  monkeypatch):
+    monkeypatch.setattr(snapshot, "CHUNK_BYTES", 64)
+    for n in range(12):
+        create(f"lantern festival {n} river")
+    _built()
+    old = snapshot.describe(redis_client, *KEY)
+    assert old["chunks"] > 3
+    assert all(0 < redis_client.strlen(key) <= 64 for key in _chunks(redis_client, old))
+    assert all(redis_client.ttl(key) == -1 for key in _chunks(redis_client, old))  # switched
+    create("lantern moon")
+    served, index = serving.serving_index(redis_client, "u-a", "c")
+    try:
+        assert snapshot.save(redis_client, "u-a", "c", index, gen=served.gen,
+                             format=served.format, last_id=served.last_id, added=served.added,
+                             purge_count=snapshot.purges(redis_client, "u-a"))
+        # Not newer than the one in place now: refused, and its chunks dropped.
+        assert not snapshot.save(redis_client, "u-a", "c", index, gen=served.gen,
+                                 format=served.format, last_id=served.last_id,
+                                 added=served.added,
+                                 purge_count=snapshot.purges(redis_client, "u-a"))
+    finally:
+        served.lock.release()
+    new = snapshot.describe(redis_client, *KEY)
+    assert new["token"] != old["token"] and new["docs"] == 13
+    assert redis_client.exists(*_chunks(redis_client, old)) == 0
+    assert {store.text(m).split("/")[1] for m in redis_client.smembers(
+        snapshot._registry("u-a"))} == {new["token"]}
+    serving.clear()
+    loads = serving.counters.loads
+    _exact("lantern moon river")
+    assert serving.counters.loads == loads + 1
+
+
+def _snapshot_terms(redis_client) -> set[str]:
+    """Every term of every field's snapshot of u-a held in Redis (read back whole)."""
+    terms = set()
+    for field_name in ("c", "s", "xs"):
+        index = snapshot.read(redis_client, "u-a", field_name)
+        terms |= set(index.vocab) if index is not None else set()
+    return terms
+
+
+def test_a_purge_deletes_the_snapshots_and_the_next_holds_none_of_its_terms(
+        builtins, large, redis_client):
     ids = [create(f"harbour crane {n}").memory_id for n in range(12)]
     secret = create("harbour ZEBRA-4471 PIN").memory_id
     _built()
-    path = snapshot.path_for(*KEY)
-    other_host = path.read_bytes()
+    assert "zebra" in _snapshot_terms(redis_client)
     services.memory_purge(memory_id=secret, reason="erase")
-    assert not path.exists()  # this host's: removed by the purge itself
-    path.write_bytes(other_host)  # another host's disk
-    loads = serving.counters.loads
-    serving.clear()
-    with pytest.raises(serving.NotReady):  # refused: built from Redis instead
-        serving.serving_index(redis_client, "u-a", "c")
-    assert serving.counters.loads == loads
-    _join_build()
-    saved = np.load(path, allow_pickle=False) if path.exists() else None
-    if saved is not None:  # the fresh build's own snapshot, after the purge
-        assert "zebra" not in json.loads(bytes(saved["meta"]))["vocab"]
+    assert snapshot.describe(redis_client, *KEY) is None
+    assert redis_client.scard(snapshot._registry("u-a")) == 0
+    # A process that still holds the index (the purged memory removed through the stream)
+    # saves it again: without one word of the purged text.
+    _refused(redis_client)
+    served, index = serving.serving_index(redis_client, "u-a", "c")
+    served.lock.release()
+    assert snapshot.describe(redis_client, *KEY)["docs"] == 12
+    assert "zebra" not in _snapshot_terms(redis_client) and "harbour" in _snapshot_terms(
+        redis_client)
     assert secret not in {h.memory_id for h in memory_search(
         user_id="u-a", query="ZEBRA-4471", profile="bm25").results}
     assert ids
+
+
+def test_a_save_that_a_purge_overtook_writes_nothing(builtins, large, redis_client,
+                                                     monkeypatch):
+    for n in range(12):
+        create(f"orchard plum {n}")
+    served = _built()
+    before = snapshot.purges(redis_client, "u-a")
+    assert snapshot.describe(redis_client, *KEY) is not None
+    snapshot.purged(redis_client, "u-a")  # a purge after the build read the count
+    assert snapshot.describe(redis_client, *KEY) is None  # counted, and deleted
+    assert redis_client.scard(snapshot._registry("u-a")) == 0
+    args = dict(gen=served.gen, format=served.format, last_id=served.last_id,
+                added=served.added, purge_count=before)
+    assert not snapshot.save(redis_client, "u-a", "c", served.index, **args)
+    # Even past the first check (the count read again before the first chunk is written),
+    # the chunk script itself refuses: a saver that dies before its switch leaves no chunk.
+    monkeypatch.setattr(snapshot, "purges", lambda client, user_id: before)
+
+    def died(raw):
+        raise RuntimeError("the saver died before its switch")
+
+    monkeypatch.setattr(snapshot, "_old", died)  # (never reached: the first chunk refused)
+    assert not snapshot.save(redis_client, "u-a", "c", served.index, **args)
+    assert snapshot.describe(redis_client, *KEY) is None
+    assert redis_client.scard(snapshot._registry("u-a")) == 0
+
+
+def test_a_snapshot_from_before_a_purge_left_in_place_is_deleted_not_loaded(
+        builtins, large, redis_client):
+    """A purge whose deletion failed (Redis down at that moment) left the snapshot: its
+    loader finds the count moved, deletes it and builds instead."""
+    for n in range(12):
+        create(f"lighthouse keeper {n}")
+    _built()
+    redis_client.incr(store.key("u-a", "purges"))  # counted, the deletion lost
+    _refused(redis_client)
+    meta = snapshot.describe(redis_client, *KEY)
+    assert meta is None or meta["purges"] == snapshot.purges(redis_client, "u-a")
+
+
+def test_the_worker_refreshes_missing_and_stale_snapshots_of_large_namespaces(
+        builtins, large, redis_client, monkeypatch):
+    for n in range(12):
+        create(f"copper kettle {n}")
+    for n in range(3):
+        create(f"small pot {n}", user_id="u-small")  # not above SYNC_BUILD_DOCS: no snapshot
+    memory_search(user_id="u-small", query="pot", profile="bm25")
+    _built()  # (its first recall settles the namespace's new stamp)
+    snapshot.discard("u-a")
+    serving.clear()
+    assert snapshot.describe(redis_client, *KEY) is None
+    done = jobs.snapshot_refresh_job()
+    assert done["saved"] == 3 and done["namespaces"] == 1  # c, s, xs of u-a
+    assert {f: snapshot.describe(redis_client, "u-a", f)["docs"]
+            for f in ("c", "s", "xs")} == {"c": 12, "s": 12, "xs": 12}
+    assert snapshot.describe(redis_client, "u-small", "c") is None
+    assert jobs.snapshot_refresh_job()["saved"] == 0  # current: left as they are
+    monkeypatch.setattr(snapshot, "MAX_BEHIND", 4)
+    for n in range(3):  # more than MAX_BEHIND / 2 entries behind
+        create(f"copper pan {n}")
+    assert snapshot_refresh.stale(redis_client, "u-a", "c")
+    assert jobs.snapshot_refresh_job()["saved"] == 3
+    assert snapshot.describe(redis_client, *KEY)["docs"] == 15
+    serving.clear()
+    loads = serving.counters.loads
+    _exact("copper pan kettle")
+    assert serving.counters.loads == loads + 1
