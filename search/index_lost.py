@@ -22,7 +22,6 @@ database holds live are in ``ver``, the namespace really is new and the stamp be
 plain format; when one is missing, Redis lost it and the recall answers 503 as above.
 """
 
-import contextlib
 
 from django.db.models import Q
 from django.utils import timezone
@@ -69,11 +68,13 @@ def settle_new(client, user_id: str, stamp: str) -> None:
     if any(version is None for version in held):
         _raise_rebuilding(client, user_id)
     # Only this stamp is replaced: a rebuild that swapped in meanwhile wrote its own. A
-    # Redis that refuses writes (full) keeps it: the namespace is whole, and the next recall
-    # checks again.
-    with contextlib.suppress(OutOfMemoryError):
+    # Redis that refuses writes (full) keeps it: the namespace is whole, so this process
+    # serves it meanwhile, and a process that has not checked it checks again.
+    try:
         client.eval(_SETTLE, 1, store.key(user_id, "format"), stamp,
                     stamp.removeprefix(feed.NEW_STAMP))
+    except OutOfMemoryError:
+        feed.settled_whole(user_id, stamp)
 
 
 _SETTLE = """

@@ -33,12 +33,6 @@ def content_field(*, stemming: bool, context: bool = False) -> str:
     return CONTENT_STEMMED if stemming else CONTENT
 
 
-def own_field(field: str) -> str:
-    """The field of a memory's own content analysed as ``field`` analyses it ("" when
-    ``field`` is one): which matched terms came from the context text alone."""
-    return CONTENT_STEMMED if field == WITH_CONTEXT_STEMMED else ""
-
-
 # Token lists of context lines, per analyzer, reused across memories: a conversation's
 # context lines are its neighbours' contents, so a bulk load meets each line several times.
 # Lines longer than this are analysed every time (the cache stays small).

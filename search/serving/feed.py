@@ -69,6 +69,22 @@ FORMATS = {"1", "2", "3", "4", "5", "6", "7"}
 # The stamp's prefix while a write-started namespace awaits its check (put.lua; settled by
 # search.index_lost): served by no reader until then.
 NEW_STAMP = "new:"
+# ``new:`` stamps this process found whole (search.index_lost.settle_new) while Redis refused
+# to rewrite them (full): (namespace base, stamp). Served as their format until rewritten.
+_settled: set[tuple[str, str]] = set()
+
+
+def settled_whole(user_id: str, stamp: str) -> None:
+    """Note that the ``new:`` ``stamp`` of ``user_id`` was checked whole against the database
+    though Redis could not rewrite it: this process serves the namespace meanwhile."""
+    _settled.add((store.namespace_base(user_id), stamp))
+
+
+def _served(user_id: str, stamp: str) -> bool:
+    """True when this process serves an index stamped ``stamp``: a format it knows, or a
+    ``new:`` stamp of one it knows that it found whole (:func:`settled_whole`)."""
+    return stamp in FORMATS or (stamp.removeprefix(NEW_STAMP) in FORMATS
+                                and (store.namespace_base(user_id), stamp) in _settled)
 UPGRADE_CLAIM_SECONDS = 3600
 
 
@@ -77,7 +93,7 @@ class Unsupported(Exception):
 
 
 class NotReady(Exception):
-    """The serving index is being built in the background; answer from Redis meanwhile."""
+    """The serving index is being built in the background (the recall waits for it)."""
 
 
 @functools.cache
@@ -143,7 +159,7 @@ def feed_reply(client, user_id: str, field_name: str, last_id: str, count: int,
             "length": int(length), "top": text(top), "added": int(added),
             "read": [text(i) for i in read], "ids": [text(i) for i in ids], "docs": docs,
             "hashes": hashes, "counted": bool(counted), "unlisted": bool(unlisted),
-            "field": field_name, "meanwhile": side}
+            "field": field_name, "user_id": user_id, "meanwhile": side}
 
 
 def unchanged(got: dict, served: Served) -> bool:
@@ -183,11 +199,11 @@ def _build(client, user_id: str, field_name: str, served: Served) -> None:
     """Fill ``served`` from Redis in bounded chunks, noting the stream position first."""
     started = time.perf_counter()
     head = feed_reply(client, user_id, field_name, "0-0", 0)
-    if head["format"] not in FORMATS:
+    if not _served(user_id, head["format"]):
         raise Unsupported(head["format"])
     base = store.namespace_base(user_id)
     sfx = generation_field("", head["gen"])
-    legacy = head["format"].isdigit() and int(head["format"]) < 7
+    legacy = int(head["format"].removeprefix(NEW_STAMP)) < 7
     builder, cursor = Builder(), 0
     while True:
         # SSCAN may return a member twice (a set rehashing between calls): Builder.add
@@ -242,7 +258,7 @@ def cannot_follow(got: dict, *, gen: str, format: str, added: int, last_id: str)
 def apply_reply(got: dict, served: Served) -> str:
     """Apply one ``feed.lua`` reply to ``served``: ``"more"`` when entries remain after it,
     else as :func:`catch_up` answers."""
-    if got["format"] not in FORMATS:
+    if not _served(got["user_id"], got["format"]):
         raise Unsupported(got["format"])
     if cannot_follow(got, gen=served.gen, format=served.format, added=served.added,
                      last_id=served.last_id):
@@ -333,7 +349,7 @@ def serving_index(client, user_id: str, field_name: str) -> tuple[Served, FieldI
                 if served.thread is not None:
                     raise NotReady(user_id)
                 head = feed_reply(client, user_id, field_name, "0-0", 0)
-                if head["format"] not in FORMATS:  # before a build starts (on a thread)
+                if not _served(user_id, head["format"]):  # before a build starts (a thread)
                     raise Unsupported(head["format"])
                 if head["N"] <= SYNC_BUILD_DOCS:
                     _build(client, user_id, field_name, served)
@@ -357,7 +373,7 @@ def serving_index(client, user_id: str, field_name: str) -> tuple[Served, FieldI
             log.info("serving index of %s/%s: %s, rebuilding", user_id, field_name, state)
             if attempt < 2:
                 served.index = None
-        if served.format != postings.INDEX_FORMAT:
+        if served.format.removeprefix(NEW_STAMP) != postings.INDEX_FORMAT:
             request_rebuild(client, user_id, "is in an older format")
     except BaseException:
         served.lock.release()
