@@ -315,8 +315,9 @@ export interface paths {
          *     stemmed content with its context); absent, the default profile's. 400 naming
          *     ``terms`` or ``field``; 403 for a namespace the token does not reach or a token
          *     restricted to agents; 404 (``user_id``) when Redis holds no index of the namespace;
-         *     429 when a reindex kept switching the live generation meanwhile (try again); 503 when
-         *     Redis is unreachable.
+         *     429 while this process loads a large namespace's index (try again); 503 when Redis is
+         *     unreachable, lost the namespace's index (being rebuilt) or holds it in a format this
+         *     process does not read.
          */
         get: operations["api_operations_index_terms"];
         put?: never;
