@@ -86,10 +86,14 @@ def refresh_all(user_ids: list[str] | None = None) -> dict:
     ``<prefix>:namespaces``): ``{"namespaces": large ones, "saved": fields, "failed":
     namespaces}``. A namespace that fails is logged and counted, never raised."""
     client = store.get_client()
-    if user_ids is None:
-        user_ids = sorted(store.text(n) for n in
-                          client.sscan_iter(store.global_key("namespaces"), count=1000))
     out = {"namespaces": 0, "saved": 0, "failed": 0}
+    if user_ids is None:
+        try:
+            user_ids = sorted(store.text(n) for n in
+                              client.sscan_iter(store.global_key("namespaces"), count=1000))
+        except store.RedisError as exc:
+            log.warning("serving index snapshots not refreshed: %r", exc)
+            return {**out, "failed": 1}
     for user_id in user_ids:
         try:
             large, saved = refresh_namespace(client, user_id)
