@@ -333,3 +333,18 @@ def test_the_worker_refreshes_missing_and_stale_snapshots_of_large_namespaces(
     loads = serving.counters.loads
     _exact("copper pan kettle")
     assert serving.counters.loads == loads + 1
+
+
+def test_a_reindex_job_saves_the_snapshots_of_the_new_generation(builtins, large, redis_client):
+    for n in range(12):
+        create(f"willow branch {n}")
+    old = _built().gen
+    jobs.reindex_job("u-a")
+    metas = {f: snapshot.describe(redis_client, "u-a", f) for f in ("c", "s", "xs")}
+    assert {f: (m["gen"], m["docs"]) for f, m in metas.items()} == {
+        f: (metas["c"]["gen"], 12) for f in ("c", "s", "xs")}
+    assert metas["c"]["gen"] != old
+    serving.clear()
+    loads = serving.counters.loads
+    _exact("willow branch")
+    assert serving.counters.loads == loads + 1
