@@ -62,8 +62,8 @@ def memories_erase(*, memory_ids: list[str], user_ids: list[str], actor=None,
     """Delete the memories ``memory_ids`` (of the namespaces ``user_ids``) with every
     version of them, scrub their content from the webhook outbox, and remove the copies of
     their text from the other memories of those namespaces (see the module docstring). After
-    the commit, the memories whose context changed are mirrored and this host's serving
-    index snapshots of the namespaces are removed (they hold the erased terms); removing
+    the commit, the memories whose context changed are mirrored and the namespaces' serving
+    index snapshots in Redis are deleted (they hold the erased terms); removing
     the erased memories themselves from Redis is the caller's (one memory: ``sync_memory``;
     a namespace replaced: its reindex). Call inside the erasing transaction, after locking
     the rows. Every purge goes through here."""

@@ -190,7 +190,7 @@ class FieldIndex(FieldSearch):
     def arrays(self) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
         """``(arrays, names)``: the index as the named arrays of ``ARRAYS`` (merged first, so
         no delta and no dead document remain) and ``vocab``, ``types``, ``convs`` as lists
-        in code order, which :meth:`from_arrays` takes back (a snapshot on disk)."""
+        in code order, which :meth:`from_arrays` takes back (``search.serving.snapshot``)."""
         if self.delta or self.dead:
             self.merge()
         n = self.n

@@ -54,7 +54,7 @@ class Counters:
     fast: int = 0  # searches answered in one round trip (nothing written since)
     # searches answered in one round trip that brought writes (applied, searched again)
     caught: int = 0
-    loads: int = 0  # indexes loaded from a snapshot on disk instead of built
+    loads: int = 0  # indexes loaded from a snapshot in Redis instead of built
 
 
 _registry: OrderedDict[tuple[str, str], Served] = OrderedDict()
