@@ -14,7 +14,7 @@ from operations import jobs
 from operations.reindex import reindex_namespace
 from search.memory_search import memory_search
 from search.serving import feed as serving
-from search.serving import snapshot, snapshot_refresh
+from search.serving import snapshot, snapshot_codec, snapshot_refresh
 from search.serving.engine import Doc, FieldIndex
 from tests.helpers import create, oracle_scores
 
@@ -187,9 +187,9 @@ def test_encode_decode_round_trip_to_an_equal_index_without_the_removed_terms():
     index.upsert(Doc("mem_new", 5, {"alpha": 3, "beta": 300}))
     index.upsert(Doc("mem_gone", 2, {"zebra": 1, "alpha": 1}))
     index.remove("mem_gone")  # its own term stays in the index's vocabulary, not in the blob
-    blob, layout = snapshot.encode(index)
+    blob, layout = snapshot_codec.encode(index)
     assert b"zebra" not in blob and "zebra" not in json.dumps(layout)
-    again = snapshot.decode(blob, layout)
+    again = snapshot_codec.decode(blob, layout)
     assert "zebra" not in again.vocab and "zebra" in index.vocab
     assert (again.n_live, again.total_len) == (index.n_live, index.total_len)
     assert again.exp_floor == min(index.exp[d] for d in index.expiring) == 1e9 + 4

@@ -22,23 +22,14 @@ from the position it was saved at.
 - ``snaps``: the registry of every chunk set that may exist (``field/token/count/purges/
   time``), so a purge finds them all, those of a save still under way included.
 
-**Encoding** (:func:`encode`): the index merged (no delta, no dead document) and without the
-terms no live document holds; each array compressed with Zstandard after a byte shuffle
-(the k-th bytes of all values together: small integers leave whole planes of zeros; zlib
-packed them as small, and unpacked them slower), the
-postings' document numbers as differences (each less the one before: small within a
-term), term frequencies and the per-term bounds in the narrowest unsigned type; the term,
-type and conversation names as JSON. ``bench/first_recall.py`` measures the bytes per
-memory (docs/benchmarks.md).
+**Encoding**: ``search.serving.snapshot_codec``; ``bench/first_recall.py`` measures it.
 
-A snapshot is used only when it can be proved to describe this namespace's live index:
-same key prefix, namespace and field, same generation and format stamp, and the write stream
-still holds the very entry it was saved after (its id and its fields), at the same count of
-entries added (a stream recreated or trimmed past it cannot), no more than ``MAX_BEHIND``
-entries back. After the catch-up the field's N and total length must equal the statistics
-in Redis, or the index is built from Redis after all (``feed.serving_index``). A damaged
-snapshot (a chunk missing, another length or checksum, arrays that do not fit together) is
-logged, deleted and built again.
+A snapshot is used only when it provably describes the live index: same namespace, field,
+generation and format, and the stream still holds the very entry it was saved after (id,
+fields, count of entries added), at most ``MAX_BEHIND`` back; once caught up, its N and
+total length must equal Redis's statistics, or it is built after all. A damaged one (a
+chunk missing, another length or checksum, arrays that do not fit) is logged, deleted and
+built again.
 
 **Purges.** A purge must leave no term of the purged text in any snapshot. Every purge
 counts itself in Redis (``<base>purges``) and, once counted, deletes the namespace's
@@ -57,14 +48,12 @@ import secrets
 import time
 import zlib
 
-import numpy as np
-import orjson
-import zstandard
 from redis.client import NEVER_DECODE
 
 from memories import store
 from search.index import fields as index_fields
 from search.serving.engine import FieldIndex
+from search.serving.snapshot_codec import decode, encode
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +71,6 @@ READ_BATCH = 8
 # Chunks not yet switched to expire after this (their saver died); the registry forgets
 # them after it too.
 PENDING_SECONDS = 900
-ZSTD_LEVEL = 3
 
 # KEYS: purges, registry, chunk. ARGV: the purge count read before the build, the save's
 # registry member, the chunk's bytes, its TTL (seconds).
@@ -175,107 +163,6 @@ def _parse_member(member) -> tuple[str, str, int, int, int] | None:
     except ValueError:
         return None
 
-
-# --- encoding -------------------------------------------------------------------------
-
-def _compress(raw: bytes) -> bytes:
-    return zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(raw)
-
-
-def _decompress(data: bytes) -> bytes:
-    return zstandard.ZstdDecompressor().decompress(data)
-
-
-def _pack(array: np.ndarray) -> bytes:
-    """The array's bytes shuffled (all first bytes, then all second bytes...), compressed."""
-    array = np.ascontiguousarray(array)
-    return _compress(array.view(np.uint8).reshape(-1, array.itemsize).T.tobytes())
-
-
-def _unpack(data: bytes, dtype: str, count: int) -> np.ndarray:
-    dtype = np.dtype(dtype)
-    raw = np.frombuffer(_decompress(data), np.uint8)
-    if len(raw) != count * dtype.itemsize:
-        raise ValueError("a section of a serving index snapshot has another length")
-    return raw.reshape(dtype.itemsize, count).T.copy().view(dtype).reshape(count)
-
-
-def _narrow(values: np.ndarray) -> np.ndarray:
-    """Non-negative integers in the narrowest unsigned type that holds them."""
-    top = int(values.max()) if len(values) else 0
-    for dtype in (np.uint8, np.uint16, np.uint32):
-        if top <= np.iinfo(dtype).max:
-            return values.astype(dtype)
-    return values.astype(np.uint64)
-
-
-def encode(index: FieldIndex) -> tuple[bytes, dict]:
-    """``(blob, layout)`` of ``index`` (merged first, which it is after; no term that only
-    removed documents held). ``layout``: ``{"sections": [[name, dtype, count, bytes]...],
-    "docs", "terms", "postings", "raw_bytes"}``, what :func:`decode` takes with the blob."""
-    arrays, names = index.arrays()
-    counts = np.diff(arrays["indptr"])
-    held = counts > 0  # a term of removed documents only: not one word of it is kept
-    vocab = [term for term, keep in zip(names["vocab"], held.tolist(), strict=True) if keep]
-    counts = counts[held]
-    p_docs = arrays["p_docs"]
-    # Doc ids ascend within each term: each one less the one before is small (negative at a
-    # term's first), and one running sum gives them all back.
-    gaps = np.diff(p_docs, prepend=np.int32(0)).astype(np.int32)
-    sections = {
-        "df": _narrow(counts), "gaps": gaps, "tfs": _narrow(arrays["p_tfs"]),
-        "tmax": _narrow(arrays["tmax"][held]), "dlmin": _narrow(arrays["dlmin"][held]),
-        **{name: arrays[name] for name in FieldIndex.ARRAYS[5:]},
-        "names": orjson.dumps({"vocab": vocab, "types": names["types"],
-                               "convs": names["convs"]}),
-    }
-    parts, layout, raw_bytes = [], [], 0
-    for name, value in sections.items():
-        if isinstance(value, bytes):
-            data, dtype, count = _compress(value), "bytes", len(value)
-            raw_bytes += len(value)
-        else:
-            data, dtype, count = _pack(value), value.dtype.str, len(value)
-            raw_bytes += value.nbytes
-        parts.append(data)
-        layout.append([name, dtype, count, len(data)])
-    return b"".join(parts), {"sections": layout, "docs": len(arrays["dl"]),
-                             "terms": len(vocab), "postings": len(p_docs),
-                             "raw_bytes": raw_bytes}
-
-
-def decode(blob: bytes, layout: dict) -> FieldIndex:
-    """The index :func:`encode` wrote. Raises ValueError (``orjson.JSONDecodeError`` is
-    one) or ``zstandard.ZstdError`` when the blob does not decode into arrays that fit
-    together."""
-    got, at = {}, 0
-    for name, dtype, count, length in layout["sections"]:
-        data = blob[at:at + length]
-        at += length
-        if dtype == "bytes":
-            raw = _decompress(data)
-            if len(raw) != count:
-                raise ValueError("a section of a serving index snapshot has another length")
-            got[name] = orjson.loads(raw)
-        else:
-            got[name] = _unpack(data, dtype, count)
-    if at != len(blob):
-        raise ValueError("a serving index snapshot has bytes beyond its sections")
-    counts = got["df"].astype(np.int64)
-    indptr = np.zeros(len(counts) + 1, np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    gaps = got["gaps"]
-    if len(gaps) != indptr[-1] or (len(counts) and counts.min() <= 0):
-        raise ValueError("the postings of a serving index snapshot do not fit its terms")
-    # (from_arrays checks that every document number is one it holds)
-    arrays = {"indptr": indptr, "p_docs": np.cumsum(gaps, dtype=np.int32),
-              **{name: got[name] for name in ("tfs", "tmax", "dlmin")},
-              **{name: got[name] for name in FieldIndex.ARRAYS[5:]}}
-    arrays["p_tfs"] = arrays.pop("tfs")
-    return FieldIndex.from_arrays(arrays, got["names"])
-
-
-# --- the store --------------------------------------------------------------------------
 
 def purges(client, user_id: str) -> int:
     """How many purges the namespace has had (Redis's count). Raises ``redis.RedisError``."""
