@@ -131,9 +131,10 @@ def _delete_orphan_hashes(client, user_id: str) -> int:
                 for memory_id, version in zip(orphans, versions, strict=True)]
 
         def remove():
-            pipe = client.pipeline(transaction=False)
-            postings.queue_puts(pipe, puts, stream_maxlen=settings.MEMORY_STREAM_MAXLEN)
-            pipe.execute()
+            pipes = store.NamespacePipelines(client)  # a cluster's pipeline refuses EVALSHA
+            postings.queue_puts(pipes.for_namespace(user_id), puts,
+                                stream_maxlen=settings.MEMORY_STREAM_MAXLEN)
+            pipes.execute()
 
         postings.run_with_scripts(client, remove)
     return len(orphans)
