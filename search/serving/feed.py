@@ -312,7 +312,7 @@ def _build_behind(client, user_id: str, field_name: str, served: Served) -> None
             # Read before the build: a purge during it makes the saved file refused.
             purge_count = snapshot.purges(client, user_id)
             _build(client, user_id, field_name, fresh)
-            # Other processes of this host (and this one after a restart) load it instead.
+            # Any process of any host (this one after a restart too) loads it instead.
             snapshot.save(client, user_id, field_name, fresh.index, gen=fresh.gen,
                           format=fresh.format, last_id=fresh.last_id, added=fresh.added,
                           purge_count=purge_count)
