@@ -46,11 +46,10 @@ def _check_encodable(args: dict) -> None:
             value.encode("utf-8")
         except UnicodeEncodeError:
             raise Unmirrorable(f"{name} holds text Redis cannot encode") from None
-    for entry in args["record"].pairs:
-        try:
-            entry.encode("utf-8")
-        except UnicodeEncodeError:
-            raise Unmirrorable("a term Redis cannot encode") from None
+    try:
+        args["record"].text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise Unmirrorable("a term Redis cannot encode") from None
 
 
 def _flag_unmirrorable(memory: Memory, exc: Exception) -> None:
@@ -164,23 +163,18 @@ def mirror_args(memory: Memory, now: dt.datetime) -> dict:
         "superseded_by": memory.superseded_by or "",
     }
     meta = {
-        "#type": memory.type,
-        "#conv": memory.conversation_id or "",
-        "#exp": repr(memory.expire_at.timestamp()) if memory.expire_at else "",
+        "type": memory.type,
+        "conv": memory.conversation_id or "",
+        "exp": repr(memory.expire_at.timestamp()) if memory.expire_at else "",
         # Validity (search.serving.engine): from, and until only once the fact ended.
-        "#vf": repr(memory.valid_from.timestamp()),
-        "#vu": repr(memory.valid_until.timestamp()) if memory.valid_until else "",
+        "vf": repr(memory.valid_from.timestamp()),
+        "vu": repr(memory.valid_until.timestamp()) if memory.valid_until else "",
     }
     plain, context_tf = index_fields.record_terms(memory.content, memory.context)
-    n, x = sum(plain.values()), sum(context_tf.values())
-    lengths = {name: dl for name, dl in ((index_fields.CONTENT, n),
-                                         (index_fields.CONTENT_STEMMED, n),
-                                         (index_fields.WITH_CONTEXT_STEMMED, n + x)) if dl}
     args = {"user_id": memory.user_id, "memory_id": memory.memory_id,
             "version": memory.version,
             "hash_fields": {name: value for name, value in hash_fields.items() if value},
-            "record": postings.Record(index_fields.record_pairs(plain, context_tf, meta),
-                                      lengths),
+            "record": postings.Record(index_fields.record_text(plain, context_tf, meta)),
             "ttl_seconds": ttl}
     _check_encodable(args)
     return args

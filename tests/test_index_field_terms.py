@@ -46,9 +46,14 @@ def test_a_stored_record_gives_every_field_exactly(content, context):
     """What Redis stores per memory (its record: content terms, context terms) gives every
     index field back, each alone (the serving index's build) and all at once."""
     plain, context_tf = fields.record_terms(content, context)
-    pairs = fields.record_pairs(plain, context_tf, {"#type": "long_term", "#conv": ""})
-    stored = dict(zip(pairs[::2], pairs[1::2], strict=True))
+    meta = {"type": "long_term", "conv": "a b\nc", "exp": ""}
+    text = fields.record_text(plain, context_tf, meta)
     want = {f: tf for f, tf in _direct(content, context).items() if tf}
-    assert {f: fields.record_field(stored, f) for f in want} == want
-    assert fields.record_fields(stored) == (want, {"#type": "long_term"} if pairs else {})
-    assert all(fields.record_field(stored, f) == {} for f in fields.ANALYZERS if f not in want)
+    assert fields.record_fields(text) == want
+    if text:
+        record = fields.record_read(text)
+        assert record.meta == {"type": "long_term", "conv": "a b\nc"}
+        for f in fields.ANALYZERS:
+            terms, tfs, dl = fields.record_postings(record, f)
+            assert dict(zip(terms, map(int, tfs), strict=True)) == want.get(f, {})
+            assert dl == sum(want.get(f, {}).values())

@@ -28,11 +28,11 @@ def _format6_args(memory: Memory) -> list:
     the whole hash (empty fields too), the filter fields, each field's terms."""
     args = mirror_args(memory, memory.created_at)
     hash_fields = {name: "" for name in feed.EMPTY_WHEN_ABSENT} | args["hash_fields"]
-    _, meta = index_fields.record_fields(dict(zip(args["record"].pairs[::2],
-                                                  args["record"].pairs[1::2], strict=True)))
-    meta = {k: v for k, v in meta.items() if k in ("#type", "#conv", "#exp", "#vf", "#vu")}
-    meta.setdefault("#conv", "")
-    meta.setdefault("#exp", "")
+    stored = index_fields.record_read(args["record"].text).meta
+    meta = {"#type": stored["type"], "#conv": stored.get("conv", ""),
+            "#exp": stored.get("exp", ""), "#vf": stored["vf"]}
+    if "vu" in stored:
+        meta["#vu"] = stored["vu"]
     out = [memory.memory_id, memory.version, 0, len(hash_fields)]
     for pair in hash_fields.items():
         out += pair

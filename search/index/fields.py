@@ -4,7 +4,9 @@ Each field has its own postings and statistics, so a profile can score against t
 stemmed or the plain form of a memory's own content without the two mixing.
 """
 
+import json
 from collections import Counter
+from dataclasses import dataclass
 from functools import lru_cache
 
 from search.analysis.tokenizer import Analyzer, stem
@@ -87,65 +89,78 @@ def field_term_frequencies(content: str, context: str) -> dict[str, dict[str, in
     return fields_of_record(*record_terms(content, context))
 
 
-# A record's keys: content terms as they are, context terms after this mark, and the
-# meta fields after "#" (no token starts with either: tokens are words, numbers, dates).
-CONTEXT_MARK = "+"
-
-
-def record_pairs(plain: dict[str, int], context_tf: dict[str, int],
-                 meta: dict[str, str]) -> list[str]:
-    """The flat field/value list of a memory's index record (``put.lua`` stores it as one
-    hash): ``#n`` / ``#x`` the content / context lengths in tokens, ``meta`` (``#type``,
-    ``#conv``, ...; empty values left out), each content term and its tf, each context term
-    after :data:`CONTEXT_MARK` and its tf. Empty when the memory has no token at all."""
+def record_text(plain: dict[str, int], context_tf: dict[str, int], meta: dict[str, str]) -> str:
+    """A memory's index record as ``put.lua`` stores it (one string: a GET reads it, and
+    splitting it is C's work, not a loop per term): six lines, ``"<n> <x>"`` the content and
+    context lengths in tokens, the content terms, their frequencies, the context terms,
+    theirs (space-separated: no token holds a space or a line break), and ``meta`` as JSON
+    (``type``, ``conv``, ``exp``, ``vf``, ``vu``; empty values left out). ``""`` when the
+    memory has no token at all."""
     n, x = sum(plain.values()), sum(context_tf.values())
     if not n + x:
-        return []
-    out = ["#n", str(n), "#x", str(x)]
-    for name, value in meta.items():
-        if value:
-            out += [name, value]
-    for term, tf in plain.items():
-        out += [term, str(tf)]
-    for term, tf in context_tf.items():
-        out += [CONTEXT_MARK + term, str(tf)]
-    return out
+        return ""
+    return "\n".join((f"{n} {x}", " ".join(plain), " ".join(map(str, plain.values())),
+                      " ".join(context_tf), " ".join(map(str, context_tf.values())),
+                      json.dumps({k: v for k, v in meta.items() if v}, ensure_ascii=False,
+                                 separators=(",", ":"))))
 
 
-def record_fields(pairs: dict[str, str]) -> tuple[dict[str, dict[str, int]], dict[str, str]]:
-    """``({field: {term: tf}}, meta)`` of a stored record (``{name: value}`` as read): the
-    inverse of :func:`record_pairs` followed by :func:`fields_of_record`; a field with no
-    term is left out."""
-    fields = {f: record_field(pairs, f) for f in ANALYZERS}
-    return {f: tf for f, tf in fields.items() if tf}, record_meta(pairs)
+@dataclass(frozen=True)
+class RecordTerms:
+    """A stored record read back (:func:`record_read`): lengths, terms and frequencies (as
+    text) of the content and of the context, and the filter fields."""
+
+    n: int
+    x: int
+    terms: list[str]
+    tfs: list[str]
+    context_terms: list[str]
+    context_tfs: list[str]
+    meta: dict[str, str]
 
 
-# The meta fields of a record a reader needs (``#n`` and ``#x`` are for the statistics).
-META = ("#type", "#conv", "#exp", "#vf", "#vu")
+def record_read(text: str) -> RecordTerms:
+    """The :class:`RecordTerms` of a stored record (:func:`record_text`). Raises ValueError when
+    the text is not one."""
+    head, terms, tfs, cterms, ctfs, meta = text.split("\n", 5)
+    n, x = head.split(" ")
+    return RecordTerms(int(n), int(x), terms.split(" ") if terms else [],
+                  tfs.split(" ") if tfs else [], cterms.split(" ") if cterms else [],
+                  ctfs.split(" ") if ctfs else [], json.loads(meta))
 
 
-def record_meta(pairs: dict[str, str]) -> dict[str, str]:
-    """The filter fields of a stored record (those it holds)."""
-    return {name: pairs[name] for name in META if name in pairs}
-
-
-def record_field(pairs: dict[str, str], field: str) -> dict[str, int]:
-    """``{term: tf}`` of one index field from a stored record (``{name: value}`` as read):
-    what :func:`fields_of_record` gives that field, computed for it alone (a serving index
-    is built from every record of a namespace: this is its inner loop)."""
+def record_postings(record: RecordTerms, field: str) -> tuple[list[str], list, int]:
+    """``(terms, tfs, dl)`` of one index field from a record: what :func:`fields_of_record`
+    gives that field (distinct terms, their frequencies as ``int`` or text, its length),
+    for it alone. A serving index is built from every record of a namespace: this is its
+    inner loop, so the common case (no two terms of the field the same) is lists made in C;
+    only a field where stemming or the context repeats a term sums in Python."""
     if field == CONTENT:
-        return {k: int(v) for k, v in pairs.items() if k[0] != "#" and k[0] != CONTEXT_MARK}
-    out: dict[str, int] = {}
-    context = field == WITH_CONTEXT_STEMMED
-    for k, v in pairs.items():
-        first = k[0]
-        if first == "#":
-            continue
-        if first == CONTEXT_MARK:
-            if context:
-                k = k[1:]
-                out[k] = out.get(k, 0) + int(v)
-        else:
-            k = stem(k)
-            out[k] = out.get(k, 0) + int(v)
+        return record.terms, record.tfs, record.n
+    terms = list(map(stem, record.terms))
+    tfs = record.tfs
+    if field == WITH_CONTEXT_STEMMED:
+        terms, tfs = terms + record.context_terms, tfs + record.context_tfs
+        dl = record.n + record.x
+    else:
+        dl = record.n
+    if len(set(terms)) != len(terms):
+        summed: dict[str, int] = {}
+        for term, tf in zip(terms, tfs, strict=True):
+            summed[term] = summed.get(term, 0) + int(tf)
+        terms, tfs = list(summed), list(summed.values())
+    return terms, tfs, dl
+
+
+def record_fields(text: str) -> dict[str, dict[str, int]]:
+    """``{field: {term: tf}}`` of every index field with a term, from a stored record: the
+    inverse of :func:`record_text` followed by :func:`fields_of_record`."""
+    if not text:
+        return {}
+    record = record_read(text)
+    out = {}
+    for field in ANALYZERS:
+        terms, tfs, _ = record_postings(record, field)
+        if terms:
+            out[field] = dict(zip(terms, map(int, tfs), strict=True))
     return out

@@ -3,11 +3,11 @@
 Layout under a namespace's base (``mc:{ns}:``; ``<sfx>`` is ``""`` for generation 0 and
 ``@N`` for generation N, see ``search.index.generations``):
 
-- ``v<sfx>:d:<id>`` hash: the memory's index record (``search.index.fields.record_pairs``):
-                    content terms -> tf, ``+<term>`` context terms (stemmed) -> tf, ``#n`` /
-                    ``#x`` their lengths, and ``#type``, ``#conv``, ``#exp``, ``#vf``, ``#vu``
-                    for filtering without touching the memory hash. The fields ``c``, ``s``
-                    and ``xs`` are derived from it (``search.index.fields.record_fields``)
+- ``v<sfx>:d:<id>`` string: the memory's index record (``search.index.fields.record_text``):
+                    its content and context lengths, content terms and their frequencies,
+                    context terms (stemmed) and theirs, and the filter fields (type,
+                    conversation, expiry, validity) as JSON. The fields ``c``, ``s`` and
+                    ``xs`` are derived from it (``search.index.fields.record_postings``)
 - ``<field><sfx>:stats`` hash: ``N`` documents of the field, ``total_len`` their lengths
 - ``ids``           set: the memories held (what deleting a generation walks)
 - ``ver``           hash: memory_id -> the last version put
@@ -24,7 +24,7 @@ is one atomic script, so readers never see half a write.
 """
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from redis import exceptions as redis_exceptions
@@ -59,17 +59,15 @@ def _script(name: str):
 
 @dataclass(frozen=True)
 class Record:
-    """One memory's index record: ``pairs`` as ``fields.record_pairs`` makes them (empty:
-    no token) and ``lengths`` {field: document length} of the fields it gives a document."""
+    """One memory's index record as ``fields.record_text`` makes it (``""``: no token)."""
 
-    pairs: list[str] = field(default_factory=list)
-    lengths: dict[str, int] = field(default_factory=dict)
+    text: str = ""
 
 
-# The most record entries one put.lua call writes: a bulk load is cut into calls of at most
+# The most record bytes one put.lua call writes: a bulk load is cut into calls of at most
 # this many (a single memory of more goes alone), so no call holds Redis much longer than
 # one memory's put does (bench/ingest.py).
-PUT_TERMS_PER_CALL = 2000
+PUT_BYTES_PER_CALL = 16_000
 PUT_MEMORIES_PER_CALL = 200
 
 
@@ -78,11 +76,7 @@ def _memory_args(*, user_id: str, memory_id: str, version: int, hash_fields: dic
     args: list = [memory_id, version, int(ttl_seconds), len(hash_fields)]
     for name, value in hash_fields.items():
         args += [name, value]
-    args.append(len(record.pairs) // 2)
-    args += record.pairs
-    args.append(len(record.lengths))
-    for name, dl in record.lengths.items():
-        args += [name, dl]
+    args.append(record.text)
     return args
 
 
@@ -96,13 +90,13 @@ def _put_call(puts: list[dict], *, stream_maxlen: int, mode: str) -> tuple[list,
 
 
 def _size(put: dict) -> int:
-    return len(put["record"].pairs) // 2
+    return len(put["record"].text)
 
 
 def put_batches(puts: list[dict]) -> list[list[dict]]:
     """``puts`` cut into put.lua calls: one namespace per call, distinct memory ids per call
     (a later put of an id starts a new call, so order is kept), at most
-    ``PUT_MEMORIES_PER_CALL`` memories and ``PUT_TERMS_PER_CALL`` record entries (a memory
+    ``PUT_MEMORIES_PER_CALL`` memories and ``PUT_BYTES_PER_CALL`` record bytes (a memory
     with more goes alone)."""
     batches: list[list[dict]] = []
     open_: dict[str, tuple[list[dict], set, list[int]]] = {}
@@ -111,7 +105,7 @@ def put_batches(puts: list[dict]) -> list[list[dict]]:
         batch = open_.get(put["user_id"])
         if (batch is None or put["memory_id"] in batch[1]
                 or len(batch[0]) >= PUT_MEMORIES_PER_CALL
-                or batch[2][0] + n > PUT_TERMS_PER_CALL):
+                or batch[2][0] + n > PUT_BYTES_PER_CALL):
             batch = open_[put["user_id"]] = ([], set(), [0])
             batches.append(batch[0])
         batch[0].append(put)

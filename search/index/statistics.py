@@ -56,7 +56,7 @@ def _lengths(n: int, x: int) -> dict[str, int]:
 
 def _counts(client, user_id: str) -> list[FieldCount]:
     """Every field's statistics beside what its documents add up to: each memory of ``ids``
-    read through its record's ``#n`` / ``#x`` (or, in a format-6 index, each field's vector's
+    read through its record's lengths (or, in a format-6 index, each field's vector's
     ``#dl``), ``BATCH`` per pipeline."""
     gen = store.text(client.get(store.key(user_id, "gen"))) or "0"
     sfx = "" if gen == "0" else f"@{gen}"
@@ -71,15 +71,19 @@ def _counts(client, user_id: str) -> list[FieldCount]:
     def flush():
         pipe = client.pipeline(transaction=False)
         for memory_id in batch:
-            pipe.hmget(f"{base}v{sfx}:d:{memory_id}", "#n", "#x")
+            # The record's first line, "<n> <x>" (search.index.fields.record_text).
+            pipe.getrange(f"{base}v{sfx}:d:{memory_id}", 0, 40)
             for field in legacy_fields:
                 pipe.hget(f"{base}{field}{sfx}:d:{memory_id}", "#dl")
         replies = iter(pipe.execute())
         for _ in batch:
-            n, x = next(replies)
+            head = store.text(next(replies))
             legacy = [next(replies) for _ in legacy_fields]
-            lengths = (_lengths(int(n or 0), int(x or 0)) if n is not None
-                       else {f: int(dl or 0) for f, dl in zip(legacy_fields, legacy, strict=True)})
+            if head:
+                n, x = head.partition("\n")[0].split(" ")
+                lengths = _lengths(int(n), int(x))
+            else:
+                lengths = {f: int(dl or 0) for f, dl in zip(legacy_fields, legacy, strict=True)}
             for field, dl in lengths.items():
                 if dl:
                     docs[field] += 1

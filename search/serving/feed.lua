@@ -23,7 +23,8 @@
 -- sends (search.serving.answer.ROWS_WITH_FEED).
 -- Trimming (MAXLEN, XTRIM) removes the oldest entries: entries_added - length of them.
 -- Reply: {gen, format, N, total_len, length, last_generated_id, entries_added,
---         {entry ids...}, {ids...}, {{field, value, ...}...}, {{hash field, value, ...}...},
+--         {entry ids...}, {ids...}, {record, '' or {field, value, ...}...},
+--         {{hash field, value, ...}...},
 --         counted (1 when hits were counted), unlisted (1 when the namespace then holds
 --         pending hits without its access:listed mark)}
 local base, field, last, count = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
@@ -76,10 +77,20 @@ for _, entry in ipairs(entries) do
       and (changed == nil or string.find(',' .. changed .. ',', wanted, 1, true)) then
     seen[id] = true
     ids[#ids + 1] = id
-    local doc = redis.call('HGETALL', base .. 'v' .. sfx .. ':d:' .. id)
-    if #doc == 0 and legacy then doc = redis.call('HGETALL', base .. fname .. ':d:' .. id) end
+    -- The record (a string: its length / 8 counts as its terms), '' for none, or a
+    -- format-6 field vector (field/value pairs).
+    local doc = redis.call('GET', base .. 'v' .. sfx .. ':d:' .. id)
+    local size = 0
+    if doc then
+      size = #doc / 8
+    elseif legacy then
+      doc = redis.call('HGETALL', base .. fname .. ':d:' .. id)
+      size = #doc / 2
+    else
+      doc = ''
+    end
     docs[#docs + 1] = doc
-    fields = fields + #doc / 2
+    fields = fields + size
   end
 end
 -- The hits' hashes come back whether or not entries were read: when they were, the caller

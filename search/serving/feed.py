@@ -108,23 +108,27 @@ def _stream_id(value: str) -> tuple[int, int]:
 
 
 def doc_of(memory_id: str, raw, field_name: str) -> Doc | None:
-    """The ``engine.Doc`` of field ``field_name`` of a memory, from what Redis holds of it
-    (a dict or a flat list, as HGETALL returns it): its index record, or the field's
-    document vector of a format-6 index (it holds ``#dl``). None when the memory has no
-    document in that field."""
-    if isinstance(raw, dict) and (not raw or isinstance(next(iter(raw)), str)):
-        pairs = raw  # a decoding client's reply: already text
-    else:
-        items = raw.items() if isinstance(raw, dict) else zip(raw[::2], raw[1::2], strict=True)
-        pairs = {store.text(k): store.text(v) for k, v in items}
-    if "#dl" in pairs:  # a format-6 document vector of this very field
-        tf = {k: int(v) for k, v in pairs.items() if k[0] != "#"}
-    else:
-        tf = index_fields.record_field(pairs, field_name)
-    if not tf:
+    """The ``engine.Doc`` of field ``field_name`` of a memory, from what Redis holds of it:
+    its index record (a string, ``search.index.fields.record_text``), or the field's
+    document vector of a format-6 index (a hash: a dict or a flat list, as HGETALL returns
+    it). None when the memory has no document in that field."""
+    if isinstance(raw, (str, bytes)):
+        record = index_fields.record_read(store.text(raw))
+        terms, tfs, dl = index_fields.record_postings(record, field_name)
+        if not terms:
+            return None
+        meta = record.meta
+        return Doc(memory_id, dl, dict(zip(terms, map(int, tfs), strict=True)),
+                   type=meta.get("type", ""), conv=meta.get("conv", ""),
+                   exp=float(meta.get("exp") or 0.0), vf=_bound(meta.get("vf"), -math.inf),
+                   vu=_bound(meta.get("vu"), math.inf))
+    items = raw.items() if isinstance(raw, dict) else zip(raw[::2], raw[1::2], strict=True)
+    pairs = {store.text(k): store.text(v) for k, v in items}
+    tf = {k: int(v) for k, v in pairs.items() if k[0] != "#"}
+    if "#dl" not in pairs or not tf:
         return None
     get = pairs.get
-    return Doc(memory_id, sum(tf.values()), tf, type=get("#type", ""), conv=get("#conv", ""),
+    return Doc(memory_id, int(pairs["#dl"]), tf, type=get("#type", ""), conv=get("#conv", ""),
                exp=float(get("#exp") or 0.0), vf=_bound(get("#vf"), -math.inf),
                vu=_bound(get("#vu"), math.inf))
 
@@ -195,6 +199,17 @@ def generation_field(field_name: str, gen: str) -> str:
     return field_name if gen in ("", "0") else f"{field_name}@{gen}"
 
 
+def _add_record(builder: Builder, memory_id: str, raw, field_name: str) -> None:
+    """One record into a build: its field's terms as lists (made in C), no ``Doc``."""
+    record = index_fields.record_read(store.text(raw))
+    terms, tfs, dl = index_fields.record_postings(record, field_name)
+    if terms:
+        meta = record.meta
+        builder.add(memory_id, dl, meta.get("type", ""), meta.get("conv", ""),
+                    float(meta.get("exp") or 0.0), terms, tfs, _bound(meta.get("vf"), -math.inf),
+                    _bound(meta.get("vu"), math.inf))
+
+
 def _build(client, user_id: str, field_name: str, served: Served) -> None:
     """Fill ``served`` from Redis in bounded chunks, noting the stream position first."""
     started = time.perf_counter()
@@ -210,19 +225,22 @@ def _build(client, user_id: str, field_name: str, served: Served) -> None:
         # keeps the first.
         cursor, chunk = client.sscan(store.key(user_id, "ids"), cursor, count=BUILD_CHUNK)
         chunk = [store.text(m) for m in chunk]
-        pipe = client.pipeline(transaction=False)
-        for memory_id in chunk:
-            pipe.hgetall(f"{base}v{sfx}:d:{memory_id}")
-            if legacy:
+        # One MGET of the chunk's records (one slot: the namespace's hash tag; on a cluster
+        # the pipeline of the namespace's node, whose MGET a cluster pipeline refuses).
+        pipe = store.NamespacePipelines(client).for_namespace(user_id)
+        pipe.mget([f"{base}v{sfx}:d:{memory_id}" for memory_id in chunk])
+        if legacy:  # a format-6 index: the field's vector where no record replaced it yet
+            for memory_id in chunk:
                 pipe.hgetall(f"{base}{field_name}{sfx}:d:{memory_id}")
-        replies = pipe.execute()
-        step = 2 if legacy else 1
+        records, *vectors = pipe.execute() if chunk else ([],)
         for n, memory_id in enumerate(chunk):
-            raw = replies[n * step] or (replies[n * step + 1] if legacy else None)
-            doc = doc_of(memory_id, raw, field_name) if raw else None
-            if doc is not None:
-                builder.add(memory_id, doc.dl, doc.type, doc.conv, doc.exp, doc.tf.keys(),
-                            doc.tf.values(), doc.vf, doc.vu)
+            if records[n]:
+                _add_record(builder, memory_id, records[n], field_name)
+            elif legacy and vectors[n]:
+                doc = doc_of(memory_id, vectors[n], field_name)
+                if doc is not None:
+                    builder.add(memory_id, doc.dl, doc.type, doc.conv, doc.exp, doc.tf.keys(),
+                                doc.tf.values(), doc.vf, doc.vu)
         if int(cursor) == 0:
             break
     served.index, served.offset = builder.finish(), (0, 0)

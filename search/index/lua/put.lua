@@ -2,18 +2,18 @@
 -- KEYS[1]: the namespace's hash key of the first memory (routes the script to its slot).
 -- ARGV: base, mode ('write' | 'build'), stream_maxlen, format (the caller's index format
 --       stamp), n_memories, then per memory:
---       memory_id, version, ttl_seconds (0 = none), n_hash_pairs, hash pairs...,
---       n_record_pairs, record pairs..., n_fields, then per field: name, dl.
--- The record (search.index.fields.record_pairs) is the memory's document: its content
--- terms (term -> tf), its context-only terms ('+term' -> tf), '#n' / '#x' their lengths and
--- the filter fields ('#type', '#conv', '#exp', '#vf', '#vu'). Every index field is derived
--- from it by the reader; the fields' lengths come along (dl > 0: the field holds a document)
--- for the statistics. No hash pairs and no record remove a memory (forget, purge, expiry).
+--       memory_id, version, ttl_seconds (0 = none), n_hash_pairs, hash pairs..., record.
+-- The record (search.index.fields.record_text) is the memory's document, one string of six
+-- lines: "<n> <x>" (its content and context lengths in tokens), the content terms, their
+-- frequencies, the context terms, theirs, the filter fields as JSON. Every index field is
+-- derived from it by the reader (c: the content; s: the content stemmed, length n; xs: that
+-- and the context, length n + x). No hash pairs and an empty record remove a memory
+-- (forget, purge, expiry).
 -- Memory ids are distinct within one call. Returns one op per memory: 'upsert', 'delete'
 -- or 'stale'.
 --
 -- Keys, under `base` (so all share the namespace's hash tag): `m:<id>` the hot-store hash;
--- `v<sfx>:d:<id>` the record of generation sfx ('' for 0, '@N' for N); `<field><sfx>:stats`
+-- `v<sfx>:d:<id>` the record (a string) of generation sfx ('' for 0, '@N' for N); `<field><sfx>:stats`
 -- N and total_len per field; `ver` the last version put per memory (an older version never
 -- overwrites a newer one: a slow sync, or a reindex's snapshot); `ids` the memories held;
 -- `fields` the record names of the generations written (`v`, `v@3`); `stream` the write
@@ -87,20 +87,29 @@ local function lengths(n, x)
   return {c = n, s = n, xs = n + x}
 end
 
--- A memory's previous document in generation sfx: {lens = {field = dl}, pairs = {k = v}}
+-- A record's six lines (see above).
+local function lines(rec)
+  local out, start = {}, 1
+  for k = 1, 5 do
+    local stop = string.find(rec, '\n', start, true)
+    out[k] = string.sub(rec, start, stop - 1)
+    start = stop + 1
+  end
+  out[6] = string.sub(rec, start)
+  return out
+end
+
+local function record_lengths(rec)
+  local n, x = string.match(rec, '^(%d+) (%d+)')
+  return lengths(tonumber(n), tonumber(x))
+end
+
+-- A memory's previous document in generation sfx: {lens = {field = dl}, rec = its record}
 -- from its record, or from the per-field vectors of a format-6 index (deleted here: the
 -- record replaces them); nil when it had none.
 local function take_old(sfx, id, rkey)
-  local raw = redis.call('HGETALL', rkey)
-  if #raw > 0 then
-    local pairs_, n_ctx = {}, 0
-    for j = 1, #raw, 2 do
-      pairs_[raw[j]] = raw[j + 1]
-      if string.sub(raw[j], 1, 1) == '+' then n_ctx = n_ctx + 1 end
-    end
-    return {lens = lengths(tonumber(pairs_['#n']) or 0, tonumber(pairs_['#x']) or 0),
-            pairs = pairs_, n_own = #raw / 2 - n_ctx, n_ctx = n_ctx}
-  end
+  local rec = redis.call('GET', rkey)
+  if rec then return {lens = record_lengths(rec), rec = rec} end
   if not legacy then return nil end
   local lens, found = {}, false
   for _, field in ipairs(FIELDS) do
@@ -117,22 +126,13 @@ local function take_old(sfx, id, rkey)
   return nil
 end
 
--- Which field documents differ between an old record and the new one: the content terms
--- and filter fields change c, s and xs; the context terms change xs alone.
-local function changed_fields(old, rec_at, n_rec)
-  if not old or not old.pairs then return {c = true, s = true, xs = true} end
-  local own, ctx, n_ctx = false, false, 0
-  for j = rec_at, rec_at + n_rec * 2 - 1, 2 do
-    local k = ARGV[j]
-    local is_ctx = string.sub(k, 1, 1) == '+'
-    if is_ctx then n_ctx = n_ctx + 1 end
-    if old.pairs[k] ~= ARGV[j + 1] then
-      if is_ctx or k == '#x' then ctx = true else own = true end
-    end
-  end
-  -- Same values for every new key; a key the memory lost shows in the counts.
-  if old.n_own ~= n_rec - n_ctx then own = true end
-  if old.n_ctx ~= n_ctx then ctx = true end
+-- Which field documents differ between an old record and the new one: the content terms,
+-- their frequencies and the filter fields change c, s and xs; the context's, xs alone.
+local function changed_fields(old, rec)
+  if not old or not old.rec or rec == '' then return {c = true, s = true, xs = true} end
+  local was, now = lines(old.rec), lines(rec)
+  local own = was[2] ~= now[2] or was[3] ~= now[3] or was[6] ~= now[6]
+  local ctx = was[4] ~= now[4] or was[5] ~= now[5]
   return {c = own, s = own, xs = own or ctx}
 end
 
@@ -140,15 +140,9 @@ local function put_one(id, version, ttl)
   local n_hash = tonumber(ARGV[i]); i = i + 1
   local hash_at = i
   i = i + n_hash * 2
-  local n_rec = tonumber(ARGV[i]); i = i + 1
-  local rec_at = i
-  i = i + n_rec * 2
-  local n_fields = tonumber(ARGV[i]); i = i + 1
+  local rec = ARGV[i]; i = i + 1
   local new_lens = {c = 0, s = 0, xs = 0}
-  for _ = 1, n_fields do
-    new_lens[ARGV[i]] = tonumber(ARGV[i + 1])
-    i = i + 2
-  end
+  if rec ~= '' then new_lens = record_lengths(rec) end
 
   local current = tonumber(redis.call('HGET', base .. 'ver', id))
   if current and current > version then return 'stale' end
@@ -181,10 +175,9 @@ local function put_one(id, version, ttl)
   for _, sfx in ipairs(targets) do
     local rkey = base .. 'v' .. sfx .. ':d:' .. id
     local old = take_old(sfx, id, rkey)
-    local differs = changed_fields(old, rec_at, n_rec)
-    if n_rec > 0 then
-      redis.call('DEL', rkey)
-      hset_args(rkey, rec_at, n_rec)
+    local differs = changed_fields(old, rec)
+    if rec ~= '' then
+      redis.call('SET', rkey, rec)
       if not known['v' .. sfx] then
         known['v' .. sfx] = true
         redis.call('SADD', base .. 'fields', 'v' .. sfx)
@@ -195,7 +188,7 @@ local function put_one(id, version, ttl)
     for _, field in ipairs(FIELDS) do
       local fname = field .. sfx
       local was = old and old.lens[field] or 0
-      local now = n_rec > 0 and new_lens[field] or 0
+      local now = new_lens[field]
       if was > 0 then bump(n_delta, fname, -1); bump(len_delta, fname, -was) end
       if now > 0 then bump(n_delta, fname, 1); bump(len_delta, fname, now) end
       if (was > 0 or now > 0) and (differs[field] or was ~= now) then
