@@ -1,7 +1,7 @@
 """Keep each process's serving indexes (``engine.FieldIndex``) in line with Redis.
 
 Redis stays the shared source: the index records (``v<sfx>:d:<id>``, one per memory, from
-which each field's document is derived: ``search.index.fields.record_fields``) and the
+which each field's document is derived: ``search.index.fields.record_postings``) and the
 statistics that ``put.lua`` maintains. A serving index of one field of one namespace is
 
 - **built** from the records of the live generation, in bounded chunks (SSCAN of the
