@@ -565,3 +565,14 @@ def test_an_overlapped_check_gives_the_plain_reply_and_leaves_its_connection_cle
             serving.feed_reply(client, "u-a", index_fields.CONTENT, "0-0", 0, ids,
                                meanwhile=fails)
         assert store.text(client.get(key)) == "mine"
+
+
+def test_a_build_reads_its_records_in_several_mgets(builtins, monkeypatch):
+    """A chunk of ids is read in MGETs of ``MGET_KEYS`` records (no long command): the
+    index built from them is the oracle's, whatever the cut."""
+    monkeypatch.setattr(serving, "MGET_KEYS", 3)
+    monkeypatch.setattr(serving, "BUILD_CHUNK", 7)
+    for n in range(17):
+        create(f"lantern harbour {n} " + "tide " * (n % 3))
+    serving.clear()
+    assert_oracle("lantern tide")

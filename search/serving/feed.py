@@ -5,7 +5,8 @@ which each field's document is derived: ``search.index.fields.record_postings``)
 statistics that ``put.lua`` maintains. A serving index of one field of one namespace is
 
 - **built** from the records of the live generation, in bounded chunks (SSCAN of the
-  namespace's ``ids`` set, ``BUILD_CHUNK`` HGETALLs per pipeline: no long command), after
+  namespace's ``ids`` set, ``BUILD_CHUNK`` records per pipeline in MGETs of ``MGET_KEYS``:
+  no long command), after
   noting the write stream's position, then caught up from that position (an index of format
   6 or older: from each field's document vectors where no record replaced them yet);
 - **caught up** before every search by ``feed.lua``: the stream entries after the last one
@@ -60,6 +61,9 @@ log = logging.getLogger(__name__)
 # many went over the 5 ms any command of a recall may take, under load.
 FEED_COUNT = 64
 BUILD_CHUNK = 1000
+# Records one MGET of a build reads: an MGET of a whole chunk held Redis for milliseconds at
+# 300k (bench/recall.py's longest commands while building), beside other recalls.
+MGET_KEYS = 200
 # A field with more documents than this is built on a background thread (seconds per 100k
 # documents), which recalls wait for (search.memory_search); a smaller one is built inline.
 SYNC_BUILD_DOCS = 5000
@@ -225,14 +229,19 @@ def _build(client, user_id: str, field_name: str, served: Served) -> None:
         # keeps the first.
         cursor, chunk = client.sscan(store.key(user_id, "ids"), cursor, count=BUILD_CHUNK)
         chunk = [store.text(m) for m in chunk]
-        # One MGET of the chunk's records (one slot: the namespace's hash tag; on a cluster
-        # the pipeline of the namespace's node, whose MGET a cluster pipeline refuses).
+        # The chunk's records by MGETs of MGET_KEYS (one slot: the namespace's hash tag; on
+        # a cluster the pipeline of the namespace's node, whose MGET a cluster pipeline
+        # refuses), in one round trip.
         pipe = store.NamespacePipelines(client).for_namespace(user_id)
-        pipe.mget([f"{base}v{sfx}:d:{memory_id}" for memory_id in chunk])
+        for at in range(0, len(chunk), MGET_KEYS):
+            pipe.mget([f"{base}v{sfx}:d:{memory_id}" for memory_id in chunk[at:at + MGET_KEYS]])
+        n_mgets = -(-len(chunk) // MGET_KEYS)
         if legacy:  # a format-6 index: the field's vector where no record replaced it yet
             for memory_id in chunk:
                 pipe.hgetall(f"{base}{field_name}{sfx}:d:{memory_id}")
-        records, *vectors = pipe.execute() if chunk else ([],)
+        replies = pipe.execute() if chunk else []
+        records = [r for part in replies[:n_mgets] for r in part]
+        vectors = replies[n_mgets:]
         for n, memory_id in enumerate(chunk):
             if records[n]:
                 _add_record(builder, memory_id, records[n], field_name)
