@@ -128,3 +128,18 @@ def test_rewrites_that_keep_unchanged_postings_leave_what_one_fresh_put_leaves(
     assert live.keys() == fresh.keys()
     for name in live:
         assert live[name] == fresh[name], name
+
+
+@pytest.mark.django_db
+def test_a_removal_deletes_the_record_of_a_generation_no_longer_written(builtins, redis_client):
+    """A generation's records are found through ``ids`` when it is deleted: a memory removed
+    while a generation is no longer written (swapped out by a reindex, or left half-built by
+    a builder that died) takes its record there with it, or it would stay for good."""
+    redis_client.set(store.key("u-gen", "building"), "5")  # a reindex building generation 5
+    memory, _ = services.memory_create(user_id="u-gen", content="kestrel over the quarry")
+    old = store.key("u-gen", "v@5", "d", memory.memory_id)
+    assert redis_client.exists(old)  # written to both generations
+    redis_client.delete(store.key("u-gen", "building"))  # the builder is gone
+    services.memory_forget(memory_id=memory.memory_id)
+    assert not redis_client.exists(old)
+    assert not redis_client.exists(store.key("u-gen", "v", "d", memory.memory_id))

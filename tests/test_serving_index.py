@@ -576,3 +576,13 @@ def test_a_build_reads_its_records_in_several_mgets(builtins, monkeypatch):
         create(f"lantern harbour {n} " + "tide " * (n % 3))
     serving.clear()
     assert_oracle("lantern tide")
+
+
+def test_a_new_stamp_found_whole_while_redis_was_full_is_served_for_a_moment_only(
+        monkeypatch):
+    """``settled_whole`` lets this process serve a ``new:`` stamp Redis could not rewrite,
+    for ``SETTLED_SECONDS``: a namespace Redis lost again meanwhile is checked again."""
+    serving.settled_whole("u-x", "new:7")
+    assert serving._served("u-x", "new:7") and not serving._served("u-y", "new:7")
+    monkeypatch.setattr(serving.time, "monotonic", lambda: 1e12)
+    assert not serving._served("u-x", "new:7")

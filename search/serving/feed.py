@@ -74,21 +74,29 @@ FORMATS = {"1", "2", "3", "4", "5", "6", "7"}
 # search.index_lost): served by no reader until then.
 NEW_STAMP = "new:"
 # ``new:`` stamps this process found whole (search.index_lost.settle_new) while Redis refused
-# to rewrite them (full): (namespace base, stamp). Served as their format until rewritten.
-_settled: set[tuple[str, str]] = set()
+# to rewrite them (full): (namespace base, stamp) -> until when (monotonic seconds). Served
+# as their format that long, then checked against the database again: a namespace Redis
+# lost once more meanwhile (stamped ``new:`` again by its next write) is not served as whole
+# for longer than SETTLED_SECONDS.
+_settled: dict[tuple[str, str], float] = {}
+SETTLED_SECONDS = 5.0
 
 
 def settled_whole(user_id: str, stamp: str) -> None:
     """Note that the ``new:`` ``stamp`` of ``user_id`` was checked whole against the database
-    though Redis could not rewrite it: this process serves the namespace meanwhile."""
-    _settled.add((store.namespace_base(user_id), stamp))
+    though Redis could not rewrite it: this process serves the namespace for
+    ``SETTLED_SECONDS``, then checks again."""
+    _settled[(store.namespace_base(user_id), stamp)] = time.monotonic() + SETTLED_SECONDS
 
 
 def _served(user_id: str, stamp: str) -> bool:
     """True when this process serves an index stamped ``stamp``: a format it knows, or a
-    ``new:`` stamp of one it knows that it found whole (:func:`settled_whole`)."""
-    return stamp in FORMATS or (stamp.removeprefix(NEW_STAMP) in FORMATS
-                                and (store.namespace_base(user_id), stamp) in _settled)
+    ``new:`` stamp of one it knows that it found whole lately (:func:`settled_whole`)."""
+    if stamp in FORMATS:
+        return True
+    until = _settled.get((store.namespace_base(user_id), stamp))
+    return (until is not None and until > time.monotonic()
+            and stamp.removeprefix(NEW_STAMP) in FORMATS)
 UPGRADE_CLAIM_SECONDS = 3600
 
 

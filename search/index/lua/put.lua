@@ -197,6 +197,18 @@ local function put_one(id, version, ttl)
     end
   end
 
+  -- A removed memory leaves `ids`, which is how a generation's records are found when it is
+  -- deleted (search.index.generations): its record in a generation no longer written (one
+  -- a reindex just swapped out, or a builder left half-built) goes now, or never.
+  if rec == '' then
+    for name in pairs(known) do
+      local sfx = string.match(name, '^v(.*)$')
+      local target = false
+      for _, t in ipairs(targets) do if t == sfx then target = true end end
+      if sfx and not target then redis.call('DEL', base .. name .. ':d:' .. id) end
+    end
+  end
+
   if mode == 'write' then
     local entry = {'op', op, 'id', id, 'version', version}
     if op == 'upsert' then
