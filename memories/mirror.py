@@ -132,7 +132,7 @@ def _is_live(memory: Memory, now: dt.datetime) -> bool:
 
 def mirror_args(memory: Memory, now: dt.datetime) -> dict:
     """Keyword arguments of ``postings.put_memory`` for a row: the hot-store hash (its empty
-    fields left out: a reader takes an absent field as empty: ``search.serving.feed.hash_of``) and the index
+    fields left out: a reader takes an absent field as empty: ``search.serving.documents.hash_of``) and the index
     record. A dead row (forgotten, expired) maps to an empty hash and record, which removes
     it."""
     if not _is_live(memory, now):

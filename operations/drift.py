@@ -2,7 +2,7 @@
 
 A live row (not forgotten, not expired) must have its hot-store hash at the row's version;
 anything Redis holds for a namespace that is not such a row is an orphan. A namespace whose
-index statistics (N, total length) differ from its document vectors has drifted too
+index statistics (N, total length) differ from its documents has drifted too
 (``search.index.statistics``): every recall's IDF would be off. Access counters are not
 compared: they are bumped in both places and are not drift. A short-term memory past its
 ``expire_at`` that Redis still indexes is not drift (its hash leaves by its own TTL, its

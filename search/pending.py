@@ -15,7 +15,7 @@ from django.db import connection
 from django.utils import timezone
 
 from memories.models import Memory
-from search.serving.feed import hash_of
+from search.serving.documents import hash_of
 
 
 def row_flags(memory_ids: list[str]) -> dict[str, bool]:

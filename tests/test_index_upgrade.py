@@ -16,7 +16,7 @@ from operations.reindex import reindex_namespace
 from search.index import fields as index_fields
 from search.index import postings
 from search.memory_search import memory_search
-from search.serving import feed
+from search.serving import documents, feed
 from tests.helpers import create, oracle_scores
 
 pytestmark = pytest.mark.django_db
@@ -27,7 +27,7 @@ def _format6_args(memory: Memory) -> list:
     """The ARGV of the format-6 put.lua for one memory, as that release's mirror made it:
     the whole hash (empty fields too), the filter fields, each field's terms."""
     args = mirror_args(memory, memory.created_at)
-    hash_fields = {name: "" for name in feed.EMPTY_WHEN_ABSENT} | args["hash_fields"]
+    hash_fields = {name: "" for name in documents.EMPTY_WHEN_ABSENT} | args["hash_fields"]
     stored = index_fields.record_read(args["record"].text).meta
     meta = {"#type": stored["type"], "#conv": stored.get("conv", ""),
             "#exp": stored.get("exp", ""), "#vf": stored["vf"]}

@@ -15,7 +15,7 @@ from search.index import fields as index_fields
 from search.memory_search import memory_search
 from search.models import RankingProfile
 from search.profile_services import profile_build
-from search.serving import answer, feed
+from search.serving import answer, documents, feed
 from search.serving.partial import RANK_FIELDS
 from tests.helpers import create
 
@@ -63,13 +63,13 @@ def test_feed_reply_reads_only_the_named_fields_and_nothing_of_a_hash_that_is_go
                           [m.memory_id, "mem_0000000000000000"], hash_fields=RANK_FIELDS)
     raw = got["hashes"][0]  # the reply itself (hash_of reads absent empty fields as "")
     assert {store.text(name) for name in raw[::2]} <= set(RANK_FIELDS)
-    held = feed.hash_of(raw)
+    held = documents.hash_of(raw)
     assert {"created_at", "importance", "author"} <= set(held)
     assert held["author"] == "ops" and float(held["importance"]) == pytest.approx(m.importance)
     assert got["hashes"][1] == []
     whole = feed.feed_reply(store.get_client(), "u-a", index_fields.CONTENT, "0-0", 0,
                             [m.memory_id])
-    assert "metadata" in feed.hash_of(whole["hashes"][0])
+    assert "metadata" in documents.hash_of(whole["hashes"][0])
 
 
 @pytest.mark.parametrize("case", ["hybrid", "filters", "time"])

@@ -16,6 +16,7 @@ still that long is reported as unchecked, not as drifted.
 from dataclasses import dataclass
 
 from redis import exceptions as redis_exceptions
+from redis.client import NEVER_DECODE
 
 from memories import store
 from search.index import fields as index_fields
@@ -71,16 +72,18 @@ def _counts(client, user_id: str) -> list[FieldCount]:
     def flush():
         pipe = client.pipeline(transaction=False)
         for memory_id in batch:
-            # The record's first line, "<n> <x>" (search.index.fields.record_text).
-            pipe.getrange(f"{base}v{sfx}:d:{memory_id}", 0, 40)
+            # The record's first line, "<n> <x>" (search.index.fields.record_text), as bytes:
+            # a range may end inside a character of the line after it.
+            pipe.execute_command("GETRANGE", f"{base}v{sfx}:d:{memory_id}", 0, 40,
+                                 **{NEVER_DECODE: True})
             for field in legacy_fields:
                 pipe.hget(f"{base}{field}{sfx}:d:{memory_id}", "#dl")
         replies = iter(pipe.execute())
         for _ in batch:
-            head = store.text(next(replies))
+            head = next(replies)
             legacy = [next(replies) for _ in legacy_fields]
             if head:
-                n, x = head.partition("\n")[0].split(" ")
+                n, x = head.partition(b"\n")[0].split(b" ")
                 lengths = _lengths(int(n), int(x))
             else:
                 lengths = {f: int(dl or 0) for f, dl in zip(legacy_fields, legacy, strict=True)}

@@ -8,13 +8,13 @@ import time
 from dataclasses import dataclass
 
 from memories import store
+from search.serving.documents import hash_of
 from search.serving.feed import (
     FEED_COUNT,
     NotReady,
     apply_reply,
     catch_up,
     feed_reply,
-    hash_of,
     serving_index,
     unchanged,
 )
