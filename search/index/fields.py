@@ -129,21 +129,25 @@ def record_read(text: str) -> RecordTerms:
                   ctfs.split(" ") if ctfs else [], json.loads(meta))
 
 
+def field_lengths(n: int, x: int) -> dict[str, int]:
+    """Each index field's document length from a memory's content and context lengths in
+    tokens (stopwords go before stemming, so the stemmed content is as long as the plain)."""
+    return {CONTENT: n, CONTENT_STEMMED: n, WITH_CONTEXT_STEMMED: n + x}
+
+
 def record_postings(record: RecordTerms, field: str) -> tuple[list[str], list, int]:
     """``(terms, tfs, dl)`` of one index field from a record: what :func:`fields_of_record`
     gives that field (distinct terms, their frequencies as ``int`` or text, its length),
     for it alone. A serving index is built from every record of a namespace: this is its
     inner loop, so the common case (no two terms of the field the same) is lists made in C;
     only a field where stemming or the context repeats a term sums in Python."""
+    dl = field_lengths(record.n, record.x)[field]
     if field == CONTENT:
-        return record.terms, record.tfs, record.n
+        return record.terms, record.tfs, dl
     terms = list(map(stem, record.terms))
     tfs = record.tfs
     if field == WITH_CONTEXT_STEMMED:
         terms, tfs = terms + record.context_terms, tfs + record.context_tfs
-        dl = record.n + record.x
-    else:
-        dl = record.n
     if len(set(terms)) != len(terms):
         summed: dict[str, int] = {}
         for term, tf in zip(terms, tfs, strict=True):

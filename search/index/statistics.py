@@ -49,12 +49,6 @@ def _entries_added(client, user_id: str) -> int:
         return 0
 
 
-def _lengths(n: int, x: int) -> dict[str, int]:
-    """Each field's document length from a record's content and context lengths."""
-    return {index_fields.CONTENT: n, index_fields.CONTENT_STEMMED: n,
-            index_fields.WITH_CONTEXT_STEMMED: n + x}
-
-
 def _counts(client, user_id: str) -> list[FieldCount]:
     """Every field's statistics beside what its documents add up to: each memory of ``ids``
     read through its record's lengths (or, in a format-6 index, each field's vector's
@@ -84,7 +78,7 @@ def _counts(client, user_id: str) -> list[FieldCount]:
             legacy = [next(replies) for _ in legacy_fields]
             if head:
                 n, x = head.partition(b"\n")[0].split(b" ")
-                lengths = _lengths(int(n), int(x))
+                lengths = index_fields.field_lengths(int(n), int(x))
             else:
                 lengths = {f: int(dl or 0) for f, dl in zip(legacy_fields, legacy, strict=True)}
             for field, dl in lengths.items():

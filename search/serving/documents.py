@@ -22,26 +22,24 @@ def doc_of(memory_id: str, raw, field_name: str) -> Doc | None:
         terms, tfs, dl = index_fields.record_postings(record, field_name)
         if not terms:
             return None
-        meta = record.meta
         return Doc(memory_id, dl, dict(zip(terms, map(int, tfs), strict=True)),
-                   type=meta.get("type", ""), conv=meta.get("conv", ""),
-                   exp=float(meta.get("exp") or 0.0), vf=_bound(meta.get("vf"), -math.inf),
-                   vu=_bound(meta.get("vu"), math.inf))
+                   *_filters(record.meta.get))
     items = raw.items() if isinstance(raw, dict) else zip(raw[::2], raw[1::2], strict=True)
     pairs = {store.text(k): store.text(v) for k, v in items}
     tf = {k: int(v) for k, v in pairs.items() if k[0] != "#"}
     if "#dl" not in pairs or not tf:
         return None
-    get = pairs.get
-    return Doc(memory_id, int(pairs["#dl"]), tf, type=get("#type", ""), conv=get("#conv", ""),
-               exp=float(get("#exp") or 0.0), vf=_bound(get("#vf"), -math.inf),
-               vu=_bound(get("#vu"), math.inf))
+    return Doc(memory_id, int(pairs["#dl"]), tf, *_filters(pairs.get, "#"))
 
 
-def _bound(value: str | None, unbounded: float) -> float:
-    """A validity bound of a document vector (epoch seconds); absent: ``unbounded`` (a
-    document written before validity, or a fact that has not ended)."""
-    return float(value) if value else unbounded
+def _filters(get, mark: str = "") -> tuple[str, str, float, float, float]:
+    """``(type, conv, exp, vf, vu)`` of a document, in ``engine.Doc``'s order, from ``get``
+    (a record's meta, or with ``mark="#"`` a format-6 vector): expiry and validity in epoch
+    seconds, ``0.0`` for no expiry, -inf / +inf for an unbounded validity (a document
+    written before validity, or a fact that has not ended)."""
+    vf, vu = get(mark + "vf"), get(mark + "vu")
+    return (get(mark + "type", ""), get(mark + "conv", ""), float(get(mark + "exp") or 0.0),
+            float(vf) if vf else -math.inf, float(vu) if vu else math.inf)
 
 
 def add_record(builder: Builder, memory_id: str, raw, field_name: str) -> None:
@@ -49,10 +47,8 @@ def add_record(builder: Builder, memory_id: str, raw, field_name: str) -> None:
     record = index_fields.record_read(store.text(raw))
     terms, tfs, dl = index_fields.record_postings(record, field_name)
     if terms:
-        meta = record.meta
-        builder.add(memory_id, dl, meta.get("type", ""), meta.get("conv", ""),
-                    float(meta.get("exp") or 0.0), terms, tfs, _bound(meta.get("vf"), -math.inf),
-                    _bound(meta.get("vu"), math.inf))
+        type_, conv, exp, vf, vu = _filters(record.meta.get)
+        builder.add(memory_id, dl, type_, conv, exp, terms, tfs, vf, vu)
 
 
 # The hot-store hash fields a write leaves out when empty (memories.mirror): read back as "".

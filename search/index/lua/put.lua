@@ -82,11 +82,6 @@ local function hset_args(key, at, n)
   end
 end
 
--- The lengths a record gives each field (0: no document in that field).
-local function lengths(n, x)
-  return {c = n, s = n, xs = n + x}
-end
-
 -- A record's six lines (see above).
 local function lines(rec)
   local out, start = {}, 1
@@ -99,9 +94,12 @@ local function lines(rec)
   return out
 end
 
+-- The lengths a record gives each field (0: no document in that field), from its first
+-- line (search.index.fields.field_lengths).
 local function record_lengths(rec)
   local n, x = string.match(rec, '^(%d+) (%d+)')
-  return lengths(tonumber(n), tonumber(x))
+  n, x = tonumber(n), tonumber(x)
+  return {c = n, s = n, xs = n + x}
 end
 
 -- A memory's previous document in generation sfx: {lens = {field = dl}, rec = its record}
