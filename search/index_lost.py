@@ -77,6 +77,20 @@ def settle_new(client, user_id: str, stamp: str) -> None:
         feed.settled_whole(user_id, stamp)
 
 
+def settled_first(client, user_id: str, call):
+    """``call()`` (a read of the namespace's serving index), and once more after settling
+    the ``new:`` stamp it was refused for (:func:`settle_new`). Raises what ``call`` raises
+    (``feed.Unsupported`` for any other format it does not read, or for a stamp still new
+    on the second call), IndexRebuilding when Redis lost the namespace, RedisError."""
+    try:
+        return call()
+    except feed.Unsupported as exc:
+        if not is_new_stamp(exc.args[0]):
+            raise
+        settle_new(client, user_id, exc.args[0])
+    return call()
+
+
 _SETTLE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2]) end
 return 0

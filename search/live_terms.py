@@ -96,18 +96,12 @@ def live_terms(client, *, user_id: str, field: str, terms: list[str]) -> LiveTer
 
 def _serving_index(client, user_id: str, field: str):
     """``feed.serving_index`` (its lock HELD), a ``new:`` stamp settled first."""
-    settled = False
-    while True:
-        try:
-            return feed.serving_index(client, user_id, field)
-        except feed.NotReady:
-            raise IndexLoading(f"the index of {user_id!r} is being loaded; try again",
-                               field="user_id", retry_after_seconds=1) from None
-        except feed.Unsupported as exc:
-            stamp = exc.args[0]
-            if settled or not index_lost.is_new_stamp(stamp):
-                raise FormatUnreadable(f"the index of {user_id!r} is in format {stamp!r}, "
-                                       "which this process does not read",
-                                       field="user_id") from None
-            index_lost.settle_new(client, user_id, stamp)
-            settled = True
+    try:
+        return index_lost.settled_first(
+            client, user_id, lambda: feed.serving_index(client, user_id, field))
+    except feed.NotReady:
+        raise IndexLoading(f"the index of {user_id!r} is being loaded; try again",
+                           field="user_id", retry_after_seconds=1) from None
+    except feed.Unsupported as exc:
+        raise FormatUnreadable(f"the index of {user_id!r} is in format {exc.args[0]!r}, "
+                               "which this process does not read", field="user_id") from None

@@ -202,7 +202,6 @@ class _Recall:
     # Count the hits with the search when its rows are the results: one fetch of exactly
     # ``limit`` best rows (no window to re-rank, no second fetch in all_then_any).
     hit_time: float | None = None
-    settled: bool = False  # a "new:" stamp settled by this recall (search.index_lost)
 
     def __post_init__(self):
         prof, window = self.prof, self.plan.window
@@ -312,25 +311,18 @@ def _index_search(r: _Recall, mode: str, k: int) -> Found:
     found to have lost the namespace's index; ``feed.Unsupported`` for a format this code
     does not serve."""
     try:
-        return serving.search(
+        return index_lost.settled_first(r.client, r.user_id, lambda: serving.search(
             r.client, user_id=r.user_id, field_name=r.field_name, terms=r.terms, k=k,
             k1=r.prof.k1, b=r.prof.b, mode=mode, now=r.now, conversation_id=r.conversation_id,
             types=r.types, with_hashes=not r.lean, hit_time=r.hit_time,
             hash_fields=r.hash_fields, prefetch=r.check,
             valid=r.validity.bounds if r.validity else None,
-            wait=settings.MEMORY_SERVING_WAIT_SECONDS)
+            wait=settings.MEMORY_SERVING_WAIT_SECONDS))
     except feed.NotReady:
         raise IndexRebuilding(
             f"the index of namespace {r.user_id!r} is still being loaded by this server "
             "process; try again shortly", field="user_id",
             retry_after_seconds=BUILDING_RETRY_AFTER_SECONDS) from None
-    except feed.Unsupported as exc:
-        stamp = exc.args[0]
-        if r.settled or not index_lost.is_new_stamp(stamp):
-            raise
-        r.settled = True  # once per recall; raises IndexRebuilding when Redis lost it
-        index_lost.settle_new(r.client, r.user_id, stamp)
-        return _index_search(r, mode, k)
 
 
 def _search(r: _Recall, mode: str, k: int) -> Found:
